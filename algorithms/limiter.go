@@ -1,0 +1,117 @@
+// Package algorithms holds the rate limiters rlsim compares. Every limiter is pure: the
+// caller passes the virtual time and the cost of each request, nothing reads a clock, and
+// nothing locks. Keys are small integers assigned by the caller (intern strings with a map
+// before calling); per-key state lives in flat slices indexed by key, so memory grows with
+// the number of keys and never with the number of requests.
+//
+// All limiters are configured from one advertised policy, "Limit units per Window", plus a
+// Burst for the bucket-type algorithms. The mapping is:
+//
+//	fixed-window    a counter per window aligned to multiples of Window on the Unix clock
+//	sliding-log     every admitted (time, cost) in the trailing Window; exact
+//	sliding-window  two counters: prev·(1−elapsed/Window) + curr, the estimate of the notes
+//	token-bucket    capacity Burst, refill Limit/Window per second, lazy refill, starts full
+//	leaky-bucket    a queue drained at Limit/Window, bounded by Burst; reports its delay
+//	gcra            generic cell rate algorithm, emission interval Window/Limit, tolerance Burst
+package algorithms
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// Never is the RetryAfter of a request that can never pass (its cost exceeds what the
+// limiter can ever hold).
+const Never = time.Duration(math.MaxInt64)
+
+// Policy is the advertised limit: Limit units in any Window. Burst is the capacity of the
+// bucket-type algorithms (token-bucket, leaky-bucket, gcra); zero means Burst = Limit.
+type Policy struct {
+	Limit  int64
+	Window time.Duration
+	Burst  int64
+}
+
+// EffectiveBurst returns Burst, or Limit when Burst is zero.
+func (p Policy) EffectiveBurst() int64 {
+	if p.Burst > 0 {
+		return p.Burst
+	}
+	return p.Limit
+}
+
+// Validate reports a policy no limiter can be built from.
+func (p Policy) Validate() error {
+	switch {
+	case p.Limit <= 0:
+		return fmt.Errorf("limit must be positive, got %d", p.Limit)
+	case p.Window <= 0:
+		return fmt.Errorf("window must be positive, got %s", p.Window)
+	case p.Burst < 0:
+		return fmt.Errorf("burst must not be negative, got %d", p.Burst)
+	}
+	return nil
+}
+
+// String renders the policy as "100/1m0s burst 100".
+func (p Policy) String() string {
+	return fmt.Sprintf("%d/%s burst %d", p.Limit, p.Window, p.EffectiveBurst())
+}
+
+// Decision is a limiter's answer for one request.
+type Decision struct {
+	// Allowed reports whether the request was admitted.
+	Allowed bool
+	// Remaining is the cost that could still be admitted right after this decision
+	// (rounded down to whole units, never negative).
+	Remaining int64
+	// RetryAfter is the time until a request of the same cost could pass; zero when
+	// Allowed, Never when the cost can never pass.
+	RetryAfter time.Duration
+	// Reset is the time until the limit has fully recovered (an idle key's state).
+	Reset time.Duration
+	// Delay is the queueing delay the limiter adds to an admitted request before the
+	// backend sees it; only the leaky bucket queues.
+	Delay time.Duration
+}
+
+// Limiter decides requests for many keys.
+type Limiter interface {
+	// Name is the algorithm's name as used on the command line ("token-bucket").
+	Name() string
+	// Allow decides a request of the given cost (≥ 1) for key at now, in nanoseconds
+	// since the Unix epoch on the virtual clock. Calls must come in non-decreasing now.
+	Allow(key uint32, now int64, cost int64) Decision
+	// Keys is the number of keys the limiter holds state for.
+	Keys() int
+	// StateBytes is the exact number of bytes of per-key state the limiter holds, summed
+	// over keys, counted from its own representation.
+	StateBytes() int64
+}
+
+// Names lists the algorithms in the order reports show them.
+var Names = []string{"fixed-window", "sliding-log", "sliding-window", "token-bucket", "leaky-bucket", "gcra"}
+
+// New builds the named limiter for policy.
+func New(name string, p Policy) (Limiter, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	switch name {
+	case "fixed-window":
+		return NewFixedWindow(p), nil
+	case "sliding-log":
+		return NewSlidingLog(p), nil
+	case "sliding-window":
+		return NewSlidingWindow(p), nil
+	case "token-bucket":
+		return NewTokenBucket(p), nil
+	case "leaky-bucket":
+		return NewLeakyBucket(p), nil
+	case "gcra":
+		return NewGCRA(p), nil
+	}
+	return nil, fmt.Errorf("unknown algorithm %q (want one of %s)", name, strings.Join(Names, ", "))
+}
