@@ -1,0 +1,80 @@
+package algorithms
+
+import (
+	"time"
+	"unsafe"
+)
+
+// FixedWindow admits up to Limit units per key in each window [k·W, (k+1)·W) aligned to
+// multiples of the policy's Window W on the Unix clock (k = ⌊now/W⌋, now in nanoseconds
+// since the Unix epoch), as a Redis counter named by ⌊unix/W⌋ does. A request of cost c is
+// admitted iff count + c <= Limit; the count starts over at zero at every window start.
+//
+// It keeps 16 bytes per key (the window index and its count). Because windows are aligned,
+// a client can spend Limit at the end of one window and Limit again at the start of the
+// next: up to 2·Limit in a span just over zero, which is the boundary case the other
+// algorithms exist to avoid.
+//
+// Decisions: Remaining is Limit − count after the decision. RetryAfter of a refused request
+// is the time to the next window start, or Never when its cost exceeds Limit. Reset is the
+// time to the next window start, or zero when the current window holds nothing. Burst is
+// ignored. A cost below 1 counts as 1.
+type FixedWindow struct {
+	limit  int64
+	window int64 // nanoseconds
+	state  []fixedWindowState
+}
+
+type fixedWindowState struct {
+	index int64 // ⌊t/W⌋ of the window count belongs to
+	count int64 // cost admitted in that window
+}
+
+var _ Limiter = (*FixedWindow)(nil)
+
+// NewFixedWindow returns a fixed-window limiter for p, which must be valid
+// (see Policy.Validate; New checks it).
+func NewFixedWindow(p Policy) *FixedWindow {
+	return &FixedWindow{limit: p.Limit, window: int64(p.Window)}
+}
+
+// Name returns "fixed-window".
+func (f *FixedWindow) Name() string { return "fixed-window" }
+
+// Allow decides a request of the given cost for key at now (nanoseconds since the Unix
+// epoch, non-decreasing across calls).
+func (f *FixedWindow) Allow(key uint32, now int64, cost int64) Decision {
+	cost = max(cost, 1)
+	if int(key) >= len(f.state) {
+		// The zero state is an empty window 0, which is what a new key has.
+		f.state = grow(f.state, key, fixedWindowState{})
+	}
+	s := &f.state[key]
+	index := floorDiv(now, f.window)
+	if s.index != index {
+		s.index, s.count = index, 0
+	}
+	toNext := time.Duration(f.window - (now - index*f.window))
+
+	d := Decision{RetryAfter: toNext}
+	switch {
+	case cost > f.limit:
+		d.RetryAfter = Never
+	case s.count+cost <= f.limit:
+		s.count += cost
+		d.Allowed, d.RetryAfter = true, 0
+	}
+	d.Remaining = f.limit - s.count
+	if s.count > 0 {
+		d.Reset = toNext
+	}
+	return d
+}
+
+// Keys returns the number of keys held: the highest key decided plus one.
+func (f *FixedWindow) Keys() int { return len(f.state) }
+
+// StateBytes returns 16 bytes per key held.
+func (f *FixedWindow) StateBytes() int64 {
+	return int64(len(f.state)) * int64(unsafe.Sizeof(fixedWindowState{}))
+}

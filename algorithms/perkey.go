@@ -1,0 +1,32 @@
+package algorithms
+
+import (
+	"math"
+	"slices"
+)
+
+// unseen marks a time field of a key that has never been decided. It is below any time a
+// caller passes, so max(unseen, now) = now.
+const unseen = math.MinInt64
+
+// grow returns s extended so that s[key] exists, with every new element set to fresh.
+// Capacity grows as append grows it, so a dense run of new keys costs amortized O(1) each.
+// Keys are assigned densely by the caller: a key of 1e9 allocates state for 1e9 keys.
+func grow[T any](s []T, key uint32, fresh T) []T {
+	n := len(s)
+	s = slices.Grow(s, int(key)+1-n)[:int(key)+1]
+	for i := n; i < len(s); i++ {
+		s[i] = fresh
+	}
+	return s
+}
+
+// floorDiv returns ⌊a/b⌋ for b > 0, rounding toward minus infinity for negative a as well
+// (Go's / truncates toward zero).
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b < 0 {
+		q--
+	}
+	return q
+}

@@ -1,0 +1,158 @@
+package algorithms
+
+import (
+	"math"
+	"time"
+	"unsafe"
+)
+
+// SlidingWindow is the two-counter sliding window of the design notes and of Cloudflare's
+// "Counting things, a lot of different things" (2017): per key, the cost admitted in the
+// current aligned window (curr, windows as in FixedWindow) and in the one before (prev).
+// It estimates the cost in the trailing window by assuming prev was spread evenly:
+//
+//	estimate = prev·(1 − elapsed/W) + curr,   elapsed = now − start of the current window
+//
+// and admits a request of cost c iff estimate + c <= Limit. When the window index advances
+// by one, prev takes curr and curr starts at zero; by more than one, both are zero.
+//
+// The estimate is computed in float64, as the Lua script of the notes computes it. The
+// notes refuse when estimate >= Limit; this admits iff estimate + c <= Limit, which is the
+// same rule for whole estimates and costs of 1 and differs only when the estimate is a
+// fraction in (Limit−1, Limit): there the notes admit one more request, overshooting Limit.
+// It keeps 24 bytes per key.
+//
+// Decisions: Remaining is ⌊Limit − estimate⌋ after the decision, at least 0. RetryAfter of
+// a refused request is the earliest time at which estimate + c <= Limit if nothing else is
+// admitted, to the nanosecond: within the current window as prev's weight decays, or in
+// the next one, or at the start of the one after, when both counters have aged out; Never
+// when c exceeds Limit. Reset is the time until both counters stop counting: the end of the
+// next window if curr holds anything, else the end of the current one if prev does, else
+// zero. Burst is ignored. A cost below 1 counts as 1.
+type SlidingWindow struct {
+	limit  int64
+	window int64 // nanoseconds
+	state  []slidingWindowState
+}
+
+type slidingWindowState struct {
+	index int64 // ⌊t/W⌋ of the window curr belongs to; prev belongs to index−1
+	prev  int64
+	curr  int64
+}
+
+var _ Limiter = (*SlidingWindow)(nil)
+
+// NewSlidingWindow returns a two-counter sliding-window limiter for p, which must be valid
+// (see Policy.Validate; New checks it).
+func NewSlidingWindow(p Policy) *SlidingWindow {
+	return &SlidingWindow{limit: p.Limit, window: int64(p.Window)}
+}
+
+// Name returns "sliding-window".
+func (s *SlidingWindow) Name() string { return "sliding-window" }
+
+// Allow decides a request of the given cost for key at now (nanoseconds since the Unix
+// epoch, non-decreasing across calls).
+func (s *SlidingWindow) Allow(key uint32, now int64, cost int64) Decision {
+	cost = max(cost, 1)
+	if int(key) >= len(s.state) {
+		// The zero state has both counters empty, which is what a new key has.
+		s.state = grow(s.state, key, slidingWindowState{})
+	}
+	st := &s.state[key]
+	index := floorDiv(now, s.window)
+	switch index - st.index {
+	case 0:
+	case 1:
+		st.prev, st.curr = st.curr, 0
+	default:
+		st.prev, st.curr = 0, 0
+	}
+	st.index = index
+	elapsed := now - index*s.window
+
+	var d Decision
+	switch {
+	case cost > s.limit:
+		d.RetryAfter = Never
+	case s.fits(st.prev, st.curr, elapsed, cost):
+		st.curr += cost
+		d.Allowed = true
+	default:
+		d.RetryAfter = s.retryAfter(st.prev, st.curr, elapsed, cost)
+	}
+	d.Remaining = max(int64(math.Floor(float64(s.limit)-s.estimate(st.prev, st.curr, elapsed))), 0)
+	switch {
+	case st.curr > 0:
+		d.Reset = time.Duration(2*s.window - elapsed)
+	case st.prev > 0:
+		d.Reset = time.Duration(s.window - elapsed)
+	}
+	return d
+}
+
+// estimate is the weighted count at elapsed nanoseconds into the current window.
+func (s *SlidingWindow) estimate(prev, curr, elapsed int64) float64 {
+	return float64(prev)*(1-float64(elapsed)/float64(s.window)) + float64(curr)
+}
+
+// fits reports whether cost fits under the limit at elapsed nanoseconds into the window
+// whose counters are prev and curr. For fixed counters it is monotone in elapsed: false up
+// to some instant and true from then on.
+func (s *SlidingWindow) fits(prev, curr, elapsed, cost int64) bool {
+	return s.estimate(prev, curr, elapsed)+float64(cost) <= float64(s.limit)
+}
+
+// retryAfter returns the time from elapsed until cost fits, assuming nothing else is
+// admitted. It requires cost <= limit, so the request fits at the latest when both counters
+// have aged out, two window starts from now.
+func (s *SlidingWindow) retryAfter(prev, curr, elapsed, cost int64) time.Duration {
+	if e, ok := s.earliest(prev, curr, elapsed, cost); ok {
+		return time.Duration(e - elapsed)
+	}
+	toNext := s.window - elapsed
+	if e, ok := s.earliest(curr, 0, 0, cost); ok {
+		return time.Duration(toNext + e)
+	}
+	return time.Duration(toNext + s.window)
+}
+
+// earliest returns the first elapsed time in [from, W) at which cost fits with counters
+// prev and curr, and false when it fits nowhere in that range. It first tries the instant
+// solved from the linear decay, prev·(1 − e/W) + curr + cost = Limit, and confirms it with
+// fits itself so the answer agrees with Allow to the nanosecond despite float rounding;
+// should the guess be off, it falls back to bisection, which the monotonicity of fits
+// makes exact.
+func (s *SlidingWindow) earliest(prev, curr, from, cost int64) (int64, bool) {
+	last := s.window - 1
+	if s.fits(prev, curr, from, cost) {
+		return from, true
+	}
+	if prev == 0 || !s.fits(prev, curr, last, cost) {
+		return 0, false
+	}
+	room := float64(s.limit - curr - cost)
+	guess := int64(math.Ceil(float64(s.window) * (1 - room/float64(prev))))
+	if from < guess && guess <= last && s.fits(prev, curr, guess, cost) && !s.fits(prev, curr, guess-1, cost) {
+		return guess, true
+	}
+	lo, hi := from, last // invariant: !fits(lo), fits(hi)
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if s.fits(prev, curr, mid, cost) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi, true
+}
+
+// Keys returns the number of keys held: the highest key decided plus one.
+func (s *SlidingWindow) Keys() int { return len(s.state) }
+
+// StateBytes returns 24 bytes per key held.
+func (s *SlidingWindow) StateBytes() int64 {
+	return int64(len(s.state)) * int64(unsafe.Sizeof(slidingWindowState{}))
+}

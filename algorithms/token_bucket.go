@@ -1,0 +1,116 @@
+package algorithms
+
+import (
+	"math"
+	"time"
+	"unsafe"
+)
+
+// TokenBucket is a token bucket per key holding up to Burst tokens (the policy's
+// EffectiveBurst), refilled at Limit/Window tokens per second, lazily: tokens are computed
+// from the time since the key's last admission when a request arrives. A key starts full.
+// A request of cost c takes c tokens and is admitted iff the bucket holds at least c.
+// Over any span of length d it admits at most Burst + rate·d; with Burst = Limit that is
+// up to 2·Limit in one Window, by design.
+//
+// It is golang.org/x/time/rate's Limiter run with virtual time and many keys, and agrees
+// with NewLimiter(rate.Limit(float64(Limit)/Window.Seconds()), Burst).AllowN(time.Unix(0,
+// now), c) decision for decision because it repeats its float64 arithmetic step by step:
+// refill elapsed.Seconds()·rate capped at Burst, subtract c, and admit iff the wait for the
+// deficit, truncated to whole nanoseconds, is zero (so a deficit worth less than 1 ns is
+// admitted, leaving the bucket a hair below zero) and c <= Burst. A refused request leaves
+// the key's state untouched. It keeps 16 bytes per key.
+//
+// Decisions: Remaining is the whole tokens left after the decision, at least 0. RetryAfter
+// of a refused request is the time to refill its deficit, truncated to the nanosecond as
+// x/time/rate does, or Never when c exceeds Burst. Reset is the time until the bucket is
+// full again. A cost below 1 counts as 1.
+type TokenBucket struct {
+	burst  int64
+	full   float64 // burst as a float
+	perSec float64 // refill rate in tokens per second
+	state  []tokenBucketState
+}
+
+type tokenBucketState struct {
+	last   int64   // time of the last admission, or unseen
+	tokens float64 // tokens held at last
+}
+
+var _ Limiter = (*TokenBucket)(nil)
+
+// NewTokenBucket returns a token-bucket limiter for p, which must be valid
+// (see Policy.Validate; New checks it).
+func NewTokenBucket(p Policy) *TokenBucket {
+	return &TokenBucket{
+		burst:  p.EffectiveBurst(),
+		full:   float64(p.EffectiveBurst()),
+		perSec: float64(p.Limit) / p.Window.Seconds(),
+	}
+}
+
+// Name returns "token-bucket".
+func (b *TokenBucket) Name() string { return "token-bucket" }
+
+// Allow decides a request of the given cost for key at now (nanoseconds since the Unix
+// epoch, non-decreasing across calls).
+func (b *TokenBucket) Allow(key uint32, now int64, cost int64) Decision {
+	cost = max(cost, 1)
+	if int(key) >= len(b.state) {
+		b.state = grow(b.state, key, tokenBucketState{last: unseen})
+	}
+	s := &b.state[key]
+	tokens := b.tokensAt(s, now)
+	left := tokens - float64(cost)
+	var wait time.Duration
+	if left < 0 {
+		wait = b.durationFromTokens(-left)
+	}
+
+	if cost <= b.burst && wait == 0 {
+		s.last, s.tokens = now, left
+		return Decision{
+			Allowed:   true,
+			Remaining: max(int64(math.Floor(left)), 0),
+			Reset:     b.durationFromTokens(b.full - left),
+		}
+	}
+	if cost > b.burst {
+		wait = Never
+	}
+	return Decision{
+		Remaining:  max(int64(math.Floor(tokens)), 0),
+		RetryAfter: wait,
+		Reset:      b.durationFromTokens(b.full - tokens),
+	}
+}
+
+// tokensAt returns the tokens s holds at now, as x/time/rate's advance computes them.
+func (b *TokenBucket) tokensAt(s *tokenBucketState, now int64) float64 {
+	if s.last == unseen {
+		return b.full
+	}
+	elapsed := time.Duration(max(now-s.last, 0))
+	return min(s.tokens+elapsed.Seconds()*b.perSec, b.full)
+}
+
+// durationFromTokens returns the time to refill the given tokens, truncated to the
+// nanosecond, and zero for none; Never when it does not fit a Duration.
+func (b *TokenBucket) durationFromTokens(tokens float64) time.Duration {
+	if tokens <= 0 {
+		return 0
+	}
+	d := tokens / b.perSec * float64(time.Second)
+	if d > float64(math.MaxInt64) {
+		return Never
+	}
+	return time.Duration(d)
+}
+
+// Keys returns the number of keys held: the highest key decided plus one.
+func (b *TokenBucket) Keys() int { return len(b.state) }
+
+// StateBytes returns 16 bytes per key held.
+func (b *TokenBucket) StateBytes() int64 {
+	return int64(len(b.state)) * int64(unsafe.Sizeof(tokenBucketState{}))
+}

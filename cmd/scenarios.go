@@ -1,0 +1,77 @@
+package cmd
+
+import (
+	"bytes"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/scenario"
+)
+
+func newScenariosCmd(g *globalOptions, streams IO) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "scenarios [list | show NAME]",
+		Short: "List the built-in scenarios or print one",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return runScenariosList(g, streams)
+		},
+	}
+	c.AddCommand(&cobra.Command{
+		Use:   "list",
+		Short: "List the built-in scenarios with their descriptions",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return runScenariosList(g, streams)
+		},
+	}, &cobra.Command{
+		Use:   "show NAME|FILE",
+		Short: "Print a scenario file",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			sc, err := scenario.Load(args[0])
+			if err != nil {
+				return err
+			}
+			_, err = streams.Out.Write(sc.Text)
+			return err
+		},
+	})
+	return c
+}
+
+type scenarioEntry struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+func runScenariosList(g *globalOptions, streams IO) error {
+	var entries []scenarioEntry
+	t := report.Table{Header: []string{"scenario", "description"}}
+	for _, n := range scenario.Builtins() {
+		sc, err := scenario.Load(n)
+		if err != nil {
+			return err
+		}
+		entries = append(entries, scenarioEntry{sc.Name, sc.Description})
+		t.Rows = append(t.Rows, []string{sc.Name, sc.Description})
+	}
+	var buf bytes.Buffer
+	var err error
+	switch g.format {
+	case "json":
+		err = report.WriteJSON(&buf, map[string]any{"scenarios": entries})
+	case "csv":
+		err = report.WriteTableCSV(&buf, t)
+	case "markdown":
+		err = report.WriteMarkdown(&buf, t)
+	default:
+		err = report.WriteText(&buf, t)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = streams.Out.Write(buf.Bytes())
+	return err
+}

@@ -1,0 +1,195 @@
+// Package report measures a run against the exact reference and renders what it found.
+// Measuring (Collector) is kept apart from rendering (Table, JSON, CSV, Markdown): a
+// collector never opens a file, and renderers write to an io.Writer.
+package report
+
+import (
+	"container/heap"
+	"time"
+
+	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/traffic"
+)
+
+// Result is one algorithm's outcome on one scenario. The JSON names are the contract of
+// DESIGN.md; keep them.
+type Result struct {
+	Algorithm          string  `json:"algorithm"`
+	Requests           int64   `json:"requests"`
+	Admitted           int64   `json:"admitted"`
+	Rejected           int64   `json:"rejected"`
+	PeakWindowAdmitted int64   `json:"peak_window_admitted"`
+	OverAdmission      float64 `json:"over_admission"`
+	FalseAllow         int64   `json:"false_allow"`
+	FalseReject        int64   `json:"false_reject"`
+	FalseAllowRate     float64 `json:"false_allow_rate"`
+	FalseRejectRate    float64 `json:"false_reject_rate"`
+	// LegitRejectRate and AttackerAdmitRate are null when the run had no request of
+	// that class.
+	LegitRejectRate   *float64 `json:"legit_reject_rate"`
+	AttackerAdmitRate *float64 `json:"attacker_admit_rate"`
+	BackendPeak       int64    `json:"backend_peak"`
+	StateBytesPerKey  float64  `json:"state_bytes_per_key"`
+	Keys              int      `json:"keys"`
+	// DelayMeanMS and DelayMaxMS are the queueing delay the limiter added to admitted
+	// requests (only the leaky bucket queues).
+	DelayMeanMS float64 `json:"delay_ms_mean"`
+	DelayMaxMS  float64 `json:"delay_ms_max"`
+}
+
+// Collector measures one algorithm's decisions as they happen, streaming: it keeps, per
+// key, only what the algorithm admitted in the trailing window (bounded by what the
+// algorithm can admit in one window), so its memory grows with keys, not with requests.
+type Collector struct {
+	limit         int64
+	window        int64
+	backendWindow int64
+
+	admittedLog []algorithms.Log // per key: admitted (t, cost) in the trailing window
+
+	requests, admitted, rejected int64
+	peak                         int64
+	falseAllow, falseReject      int64
+	legit, legitRejected         int64
+	attacker, attackerAdmitted   int64
+	delaySum, delayMax           int64
+
+	backend     algorithms.Log // admitted cost reaching the backend in the trailing bin
+	backendPeak int64
+	pending     releaseHeap // admitted requests still queued before the backend
+}
+
+// NewCollector measures against the promise "limit units in any window", with backend_peak
+// taken over backendWindow.
+func NewCollector(limit int64, window, backendWindow time.Duration) *Collector {
+	return &Collector{limit: limit, window: int64(window), backendWindow: int64(backendWindow)}
+}
+
+// Observe records one decision for key at t (ns since the start) and returns the
+// reference's verdict: whether the promise allowed this request given what this algorithm
+// had already admitted in the trailing window.
+func (c *Collector) Observe(key uint32, t int64, cost int64, class traffic.Class, d algorithms.Decision) (referenceAllowed bool) {
+	if int(key) >= len(c.admittedLog) {
+		c.admittedLog = append(c.admittedLog, make([]algorithms.Log, int(key)+1-len(c.admittedLog))...)
+	}
+	log := &c.admittedLog[key]
+	log.Expire(t - c.window)
+	referenceAllowed = log.Sum()+cost <= c.limit
+
+	c.requests++
+	c.flushBackend(t)
+	if d.Allowed {
+		c.admitted++
+		log.Push(t, cost)
+		c.peak = max(c.peak, log.Sum())
+		if !referenceAllowed {
+			c.falseAllow++
+		}
+		delay := int64(d.Delay)
+		c.delaySum += delay
+		c.delayMax = max(c.delayMax, delay)
+		if delay == 0 {
+			c.reachBackend(t, cost)
+		} else {
+			heap.Push(&c.pending, release{at: t + delay, cost: cost})
+		}
+	} else {
+		c.rejected++
+		if referenceAllowed {
+			c.falseReject++
+		}
+	}
+	switch class {
+	case traffic.Legit:
+		c.legit++
+		if !d.Allowed {
+			c.legitRejected++
+		}
+	case traffic.Attacker:
+		c.attacker++
+		if d.Allowed {
+			c.attackerAdmitted++
+		}
+	}
+	return referenceAllowed
+}
+
+func (c *Collector) reachBackend(t, cost int64) {
+	c.backend.Expire(t - c.backendWindow)
+	c.backend.Push(t, cost)
+	c.backendPeak = max(c.backendPeak, c.backend.Sum())
+}
+
+// flushBackend moves queued requests released by now to the backend, in release order.
+func (c *Collector) flushBackend(now int64) {
+	for len(c.pending) > 0 && c.pending[0].at <= now {
+		r := heap.Pop(&c.pending).(release)
+		c.reachBackend(r.at, r.cost)
+	}
+}
+
+// TrackerBytes is the memory the collector holds for its per-key windows.
+func (c *Collector) TrackerBytes() int64 {
+	var b int64
+	for i := range c.admittedLog {
+		b += c.admittedLog[i].Bytes()
+	}
+	return b
+}
+
+// Result finishes the measurement for the limiter lim.
+func (c *Collector) Result(lim algorithms.Limiter) Result {
+	c.flushBackend(1<<63 - 1)
+	r := Result{
+		Algorithm:          lim.Name(),
+		Requests:           c.requests,
+		Admitted:           c.admitted,
+		Rejected:           c.rejected,
+		PeakWindowAdmitted: c.peak,
+		OverAdmission:      float64(c.peak) / float64(c.limit),
+		FalseAllow:         c.falseAllow,
+		FalseReject:        c.falseReject,
+		FalseAllowRate:     ratio(c.falseAllow, c.requests),
+		FalseRejectRate:    ratio(c.falseReject, c.requests),
+		BackendPeak:        c.backendPeak,
+		Keys:               lim.Keys(),
+		DelayMaxMS:         float64(c.delayMax) / float64(time.Millisecond),
+	}
+	if c.legit > 0 {
+		v := ratio(c.legitRejected, c.legit)
+		r.LegitRejectRate = &v
+	}
+	if c.attacker > 0 {
+		v := ratio(c.attackerAdmitted, c.attacker)
+		r.AttackerAdmitRate = &v
+	}
+	if c.admitted > 0 {
+		r.DelayMeanMS = float64(c.delaySum) / float64(c.admitted) / float64(time.Millisecond)
+	}
+	if k := lim.Keys(); k > 0 {
+		r.StateBytesPerKey = float64(lim.StateBytes()) / float64(k)
+	}
+	return r
+}
+
+func ratio(a, b int64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+type release struct{ at, cost int64 }
+
+type releaseHeap []release
+
+func (h releaseHeap) Len() int           { return len(h) }
+func (h releaseHeap) Less(i, j int) bool { return h[i].at < h[j].at }
+func (h releaseHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *releaseHeap) Push(x any)        { *h = append(*h, x.(release)) }
+func (h *releaseHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

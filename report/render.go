@@ -1,0 +1,287 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// Duration marshals to JSON as Go writes durations ("1m0s").
+type Duration time.Duration
+
+// MarshalJSON implements json.Marshaler.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	*d = Duration(v)
+	return err
+}
+
+// Policy is the advertised policy as reports print it.
+type Policy struct {
+	Limit  int64    `json:"limit"`
+	Window Duration `json:"window"`
+	Burst  int64    `json:"burst"`
+}
+
+// Report is one scenario's results: the JSON object of DESIGN.md.
+type Report struct {
+	Scenario    string   `json:"scenario"`
+	Description string   `json:"description,omitempty"`
+	Seed        uint64   `json:"seed"`
+	Policy      Policy   `json:"policy"`
+	Key         string   `json:"key"`
+	Results     []Result `json:"results"`
+}
+
+// Table is a rendered-agnostic table: a title, a header and rows of cells. One model
+// renders as a text table, Markdown or CSV.
+type Table struct {
+	Title  string
+	Header []string
+	Rows   [][]string
+	// Notes are sentences printed under the table.
+	Notes []string
+}
+
+// resultColumns are the columns of the results table, in order.
+var resultColumns = []string{
+	"algorithm", "requests", "admitted", "rejected", "peak_window_admitted", "over_admission",
+	"false_allow_rate", "false_reject_rate", "legit_reject_rate", "attacker_admit_rate",
+	"backend_peak", "state_bytes_per_key", "delay_ms_mean",
+}
+
+// ResultsTable is the human table of one report.
+func ResultsTable(r *Report) Table {
+	t := Table{
+		Title: fmt.Sprintf("%s — limit %d per %s, burst %d, key %s, seed %d",
+			r.Scenario, r.Policy.Limit, time.Duration(r.Policy.Window), r.Policy.Burst, r.Key, r.Seed),
+		Header: resultColumns,
+	}
+	for _, x := range r.Results {
+		t.Rows = append(t.Rows, []string{
+			x.Algorithm,
+			strconv.FormatInt(x.Requests, 10),
+			strconv.FormatInt(x.Admitted, 10),
+			strconv.FormatInt(x.Rejected, 10),
+			strconv.FormatInt(x.PeakWindowAdmitted, 10),
+			strconv.FormatFloat(x.OverAdmission, 'f', 2, 64),
+			percent(x.FalseAllowRate),
+			percent(x.FalseRejectRate),
+			optionalPercent(x.LegitRejectRate),
+			optionalPercent(x.AttackerAdmitRate),
+			strconv.FormatInt(x.BackendPeak, 10),
+			strconv.FormatFloat(x.StateBytesPerKey, 'f', 0, 64),
+			strconv.FormatFloat(x.DelayMeanMS, 'f', 1, 64),
+		})
+	}
+	return t
+}
+
+func percent(v float64) string {
+	switch {
+	case v == 0:
+		return "0%"
+	case v < 0.0001:
+		return strconv.FormatFloat(v*100, 'f', 4, 64) + "%"
+	case v < 0.01:
+		return strconv.FormatFloat(v*100, 'f', 3, 64) + "%"
+	}
+	return strconv.FormatFloat(v*100, 'f', 2, 64) + "%"
+}
+
+func optionalPercent(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return percent(*v)
+}
+
+// WriteText renders t as an aligned text table with its title above and notes below.
+func WriteText(w io.Writer, t Table) error {
+	if t.Title != "" {
+		if _, err := fmt.Fprintln(w, t.Title); err != nil {
+			return err
+		}
+	}
+	t = dropEmptyColumns(t)
+	align := make(tw.Alignment, len(t.Header))
+	for i := range align {
+		align[i] = tw.AlignRight
+	}
+	if len(align) > 0 {
+		align[0] = tw.AlignLeft
+	}
+	table := tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
+		tablewriter.WithHeaderAlignment(tw.AlignCenter),
+	)
+	table.Header(toAny(t.Header)...)
+	if err := table.Bulk(t.Rows); err != nil {
+		return err
+	}
+	if err := table.Render(); err != nil {
+		return err
+	}
+	return writeNotes(w, t.Notes, "")
+}
+
+func toAny(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
+
+func writeNotes(w io.Writer, notes []string, prefix string) error {
+	for _, n := range notes {
+		if _, err := fmt.Fprintln(w, prefix+n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteMarkdown renders t as a GitHub-flavoured Markdown table.
+func WriteMarkdown(w io.Writer, t Table) error {
+	t = dropEmptyColumns(t)
+	var b strings.Builder
+	if t.Title != "" {
+		fmt.Fprintf(&b, "### %s\n\n", t.Title)
+	}
+	row := func(cells []string) {
+		b.WriteString("|")
+		for _, c := range cells {
+			b.WriteString(" " + strings.ReplaceAll(c, "|", `\|`) + " |")
+		}
+		b.WriteString("\n")
+	}
+	row(t.Header)
+	b.WriteString("|")
+	for i := range t.Header {
+		if i == 0 {
+			b.WriteString("---|")
+		} else {
+			b.WriteString("---:|")
+		}
+	}
+	b.WriteString("\n")
+	for _, r := range t.Rows {
+		row(r)
+	}
+	if len(t.Notes) > 0 {
+		b.WriteString("\n")
+		for _, n := range t.Notes {
+			b.WriteString(n + "\n")
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// csvColumns are the machine columns of the results CSV: raw numbers, one row per
+// scenario and algorithm.
+var csvColumns = []string{
+	"scenario", "seed", "limit", "window", "burst", "key",
+	"algorithm", "requests", "admitted", "rejected", "peak_window_admitted", "over_admission",
+	"false_allow", "false_reject", "false_allow_rate", "false_reject_rate",
+	"legit_reject_rate", "attacker_admit_rate", "backend_peak", "state_bytes_per_key", "keys",
+	"delay_ms_mean", "delay_ms_max",
+}
+
+// WriteCSV writes the results of every report as one CSV with a header row.
+func WriteCSV(w io.Writer, reports []*Report) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(csvColumns); err != nil {
+		return err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	opt := func(v *float64) string {
+		if v == nil {
+			return ""
+		}
+		return f(*v)
+	}
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	for _, r := range reports {
+		for _, x := range r.Results {
+			if err := cw.Write([]string{
+				r.Scenario, strconv.FormatUint(r.Seed, 10), i(r.Policy.Limit), time.Duration(r.Policy.Window).String(), i(r.Policy.Burst), r.Key,
+				x.Algorithm, i(x.Requests), i(x.Admitted), i(x.Rejected), i(x.PeakWindowAdmitted), f(x.OverAdmission),
+				i(x.FalseAllow), i(x.FalseReject), f(x.FalseAllowRate), f(x.FalseRejectRate),
+				opt(x.LegitRejectRate), opt(x.AttackerAdmitRate), i(x.BackendPeak), f(x.StateBytesPerKey), i(int64(x.Keys)),
+				f(x.DelayMeanMS), f(x.DelayMaxMS),
+			}); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteJSON writes v as indented JSON followed by a newline.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// WriteTableCSV writes a table model as CSV: the header, then the rows.
+func WriteTableCSV(w io.Writer, t Table) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(t.Header); err != nil {
+		return err
+	}
+	if err := cw.WriteAll(t.Rows); err != nil {
+		return err
+	}
+	return cw.Error()
+}
+
+// dropEmptyColumns leaves out of a human table the columns in which every row says "-"
+// (attacker_admit_rate on a run without attackers): they carry nothing to read.
+func dropEmptyColumns(t Table) Table {
+	if len(t.Rows) == 0 {
+		return t
+	}
+	keep := make([]bool, len(t.Header))
+	for i := range t.Header {
+		for _, r := range t.Rows {
+			if i < len(r) && r[i] != "-" {
+				keep[i] = true
+				break
+			}
+		}
+	}
+	out := Table{Title: t.Title, Notes: t.Notes}
+	pick := func(cells []string) []string {
+		var c []string
+		for i, v := range cells {
+			if i < len(keep) && keep[i] {
+				c = append(c, v)
+			}
+		}
+		return c
+	}
+	out.Header = pick(t.Header)
+	for _, r := range t.Rows {
+		out.Rows = append(out.Rows, pick(r))
+	}
+	return out
+}

@@ -1,0 +1,474 @@
+// Package scenario reads rlsim's scenario files (strict YAML; every error names
+// file:line:col and the field), holds the built-in catalogue, and runs a scenario: traffic
+// sources feed the event loop, requests are keyed, every algorithm decides, and the
+// report package measures.
+package scenario
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml/token"
+
+	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/scenarios"
+	"github.com/rlsim/rlsim/traffic"
+)
+
+// DefaultEpoch is the wall-clock time of t=0 unless a scenario sets its own: 10:00 on
+// 2026-01-01 UTC, so that "10:00:59.900" is t=59.9s and fixed windows align on minutes.
+var DefaultEpoch = time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+
+// KeyKinds are the identities a scenario can key its limit on.
+var KeyKinds = []string{"user", "ip", "ipv6/64", "xff:1", "xff-leftmost", "account", "tenant", "api-key", "route"}
+
+// Scenario is a decoded, validated scenario file.
+type Scenario struct {
+	Name        string     `yaml:"name"`
+	Description string     `yaml:"description"`
+	Seed        *uint64    `yaml:"seed"`
+	Epoch       *Epoch     `yaml:"epoch"`
+	Duration    Duration   `yaml:"duration"`
+	Policy      PolicySpec `yaml:"policy"`
+	Algorithms  []string   `yaml:"algorithms"`
+	Key         string     `yaml:"key"`
+	// BackendWindow is the bin of backend_peak (default 1s).
+	BackendWindow Duration      `yaml:"backend_window"`
+	Traffic       []TrafficSpec `yaml:"traffic"`
+
+	// Source is where the scenario came from: a file path, or "builtin:NAME".
+	Source string `yaml:"-"`
+	// Text is the file as read.
+	Text []byte `yaml:"-"`
+
+	positions map[string]*token.Position
+}
+
+// PolicySpec is the advertised policy as written in a file.
+type PolicySpec struct {
+	Limit  int64    `yaml:"limit"`
+	Window Duration `yaml:"window"`
+	Burst  int64    `yaml:"burst"`
+}
+
+// Policy converts the spec for the algorithms package.
+func (p PolicySpec) Policy() algorithms.Policy {
+	return algorithms.Policy{Limit: p.Limit, Window: time.Duration(p.Window), Burst: p.Burst}
+}
+
+// TrafficSpec is one entry of the traffic list: exactly one generator.
+type TrafficSpec struct {
+	Script  []ScriptLine `yaml:"script"`
+	Poisson *PoissonSpec `yaml:"poisson"`
+}
+
+// ScriptLine is an exact arrival: Count requests for Key at At, spread evenly over Spread.
+type ScriptLine struct {
+	At     Offset   `yaml:"at"`
+	Count  *int64   `yaml:"count"`
+	Key    string   `yaml:"key"`
+	Spread Duration `yaml:"spread"`
+	Cost   *int64   `yaml:"cost"`
+	Label  string   `yaml:"label"`
+}
+
+// PoissonSpec is the poisson generator's section.
+type PoissonSpec struct {
+	// Rate is requests per second over all keys.
+	Rate       float64 `yaml:"rate"`
+	Keys       int     `yaml:"keys"`
+	KeyPrefix  string  `yaml:"key_prefix"`
+	Popularity string  `yaml:"popularity"`
+	ZipfS      float64 `yaml:"zipf_s"`
+	Start      Offset  `yaml:"start"`
+	End        Offset  `yaml:"end"`
+	Cost       *int64  `yaml:"cost"`
+	Label      string  `yaml:"label"`
+}
+
+// Duration is a time.Duration written as Go writes it ("1m", "59.9s", "250ms").
+type Duration time.Duration
+
+func (d *Duration) decodeScalar(s string) error {
+	v, err := parseDuration(s)
+	*d = Duration(v)
+	return err
+}
+
+func parseDuration(s string) (time.Duration, error) {
+	if s == "0" {
+		return 0, nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("want a duration such as 1m, 59.9s or 250ms, got %q", s)
+	}
+	return v, nil
+}
+
+// Offset is a point in the scenario's time: a duration since the start ("59.9s") or a
+// wall-clock time of day on the epoch's date ("10:00:59.900").
+type Offset struct {
+	D     time.Duration
+	Clock bool
+	Set   bool
+}
+
+func (o *Offset) decodeScalar(s string) error {
+	o.Set = true
+	if strings.Contains(s, ":") {
+		t, err := time.Parse("15:04:05.999999999", s)
+		if err != nil {
+			return fmt.Errorf("want a duration since the start (59.9s) or a time of day (10:00:59.900), got %q", s)
+		}
+		o.Clock = true
+		o.D = time.Duration(t.Hour())*time.Hour + time.Duration(t.Minute())*time.Minute +
+			time.Duration(t.Second())*time.Second + time.Duration(t.Nanosecond())
+		return nil
+	}
+	d, err := parseDuration(s)
+	if err != nil {
+		return fmt.Errorf("want a duration since the start (59.9s) or a time of day (10:00:59.900), got %q", s)
+	}
+	o.D = d
+	return nil
+}
+
+// resolve returns the offset from the start for a scenario whose t=0 is epoch.
+func (o Offset) resolve(epoch time.Time) time.Duration {
+	if !o.Clock {
+		return o.D
+	}
+	midnight := time.Date(epoch.Year(), epoch.Month(), epoch.Day(), 0, 0, 0, 0, epoch.Location())
+	return midnight.Add(o.D).Sub(epoch)
+}
+
+// Epoch is the wall-clock time of t=0, written in RFC 3339.
+type Epoch time.Time
+
+func (e *Epoch) decodeScalar(s string) error {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return fmt.Errorf("want an RFC 3339 time such as 2026-01-01T10:00:00Z, got %q", s)
+	}
+	*e = Epoch(t)
+	return nil
+}
+
+// EpochTime is the scenario's t=0 on the wall clock.
+func (s *Scenario) EpochTime() time.Time {
+	if s.Epoch != nil {
+		return time.Time(*s.Epoch)
+	}
+	return DefaultEpoch
+}
+
+// SeedOr returns the scenario's seed, or def when the file sets none.
+func (s *Scenario) SeedOr(def uint64) uint64 {
+	if s.Seed != nil {
+		return *s.Seed
+	}
+	return def
+}
+
+// Parse decodes and validates a scenario file's bytes; file names it in errors.
+func Parse(file string, data []byte) (*Scenario, error) {
+	sc := &Scenario{}
+	pos, err := decodeYAML(file, data, sc)
+	if err != nil {
+		return nil, err
+	}
+	sc.positions = pos
+	sc.Source = file
+	sc.Text = data
+	if err := sc.validate(file); err != nil {
+		return nil, err
+	}
+	return sc, nil
+}
+
+// Load reads a scenario by built-in name or by file path. A name with a path separator or a
+// .yaml/.yml suffix is a file; anything else is looked up in the catalogue first.
+func Load(nameOrFile string) (*Scenario, error) {
+	looksLikeFile := strings.ContainsRune(nameOrFile, os.PathSeparator) ||
+		strings.HasSuffix(nameOrFile, ".yaml") || strings.HasSuffix(nameOrFile, ".yml")
+	if !looksLikeFile {
+		if data, err := scenarios.FS.ReadFile(nameOrFile + ".yaml"); err == nil {
+			sc, err := Parse("builtin:"+nameOrFile, data)
+			if err != nil {
+				return nil, err
+			}
+			return sc, nil
+		}
+		if _, err := os.Stat(nameOrFile); err != nil {
+			return nil, fmt.Errorf("scenario %q: no built-in scenario of that name (see `rlsim scenarios list`) and no such file", nameOrFile)
+		}
+	}
+	data, err := os.ReadFile(nameOrFile)
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", nameOrFile, unwrapPathError(err))
+	}
+	return Parse(nameOrFile, data)
+}
+
+func unwrapPathError(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
+
+// Builtins lists the catalogue's scenario names in sorted order.
+func Builtins() []string {
+	entries, _ := scenarios.FS.ReadDir(".")
+	var names []string
+	for _, e := range entries {
+		if n, ok := strings.CutSuffix(e.Name(), ".yaml"); ok {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+func (s *Scenario) fail(file, field, format string, args ...any) error {
+	e := &PositionError{File: file, Field: field, Msg: fmt.Sprintf(format, args...)}
+	if p := s.positions[field]; p != nil {
+		e.Line, e.Column = p.Line, p.Column
+	} else if field != "" {
+		// A missing field: point at its parent, the closest thing that exists.
+		parent := field
+		for parent != "" {
+			i := strings.LastIndexAny(parent, ".[")
+			if i < 0 {
+				parent = ""
+				break
+			}
+			parent = parent[:i]
+			if p := s.positions[parent]; p != nil {
+				e.Line, e.Column = p.Line, p.Column
+				break
+			}
+		}
+		if parent == "" {
+			e.Line, e.Column = 1, 1
+		}
+	}
+	return e
+}
+
+func (s *Scenario) validate(file string) error {
+	if s.Name == "" {
+		s.Name = strings.TrimSuffix(filepath.Base(strings.TrimPrefix(file, "builtin:")), filepath.Ext(file))
+	}
+	if s.Duration < 0 {
+		return s.fail(file, "duration", "must not be negative")
+	}
+	if err := s.validatePolicy(file, "policy", s.Policy); err != nil {
+		return err
+	}
+	for i, a := range s.Algorithms {
+		if !slices.Contains(algorithms.Names, a) {
+			return s.fail(file, fmt.Sprintf("algorithms[%d]", i), "unknown algorithm %q (want one of %s)", a, strings.Join(algorithms.Names, ", "))
+		}
+	}
+	if s.Key == "" {
+		s.Key = "user"
+	} else if !slices.Contains(KeyKinds, s.Key) {
+		return s.fail(file, "key", "unknown key %q (want one of %s)", s.Key, strings.Join(KeyKinds, ", "))
+	}
+	if s.BackendWindow < 0 {
+		return s.fail(file, "backend_window", "must be positive")
+	}
+	if s.BackendWindow == 0 {
+		s.BackendWindow = Duration(time.Second)
+	}
+	if len(s.Traffic) == 0 {
+		return s.fail(file, "traffic", "a scenario needs at least one traffic source")
+	}
+	epoch := s.EpochTime()
+	for i, t := range s.Traffic {
+		field := fmt.Sprintf("traffic[%d]", i)
+		n := 0
+		if t.Script != nil {
+			n++
+		}
+		if t.Poisson != nil {
+			n++
+		}
+		if n != 1 {
+			return s.fail(file, field, "each traffic entry holds exactly one generator (script or poisson), found %d", n)
+		}
+		if t.Script != nil {
+			if err := s.validateScript(file, field+".script", t.Script, epoch); err != nil {
+				return err
+			}
+		}
+		if t.Poisson != nil {
+			if err := s.validatePoisson(file, field+".poisson", t.Poisson, epoch); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Scenario) validatePolicy(file, field string, p PolicySpec) error {
+	if p.Limit <= 0 {
+		return s.fail(file, field+".limit", "must be a positive number of units, got %d", p.Limit)
+	}
+	if p.Window <= 0 {
+		return s.fail(file, field+".window", "must be a positive duration, got %s", time.Duration(p.Window))
+	}
+	if p.Burst < 0 {
+		return s.fail(file, field+".burst", "must not be negative, got %d", p.Burst)
+	}
+	return nil
+}
+
+// maxCount bounds a script line so that a typo cannot ask for a trillion requests.
+const maxCount = 1 << 32
+
+func (s *Scenario) validateScript(file, field string, lines []ScriptLine, epoch time.Time) error {
+	if len(lines) == 0 {
+		return s.fail(file, field, "a script needs at least one line")
+	}
+	for j, l := range lines {
+		f := fmt.Sprintf("%s[%d]", field, j)
+		if !l.At.Set {
+			return s.fail(file, f+".at", "is required")
+		}
+		at := l.At.resolve(epoch)
+		if at < 0 {
+			return s.fail(file, f+".at", "is before the scenario's start (%s)", epoch.Format(time.RFC3339))
+		}
+		if s.Duration > 0 && at > time.Duration(s.Duration) {
+			return s.fail(file, f+".at", "%s is after the scenario's duration %s", at, time.Duration(s.Duration))
+		}
+		if l.Count != nil && (*l.Count < 0 || *l.Count > maxCount) {
+			return s.fail(file, f+".count", "must be between 0 and %d, got %d", int64(maxCount), *l.Count)
+		}
+		if l.Key == "" {
+			return s.fail(file, f+".key", "is required")
+		}
+		if l.Spread < 0 {
+			return s.fail(file, f+".spread", "must not be negative")
+		}
+		if l.Cost != nil && *l.Cost < 1 {
+			return s.fail(file, f+".cost", "must be at least 1, got %d", *l.Cost)
+		}
+		if _, err := traffic.ParseClass(l.Label); err != nil {
+			return s.fail(file, f+".label", "%v", err)
+		}
+	}
+	return nil
+}
+
+func (s *Scenario) validatePoisson(file, field string, p *PoissonSpec, epoch time.Time) error {
+	if p.Rate <= 0 {
+		return s.fail(file, field+".rate", "must be a positive number of requests per second, got %g", p.Rate)
+	}
+	if p.Keys <= 0 {
+		return s.fail(file, field+".keys", "must be a positive number of keys, got %d", p.Keys)
+	}
+	switch p.Popularity {
+	case "", "uniform":
+	case "zipf":
+		if p.ZipfS == 0 {
+			p.ZipfS = 1.1
+		}
+		if p.ZipfS <= 1 {
+			return s.fail(file, field+".zipf_s", "must be greater than 1, got %g", p.ZipfS)
+		}
+	default:
+		return s.fail(file, field+".popularity", "unknown popularity %q (want uniform or zipf)", p.Popularity)
+	}
+	if p.Cost != nil && *p.Cost < 1 {
+		return s.fail(file, field+".cost", "must be at least 1, got %d", *p.Cost)
+	}
+	if _, err := traffic.ParseClass(p.Label); err != nil {
+		return s.fail(file, field+".label", "%v", err)
+	}
+	start := p.Start.resolve(epoch)
+	if start < 0 {
+		return s.fail(file, field+".start", "is before the scenario's start")
+	}
+	if !p.End.Set && s.Duration == 0 {
+		return s.fail(file, field+".end", "is required when the scenario sets no duration")
+	}
+	if p.End.Set && p.End.resolve(epoch) <= start {
+		return s.fail(file, field+".end", "must be after start")
+	}
+	return nil
+}
+
+// Horizon is the time the run stops: the scenario's duration, or the last scripted
+// arrival and generator end plus one window when it sets none.
+func (s *Scenario) Horizon() time.Duration {
+	if s.Duration > 0 {
+		return time.Duration(s.Duration)
+	}
+	epoch := s.EpochTime()
+	var last time.Duration
+	for _, t := range s.Traffic {
+		for _, l := range t.Script {
+			last = max(last, l.At.resolve(epoch)+time.Duration(l.Spread))
+		}
+		if t.Poisson != nil {
+			last = max(last, t.Poisson.End.resolve(epoch))
+		}
+	}
+	return last + time.Duration(s.Policy.Window)
+}
+
+// sources builds the traffic sources of one run.
+func (s *Scenario) sources(rng *rand.Rand) []traffic.Source {
+	epoch := s.EpochTime()
+	horizon := s.Horizon()
+	var out []traffic.Source
+	for _, t := range s.Traffic {
+		for _, l := range t.Script {
+			count := int64(1)
+			if l.Count != nil {
+				count = *l.Count
+			}
+			class, _ := traffic.ParseClass(l.Label)
+			out = append(out, traffic.NewBurst(traffic.Burst{
+				At: l.At.resolve(epoch), Count: count, Spread: time.Duration(l.Spread),
+				Key: l.Key, Cost: derefOr(l.Cost, 1), Class: class,
+			}))
+		}
+		if p := t.Poisson; p != nil {
+			class, _ := traffic.ParseClass(p.Label)
+			end := horizon
+			if p.End.Set {
+				end = p.End.resolve(epoch)
+			}
+			pop := traffic.Uniform
+			if p.Popularity == "zipf" {
+				pop = traffic.Zipf
+			}
+			prefix := p.KeyPrefix
+			if prefix == "" {
+				prefix = "key-"
+			}
+			out = append(out, traffic.NewPoisson(traffic.Poisson{
+				Rate: p.Rate, Keys: p.Keys, KeyPrefix: prefix, Popularity: pop, ZipfS: p.ZipfS,
+				Start: p.Start.resolve(epoch), End: end, Cost: derefOr(p.Cost, 1), Class: class,
+			}, rng))
+		}
+	}
+	return out
+}
+
+func derefOr(p *int64, def int64) int64 {
+	if p == nil {
+		return def
+	}
+	return *p
+}

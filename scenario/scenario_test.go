@@ -1,0 +1,130 @@
+package scenario
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestBadScenariosNameFileLineColumnAndField(t *testing.T) {
+	tests := []struct {
+		file string
+		want string // the whole one-line error
+	}{
+		{"unknown-field.yaml", "testdata/bad/unknown-field.yaml:6:36: traffic[0].script[0].colour: unknown field (known: at, cost, count, key, label, spread)"},
+		{"negative-limit.yaml", "testdata/bad/negative-limit.yaml:4:10: policy.limit: must be a positive number of units, got -5"},
+		{"zero-window.yaml", "testdata/bad/zero-window.yaml:3:30: policy.window: must be a positive duration, got 0s"},
+		{"negative-count.yaml", "testdata/bad/negative-count.yaml:7:33: traffic[0].script[1].count: must be between 0 and 4294967296, got -1"},
+		{"duplicate-key.yaml", "testdata/bad/duplicate-key.yaml:4:1: YAML syntax error: mapping key \"duration\" already defined at [2:1]"},
+		{"wrong-type.yaml", `testdata/bad/wrong-type.yaml:3:17: policy.limit: want an integer, got a string "lots"`},
+		{"bad-duration.yaml", `testdata/bad/bad-duration.yaml:3:29: policy.window: want a duration such as 1m, 59.9s or 250ms, got "1 minute"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			_, err := Load(filepath.Join("testdata", "bad", tt.file))
+			if err == nil {
+				t.Fatal("loaded without error")
+			}
+			if err.Error() != tt.want {
+				t.Fatalf("error\n got %s\nwant %s", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestSyntaxErrorIsOneLineWithPosition(t *testing.T) {
+	_, err := Load("testdata/bad/syntax.yaml")
+	if err == nil {
+		t.Fatal("loaded without error")
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "testdata/bad/syntax.yaml:") || !strings.Contains(msg, "YAML syntax error") {
+		t.Fatalf("error = %q, want one line naming the file, line:col and the syntax error", msg)
+	}
+	var pe *PositionError
+	if !asPositionError(err, &pe) || pe.Line == 0 {
+		t.Fatalf("error %v carries no line", err)
+	}
+}
+
+func asPositionError(err error, target **PositionError) bool {
+	pe, ok := err.(*PositionError)
+	*target = pe
+	return ok
+}
+
+func TestMissingFile(t *testing.T) {
+	_, err := Load("testdata/no-such-file.yaml")
+	if err == nil || err.Error() != "scenario testdata/no-such-file.yaml: no such file or directory" {
+		t.Fatalf("err = %v", err)
+	}
+	_, err = Load("no-such-builtin")
+	if err == nil || !strings.Contains(err.Error(), `"no-such-builtin"`) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestBuiltinsParse(t *testing.T) {
+	names := Builtins()
+	if len(names) < 4 {
+		t.Fatalf("builtins = %v", names)
+	}
+	for _, n := range names {
+		sc, err := Load(n)
+		if err != nil {
+			t.Fatalf("%s: %v", n, err)
+		}
+		if sc.Name != n {
+			t.Errorf("%s: name field %q differs from the file name", n, sc.Name)
+		}
+		if sc.Description == "" || strings.Contains(sc.Description, "\n") {
+			t.Errorf("%s: want a one-line description, got %q", n, sc.Description)
+		}
+	}
+}
+
+func TestClockTimesResolveAgainstTheEpoch(t *testing.T) {
+	sc, err := Load("boundary-burst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []time.Duration{
+		sc.Traffic[0].Script[0].At.resolve(sc.EpochTime()),
+		sc.Traffic[0].Script[1].At.resolve(sc.EpochTime()),
+	}
+	if got[0] != 59900*time.Millisecond || got[1] != 60100*time.Millisecond {
+		t.Fatalf("at = %v, want [59.9s 1m0.1s]", got)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, n := range Builtins() {
+		sc, err := Load(n)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(sc.Text)
+	}
+	bad, _ := filepath.Glob("testdata/bad/*.yaml")
+	for _, p := range bad {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sc, err := Parse("fuzz.yaml", data)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error spans lines: %q", err)
+			}
+			return
+		}
+		if sc.Policy.Limit <= 0 || sc.Policy.Window <= 0 || len(sc.Traffic) == 0 {
+			t.Fatalf("accepted an invalid scenario: %+v", sc)
+		}
+	})
+}
