@@ -1,0 +1,268 @@
+package cmd
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rlsim/rlsim/backoff"
+	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/traffic"
+)
+
+type backoffOptions struct {
+	*globalOptions
+	model       string
+	clients     string
+	runs        int
+	strategies  []string
+	base, cap   time.Duration
+	retryAfter  string
+	bin         time.Duration
+	maxAttempts int
+	deadline    time.Duration
+	series      string
+	workers     int
+}
+
+func newBackoffCmd(g *globalOptions, streams IO) *cobra.Command {
+	o := &backoffOptions{globalOptions: g}
+	c := &cobra.Command{
+		Use:   "backoff",
+		Short: "Compare client retry strategies: calls, time to finish, and the waves they make",
+		Long: `backoff runs many closed-loop clients that retry with each strategy against a server
+model and averages the runs.
+
+  occ           Brooker's optimistic-concurrency experiment ("Exponential Backoff And
+                Jitter", AWS Architecture Blog, 2015): N clients start together, read a row's
+                version and write it back; a write succeeds only if nobody wrote in between.
+                Hops take |Normal(10ms, 2ms)|; calls are the write calls.
+  rate-limited  clients against an API guarded by one of rlsim's limiters, with a hiccup
+                (a window of 503s or slowness) that makes them all fail at once.
+
+--clients takes one count, a list (10,50,100) or a sweep A..B/STEP (10..190/10).`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if !c.Flags().Changed("runs") && o.model == "rate-limited" {
+				o.runs = 20
+			}
+			return runBackoff(o, streams)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.model, "model", "occ", "server model: occ or rate-limited")
+	f.StringVar(&o.clients, "clients", "100", "client count: N, a list N,M,.. or a sweep A..B/STEP")
+	f.IntVar(&o.runs, "runs", 100, "runs averaged per strategy and client count (default 100 for occ, 20 for rate-limited)")
+	f.StringSliceVar(&o.strategies, "strategies", nil, "strategies, comma-separated (default: "+strings.Join(traffic.BackoffNames, ",")+")")
+	f.DurationVar(&o.base, "base", 5*time.Millisecond, "backoff base")
+	f.DurationVar(&o.cap, "cap", 2*time.Second, "backoff cap")
+	f.StringVar(&o.retryAfter, "retry-after", "honor", "honor or ignore the server's Retry-After (rate-limited model)")
+	f.DurationVar(&o.bin, "bin", 10*time.Millisecond, "bin width of peak_arrivals")
+	f.IntVar(&o.maxAttempts, "max-attempts", 0, "attempts per request before a client gives up (0: no limit)")
+	f.DurationVar(&o.deadline, "deadline", 0, "time a job may take before its client gives up (0: none)")
+	f.StringVar(&o.series, "series", "", "write the first run's attempts per bin as CSV to this file (for charts of the waves)")
+	f.IntVar(&o.workers, "workers", 0, "runs simulated at once (default: one per CPU; results do not depend on it)")
+	return c
+}
+
+// parseClients reads "100", "10,50,100" or "10..190/10".
+func parseClients(s string) ([]int, error) {
+	bad := func() ([]int, error) {
+		return nil, usagef("--clients: want N, a list N,M,.. or a sweep A..B/STEP of positive counts, got %q", s)
+	}
+	if from, rest, ok := strings.Cut(s, ".."); ok {
+		to, step, ok := strings.Cut(rest, "/")
+		if !ok {
+			step = "1"
+		}
+		a, err1 := strconv.Atoi(from)
+		b, err2 := strconv.Atoi(to)
+		st, err3 := strconv.Atoi(step)
+		if err1 != nil || err2 != nil || err3 != nil || a < 1 || b < a || st < 1 {
+			return bad()
+		}
+		if (b-a)/st >= 10000 {
+			return nil, usagef("--clients: %q makes more than 10000 points", s)
+		}
+		var out []int
+		for n := a; n <= b; n += st {
+			out = append(out, n)
+		}
+		return out, nil
+	}
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil || n < 1 {
+			return bad()
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// maxClients bounds one run so that a typo does not ask for a billion clients.
+const maxClients = 1_000_000
+
+func (o *backoffOptions) experiment() (backoff.Experiment, error) {
+	e := backoff.Experiment{Runs: o.runs, Seed: 1, Workers: o.workers, KeepSeries: o.series != ""}
+	if o.seedSet {
+		e.Seed = o.seed
+	}
+	clients, err := parseClients(o.clients)
+	if err != nil {
+		return e, err
+	}
+	if slices.Max(clients) > maxClients {
+		return e, usagef("--clients: at most %d clients per run", maxClients)
+	}
+	e.Clients = clients
+	if o.runs < 1 || o.runs > 100000 {
+		return e, usagef("--runs: must be between 1 and 100000, got %d", o.runs)
+	}
+	if o.base <= 0 {
+		return e, usagef("--base: must be positive, got %s", o.base)
+	}
+	if o.cap < o.base {
+		return e, usagef("--cap: must be at least --base (%s), got %s", o.base, o.cap)
+	}
+	if o.bin <= 0 {
+		return e, usagef("--bin: must be positive, got %s", o.bin)
+	}
+	if o.maxAttempts < 0 {
+		return e, usagef("--max-attempts: must not be negative, got %d", o.maxAttempts)
+	}
+	if o.deadline < 0 {
+		return e, usagef("--deadline: must not be negative, got %s", o.deadline)
+	}
+	if o.retryAfter != "honor" && o.retryAfter != "ignore" {
+		return e, usagef("--retry-after: want honor or ignore, got %q", o.retryAfter)
+	}
+	names := o.strategies
+	if len(names) == 0 {
+		names = traffic.BackoffNames
+	}
+	for _, n := range names {
+		b, err := traffic.NewBackoff(n, o.base, o.cap)
+		if err != nil {
+			return e, usagef("--strategies: %v", err)
+		}
+		e.Strategies = append(e.Strategies, b)
+	}
+	switch o.model {
+	case "occ":
+		m := backoff.DefaultOCC
+		m.Bin, m.MaxAttempts, m.Deadline = o.bin, o.maxAttempts, o.deadline
+		e.Model = m
+	default:
+		return e, usagef("--model: unknown model %q (want %s)", o.model, strings.Join(backoff.Models, " or "))
+	}
+	return e, nil
+}
+
+// backoffReport is the JSON object of `rlsim backoff`.
+type backoffReport struct {
+	Model      string           `json:"model"`
+	Seed       uint64           `json:"seed"`
+	Base       report.Duration  `json:"base"`
+	Cap        report.Duration  `json:"cap"`
+	Bin        report.Duration  `json:"bin"`
+	RetryAfter string           `json:"retry_after,omitempty"`
+	Setup      string           `json:"setup"`
+	Results    []backoff.Result `json:"results"`
+}
+
+func runBackoff(o *backoffOptions, streams IO) error {
+	e, err := o.experiment()
+	if err != nil {
+		return err
+	}
+	results, err := e.Run()
+	if err != nil {
+		return err
+	}
+	rep := backoffReport{
+		Model: o.model, Seed: e.Seed, Base: report.Duration(o.base), Cap: report.Duration(o.cap),
+		Bin: report.Duration(o.bin), Setup: e.Model.String(), Results: results,
+	}
+	if o.model == "rate-limited" {
+		rep.RetryAfter = o.retryAfter
+	}
+	if o.series != "" {
+		if err := writeAtomically(o.series, func(w io.Writer) error { return writeSeries(w, o.bin, results) }); err != nil {
+			return err
+		}
+	}
+	var buf bytes.Buffer
+	switch o.format {
+	case "json":
+		err = report.WriteJSON(&buf, rep)
+	case "csv":
+		err = report.WriteTableCSV(&buf, backoffTable(rep, true))
+	case "markdown":
+		err = report.WriteMarkdown(&buf, backoffTable(rep, false))
+	default:
+		err = report.WriteText(&buf, backoffTable(rep, false))
+	}
+	if err != nil {
+		return err
+	}
+	_, err = streams.Out.Write(buf.Bytes())
+	return err
+}
+
+// backoffTable is the results as a table; raw numbers when machine is set.
+func backoffTable(r backoffReport, machine bool) report.Table {
+	t := report.Table{
+		Title: fmt.Sprintf("backoff, model %s — %s; base %s, cap %s, bin %s, seed %d",
+			r.Model, r.Setup, time.Duration(r.Base), time.Duration(r.Cap), time.Duration(r.Bin), r.Seed),
+		Header: []string{"strategy", "clients", "runs", "calls_mean", "completion_ms_mean", "peak_arrivals",
+			"peak_arrivals_max", "give_ups", "duplicates", "retry_after_refused_share"},
+	}
+	num := func(v float64, prec int) string {
+		if machine {
+			return strconv.FormatFloat(v, 'g', -1, 64)
+		}
+		return strconv.FormatFloat(v, 'f', prec, 64)
+	}
+	for _, x := range r.Results {
+		share := "-"
+		if x.RetryAfterRefusedShare != nil {
+			share = num(*x.RetryAfterRefusedShare, 4)
+		} else if machine {
+			share = ""
+		}
+		t.Rows = append(t.Rows, []string{
+			x.Strategy, strconv.Itoa(x.Clients), strconv.Itoa(x.Runs),
+			num(x.CallsMean, 1), num(x.CompletionMSMean, 1), num(x.PeakArrivals, 1),
+			strconv.FormatInt(x.PeakArrivalsMax, 10), num(x.GiveUps, 2), num(x.Duplicates, 2), share,
+		})
+	}
+	return t
+}
+
+// writeSeries writes, per strategy and client count, the first run's attempts per bin.
+func writeSeries(w io.Writer, bin time.Duration, results []backoff.Result) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write([]string{"strategy", "clients", "t_ms", "arrivals"}); err != nil {
+		return err
+	}
+	binMS := float64(bin) / float64(time.Millisecond)
+	for _, r := range results {
+		for i, v := range r.Series {
+			if err := cw.Write([]string{r.Strategy, strconv.Itoa(r.Clients),
+				strconv.FormatFloat(float64(i)*binMS, 'g', -1, 64), strconv.FormatInt(v, 10)}); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -1,0 +1,100 @@
+package cmd
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+type backoffJSON struct {
+	Model   string `json:"model"`
+	Seed    uint64 `json:"seed"`
+	Results []struct {
+		Strategy         string  `json:"strategy"`
+		Clients          int     `json:"clients"`
+		Runs             int     `json:"runs"`
+		CallsMean        float64 `json:"calls_mean"`
+		CompletionMSMean float64 `json:"completion_ms_mean"`
+		PeakArrivals     float64 `json:"peak_arrivals"`
+		GiveUps          float64 `json:"give_ups"`
+		Duplicates       float64 `json:"duplicates"`
+	} `json:"results"`
+}
+
+func backoffRun(t *testing.T, args ...string) backoffJSON {
+	t.Helper()
+	out, errOut, code := rlsim(t, append([]string{"backoff", "--format", "json"}, args...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var r backoffJSON
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	return r
+}
+
+func TestBackoffOCCJSON(t *testing.T) {
+	r := backoffRun(t, "--model", "occ", "--clients", "10..30/10", "--runs", "5", "--strategies", "exponential,full-jitter", "--seed", "3")
+	if r.Model != "occ" || r.Seed != 3 || len(r.Results) != 6 {
+		t.Fatalf("%+v", r)
+	}
+	want := [][2]any{{"exponential", 10}, {"exponential", 20}, {"exponential", 30}, {"full-jitter", 10}, {"full-jitter", 20}, {"full-jitter", 30}}
+	for i, x := range r.Results {
+		if x.Strategy != want[i][0] || x.Clients != want[i][1] || x.Runs != 5 || x.CallsMean < float64(x.Clients) {
+			t.Errorf("row %d: %+v", i, x)
+		}
+	}
+	again := backoffRun(t, "--model", "occ", "--clients", "10..30/10", "--runs", "5", "--strategies", "exponential,full-jitter", "--seed", "3", "--workers", "1")
+	if !reflect.DeepEqual(r, again) {
+		t.Fatal("one worker gave other results than many")
+	}
+}
+
+func TestBackoffTableAndSeries(t *testing.T) {
+	series := filepath.Join(t.TempDir(), "waves.csv")
+	out, errOut, code := rlsim(t, "backoff", "--clients", "20", "--runs", "2", "--strategies", "none,exponential", "--series", series)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, s := range []string{"model occ", "calls_mean", "peak_arrivals", "exponential", "none"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("table lacks %q:\n%s", s, out)
+		}
+	}
+	data, err := os.ReadFile(series)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if lines[0] != "strategy,clients,t_ms,arrivals" || len(lines) < 3 || !strings.HasPrefix(lines[1], "none,20,0,") {
+		t.Fatalf("series file:\n%s", data)
+	}
+}
+
+func TestBackoffBadFlags(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--clients", "0"}, "--clients"},
+		{[]string{"--clients", "10..5/1"}, "--clients"},
+		{[]string{"--clients", "a,b"}, "--clients"},
+		{[]string{"--clients", "1..100000000/1"}, "--clients"},
+		{[]string{"--runs", "0"}, "--runs"},
+		{[]string{"--strategies", "fibonacci"}, "--strategies"},
+		{[]string{"--base", "0s"}, "--base"},
+		{[]string{"--cap", "1ms"}, "--cap"},
+		{[]string{"--model", "queue"}, "--model"},
+		{[]string{"--retry-after", "sometimes"}, "--retry-after"},
+		{[]string{"--bin", "-1s"}, "--bin"},
+	} {
+		out, errOut, code := rlsim(t, append([]string{"backoff"}, tt.args...)...)
+		if code != 2 || out != "" || !strings.Contains(errOut, tt.want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", tt.args, code, out, errOut)
+		}
+	}
+}
