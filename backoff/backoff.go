@@ -36,6 +36,9 @@ type Result struct {
 	PeakArrivals float64 `json:"peak_arrivals"`
 	// PeakArrivalsMax is the highest wave of any run.
 	PeakArrivalsMax int64 `json:"peak_arrivals_max"`
+	// PeakRetries is the mean over runs of the most retries (attempts after a client's
+	// first) in one bin: the retry waves alone, apart from clients that all start at once.
+	PeakRetries float64 `json:"peak_retries"`
 	// GiveUps is the mean number of jobs per run abandoned at the attempt limit or the
 	// deadline.
 	GiveUps float64 `json:"give_ups"`
@@ -46,8 +49,9 @@ type Result struct {
 	// share refused by the limit again (rate-limited model with --retry-after honor); null
 	// when there was none.
 	RetryAfterRefusedShare *float64 `json:"retry_after_refused_share,omitempty"`
-	// Series is the first run's attempts per bin, kept only when asked for (the waves).
-	Series []int64 `json:"-"`
+	// Series and RetrySeries are the first run's attempts and retries per bin, kept only
+	// when asked for (the waves).
+	Series, RetrySeries []int64 `json:"-"`
 }
 
 // RunStats is what one run measured.
@@ -58,29 +62,32 @@ type RunStats struct {
 	Arrivals []int64
 	// PeakArrivals is the highest bin of Arrivals.
 	PeakArrivals int64
-	GiveUps      int64
-	Duplicates   int64
+	// Retries counts the retries among the arrivals per bin (attempts after a client's
+	// first); PeakRetries is its highest bin, the height of the highest retry wave.
+	Retries     []int64
+	PeakRetries int64
+	GiveUps     int64
+	Duplicates  int64
 	// HonouredRetries and HonouredRefused count retries timed by Retry-After and those of
 	// them the limit refused again.
 	HonouredRetries, HonouredRefused int64
 }
 
-// Peak is the highest bin of Arrivals.
-func (s *RunStats) Peak() int64 {
+// peak is the highest of bins.
+func peak(bins []int64) int64 {
 	var p int64
-	for _, v := range s.Arrivals {
+	for _, v := range bins {
 		p = max(p, v)
 	}
 	return p
 }
 
 // arrive counts one attempt reaching the server at t.
-func (s *RunStats) arrive(t, bin time.Duration) {
-	i := int(t / bin)
-	for len(s.Arrivals) <= i {
-		s.Arrivals = append(s.Arrivals, 0)
+func (s *RunStats) arrive(t, bin time.Duration, retry bool) {
+	s.Arrivals = traffic.Count(s.Arrivals, t, bin)
+	if retry {
+		s.Retries = traffic.Count(s.Retries, t, bin)
 	}
-	s.Arrivals[i]++
 }
 
 // Model runs one seeded simulation of clients retrying with strategy.
@@ -141,9 +148,10 @@ func (e Experiment) Run() ([]Result, error) {
 		wg.Go(func() {
 			for j := range jobs {
 				st := e.Model.Run(e.Strategies[j.s], e.Clients[j.c], RunSeed(e.Seed, e.Clients[j.c], j.r))
-				st.PeakArrivals = st.Peak()
+				st.PeakArrivals, st.PeakRetries = peak(st.Arrivals), peak(st.Retries)
 				if j.r > 0 || !e.KeepSeries {
-					st.Arrivals = nil // only the peak is averaged; do not hold every series
+					// Only the peaks are averaged; do not hold every series.
+					st.Arrivals, st.Retries = nil, nil
 				}
 				stats[(j.s*nc+j.c)*nr+j.r] = st
 			}
@@ -170,7 +178,7 @@ func (e Experiment) Run() ([]Result, error) {
 func summarize(strategy string, clients int, runs []RunStats) Result {
 	r := Result{Strategy: strategy, Clients: clients, Runs: len(runs)}
 	// Sum in integers and divide once, so the means print without float noise.
-	var calls, giveUps, duplicates, peaks, honoured, refused int64
+	var calls, giveUps, duplicates, peaks, retryPeaks, honoured, refused int64
 	var completion time.Duration
 	for _, s := range runs {
 		calls += s.Calls
@@ -178,6 +186,7 @@ func summarize(strategy string, clients int, runs []RunStats) Result {
 		giveUps += s.GiveUps
 		duplicates += s.Duplicates
 		peaks += s.PeakArrivals
+		retryPeaks += s.PeakRetries
 		r.PeakArrivalsMax = max(r.PeakArrivalsMax, s.PeakArrivals)
 		honoured += s.HonouredRetries
 		refused += s.HonouredRefused
@@ -188,7 +197,8 @@ func summarize(strategy string, clients int, runs []RunStats) Result {
 	r.GiveUps = float64(giveUps) / n
 	r.Duplicates = float64(duplicates) / n
 	r.PeakArrivals = float64(peaks) / n
-	r.Series = runs[0].Arrivals
+	r.PeakRetries = float64(retryPeaks) / n
+	r.Series, r.RetrySeries = runs[0].Arrivals, runs[0].Retries
 	if honoured > 0 {
 		share := float64(refused) / float64(honoured)
 		r.RetryAfterRefusedShare = &share

@@ -107,7 +107,7 @@ func (c *occClient) fire(w *occWorld) {
 		return
 	}
 	w.stats.Calls++
-	w.stats.arrive(w.now, w.model.Bin)
+	w.stats.arrive(w.now, w.model.Bin, c.writes > 0)
 	c.writes++
 	replied := w.now + w.hop()
 	if c.read == w.version {

@@ -125,7 +125,7 @@ func TestOCCMaxAttemptsAndDeadline(t *testing.T) {
 
 func TestOCCOneClientWritesOnce(t *testing.T) {
 	st := DefaultOCC.Run(strategies(t, "none")[0], 1, 1)
-	if st.Calls != 1 || st.Peak() != 1 || st.Completion < 20*time.Millisecond || st.Completion > 70*time.Millisecond {
+	if st.Calls != 1 || peak(st.Arrivals) != 1 || st.Completion < 20*time.Millisecond || st.Completion > 70*time.Millisecond {
 		t.Fatalf("one client: %+v", st)
 	}
 }
@@ -143,4 +143,8 @@ func TestRunSeedIsStableAndSpread(t *testing.T) {
 	if len(seen) != 2500 {
 		t.Fatalf("%d distinct seeds of 2500", len(seen))
 	}
+}
+
+func newBackoffForTest(name string, base, cap time.Duration) (traffic.Backoff, error) {
+	return traffic.NewBackoff(name, base, cap)
 }

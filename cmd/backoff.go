@@ -30,6 +30,7 @@ type backoffOptions struct {
 	deadline    time.Duration
 	series      string
 	workers     int
+	rl          rateLimitedFlags
 }
 
 func newBackoffCmd(g *globalOptions, streams IO) *cobra.Command {
@@ -50,24 +51,38 @@ model and averages the runs.
 --clients takes one count, a list (10,50,100) or a sweep A..B/STEP (10..190/10).`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if !c.Flags().Changed("runs") && o.model == "rate-limited" {
-				o.runs = 20
+			if o.model == "rate-limited" {
+				// The storm of the notes plays out over seconds, not milliseconds, and
+				// a thousand clients make it; these defaults set that scale.
+				if !c.Flags().Changed("runs") {
+					o.runs = 20
+				}
+				if !c.Flags().Changed("clients") {
+					o.clients = "1000"
+				}
+				if !c.Flags().Changed("base") {
+					o.base = 500 * time.Millisecond
+				}
+				if !c.Flags().Changed("cap") {
+					o.cap = 30 * time.Second
+				}
 			}
 			return runBackoff(o, streams)
 		},
 	}
 	f := c.Flags()
 	f.StringVar(&o.model, "model", "occ", "server model: occ or rate-limited")
-	f.StringVar(&o.clients, "clients", "100", "client count: N, a list N,M,.. or a sweep A..B/STEP")
+	f.StringVar(&o.clients, "clients", "100", "client count: N, a list N,M,.. or a sweep A..B/STEP (default 1000 for rate-limited)")
 	f.IntVar(&o.runs, "runs", 100, "runs averaged per strategy and client count (default 100 for occ, 20 for rate-limited)")
 	f.StringSliceVar(&o.strategies, "strategies", nil, "strategies, comma-separated (default: "+strings.Join(traffic.BackoffNames, ",")+")")
-	f.DurationVar(&o.base, "base", 5*time.Millisecond, "backoff base")
-	f.DurationVar(&o.cap, "cap", 2*time.Second, "backoff cap")
+	f.DurationVar(&o.base, "base", 5*time.Millisecond, "backoff base (default 500ms for rate-limited)")
+	f.DurationVar(&o.cap, "cap", 2*time.Second, "backoff cap (default 30s for rate-limited)")
 	f.StringVar(&o.retryAfter, "retry-after", "honor", "honor or ignore the server's Retry-After (rate-limited model)")
 	f.DurationVar(&o.bin, "bin", 10*time.Millisecond, "bin width of peak_arrivals")
 	f.IntVar(&o.maxAttempts, "max-attempts", 0, "attempts per request before a client gives up (0: no limit)")
 	f.DurationVar(&o.deadline, "deadline", 0, "time a job may take before its client gives up (0: none)")
 	f.StringVar(&o.series, "series", "", "write the first run's attempts per bin as CSV to this file (for charts of the waves)")
+	o.rl.register(f)
 	f.IntVar(&o.workers, "workers", 0, "runs simulated at once (default: one per CPU; results do not depend on it)")
 	return c
 }
@@ -161,6 +176,12 @@ func (o *backoffOptions) experiment() (backoff.Experiment, error) {
 		m := backoff.DefaultOCC
 		m.Bin, m.MaxAttempts, m.Deadline = o.bin, o.maxAttempts, o.deadline
 		e.Model = m
+	case "rate-limited":
+		m, err := o.rl.model(o)
+		if err != nil {
+			return e, err
+		}
+		e.Model = m
 	default:
 		return e, usagef("--model: unknown model %q (want %s)", o.model, strings.Join(backoff.Models, " or "))
 	}
@@ -224,7 +245,7 @@ func backoffTable(r backoffReport, machine bool) report.Table {
 		Title: fmt.Sprintf("backoff, model %s — %s; base %s, cap %s, bin %s, seed %d",
 			r.Model, r.Setup, time.Duration(r.Base), time.Duration(r.Cap), time.Duration(r.Bin), r.Seed),
 		Header: []string{"strategy", "clients", "runs", "calls_mean", "completion_ms_mean", "peak_arrivals",
-			"peak_arrivals_max", "give_ups", "duplicates", "retry_after_refused_share"},
+			"peak_arrivals_max", "peak_retries", "give_ups", "duplicates", "retry_after_refused_share"},
 	}
 	num := func(v float64, prec int) string {
 		if machine {
@@ -242,23 +263,28 @@ func backoffTable(r backoffReport, machine bool) report.Table {
 		t.Rows = append(t.Rows, []string{
 			x.Strategy, strconv.Itoa(x.Clients), strconv.Itoa(x.Runs),
 			num(x.CallsMean, 1), num(x.CompletionMSMean, 1), num(x.PeakArrivals, 1),
-			strconv.FormatInt(x.PeakArrivalsMax, 10), num(x.GiveUps, 2), num(x.Duplicates, 2), share,
+			strconv.FormatInt(x.PeakArrivalsMax, 10), num(x.PeakRetries, 1), num(x.GiveUps, 2), num(x.Duplicates, 2), share,
 		})
 	}
 	return t
 }
 
-// writeSeries writes, per strategy and client count, the first run's attempts per bin.
+// writeSeries writes, per strategy and client count, the first run's attempts and
+// retries per bin.
 func writeSeries(w io.Writer, bin time.Duration, results []backoff.Result) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write([]string{"strategy", "clients", "t_ms", "arrivals"}); err != nil {
+	if err := cw.Write([]string{"strategy", "clients", "t_ms", "arrivals", "retries"}); err != nil {
 		return err
 	}
 	binMS := float64(bin) / float64(time.Millisecond)
 	for _, r := range results {
 		for i, v := range r.Series {
+			var retries int64
+			if i < len(r.RetrySeries) {
+				retries = r.RetrySeries[i]
+			}
 			if err := cw.Write([]string{r.Strategy, strconv.Itoa(r.Clients),
-				strconv.FormatFloat(float64(i)*binMS, 'g', -1, 64), strconv.FormatInt(v, 10)}); err != nil {
+				strconv.FormatFloat(float64(i)*binMS, 'g', -1, 64), strconv.FormatInt(v, 10), strconv.FormatInt(retries, 10)}); err != nil {
 				return err
 			}
 		}

@@ -70,7 +70,7 @@ func TestBackoffTableAndSeries(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if lines[0] != "strategy,clients,t_ms,arrivals" || len(lines) < 3 || !strings.HasPrefix(lines[1], "none,20,0,") {
+	if lines[0] != "strategy,clients,t_ms,arrivals,retries" || len(lines) < 3 || !strings.HasPrefix(lines[1], "none,20,0,") {
 		t.Fatalf("series file:\n%s", data)
 	}
 }
@@ -95,6 +95,28 @@ func TestBackoffBadFlags(t *testing.T) {
 		out, errOut, code := rlsim(t, append([]string{"backoff"}, tt.args...)...)
 		if code != 2 || out != "" || !strings.Contains(errOut, tt.want) || strings.Count(errOut, "\n") != 1 {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", tt.args, code, out, errOut)
+		}
+	}
+}
+
+func TestBackoffRateLimitedWavesAndDuplicates(t *testing.T) {
+	r := backoffRun(t, "--model", "rate-limited", "--runs", "2", "--strategies", "exponential,full-jitter")
+	if r.Model != "rate-limited" || len(r.Results) != 2 || r.Results[0].Clients != 1000 {
+		t.Fatalf("%+v", r)
+	}
+	dup := backoffRun(t, "--model", "rate-limited", "--runs", "1", "--clients", "50", "--strategies", "full-jitter",
+		"--limit", "1000", "--hiccup-kind", "slow", "--timeout", "1s", "--non-idempotent")
+	keyed := backoffRun(t, "--model", "rate-limited", "--runs", "1", "--clients", "50", "--strategies", "full-jitter",
+		"--limit", "1000", "--hiccup-kind", "slow", "--timeout", "1s", "--non-idempotent", "--idempotency-keys")
+	if dup.Results[0].Duplicates != 50 || keyed.Results[0].Duplicates != 0 {
+		t.Fatalf("duplicates %v without keys, %v with", dup.Results[0].Duplicates, keyed.Results[0].Duplicates)
+	}
+	for _, args := range [][]string{
+		{"--algorithm", "magic"}, {"--limit", "0"}, {"--key", "ip"}, {"--hiccup-kind", "flaky"}, {"--requests", "0"}, {"--timeout", "-1s"},
+	} {
+		_, errOut, code := rlsim(t, append([]string{"backoff", "--model", "rate-limited"}, args...)...)
+		if code != 2 || !strings.Contains(errOut, args[0]) {
+			t.Errorf("%v: exit %d, %q", args, code, errOut)
 		}
 	}
 }

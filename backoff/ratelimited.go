@@ -1,0 +1,217 @@
+package backoff
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/response"
+	"github.com/rlsim/rlsim/sim"
+	"github.com/rlsim/rlsim/traffic"
+)
+
+// Hiccup is a window in which the API's capacity wobbles: from Start for Duration every
+// request that passes the limit fails with 503 (Kind "503"), or is carried out but
+// answered SlowBy late (Kind "slow"), which makes clients with a timeout retry work that
+// was done.
+type Hiccup struct {
+	Start, Duration time.Duration
+	Kind            string
+	SlowBy          time.Duration
+	// RetryAfter is the Retry-After the 503s carry (0: none, the usual case when a
+	// server does not know how long it will be down).
+	RetryAfter time.Duration
+}
+
+// HiccupKinds lists the kinds of Hiccup.
+var HiccupKinds = []string{"503", "slow"}
+
+// in reports whether t falls in the hiccup.
+func (h Hiccup) in(t time.Duration) bool {
+	return h.Duration > 0 && t >= h.Start && t < h.Start+h.Duration
+}
+
+// RateLimited is the model of clients against an API guarded by one of rlsim's limiters.
+// Every client has one job; all start at Start (spread evenly over Spread). A 503 Hiccup
+// is an outage in front of the API (the balancer answers while the service is down), so
+// the limiter does not see those requests. Otherwise the limit is checked first, before
+// any other work, as a server should: a refusal is the 429 of the response package, with
+// a Retry-After the client may honour. Admitted requests succeed, late during a slow
+// Hiccup. Every hop takes |Normal(HopMean, HopStdDev)|.
+//
+// The server carries out each request it accepts outside a 503 hiccup. A request carried
+// out again for the same job and request is a duplicate, unless the client sent an
+// idempotency key, in which case the server answers the repeat from its record without
+// running it.
+type RateLimited struct {
+	Algorithm string
+	Policy    algorithms.Policy
+	// PerClient gives each client its own key (a per-user limit); otherwise all share one
+	// (the API's capacity).
+	PerClient bool
+	// Requests is each client's job size; NonIdempotent marks its requests.
+	Requests      int
+	NonIdempotent bool
+	Start, Spread time.Duration
+	Hiccup        Hiccup
+	Retry         traffic.Retry // Backoff is set per run
+	// RetryAfterDate sends Retry-After as an HTTP-date instead of seconds.
+	RetryAfterDate     bool
+	HopMean, HopStdDev time.Duration
+	// Epoch is the wall-clock time of t=0 (fixed windows align to it, HTTP-dates use it).
+	Epoch time.Time
+	Bin   time.Duration
+}
+
+// DefaultRateLimited is the retry storm of the design notes: 1000 clients (set by the
+// experiment) all refused at once by a half-second hiccup of 503s at t=0, in front of a
+// token bucket of 100 per second shared by all.
+var DefaultRateLimited = RateLimited{
+	Algorithm: "token-bucket",
+	Policy:    algorithms.Policy{Limit: 100, Window: time.Second},
+	Requests:  1,
+	Hiccup:    Hiccup{Duration: 500 * time.Millisecond, Kind: "503"},
+	HopMean:   10 * time.Millisecond, HopStdDev: 2 * time.Millisecond,
+	Epoch: time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC),
+	Bin:   10 * time.Millisecond,
+}
+
+var _ Model = RateLimited{}
+
+// Name returns "rate-limited".
+func (RateLimited) Name() string { return "rate-limited" }
+
+// String describes the setup.
+func (m RateLimited) String() string {
+	key := "one shared key"
+	if m.PerClient {
+		key = "a key per client"
+	}
+	s := fmt.Sprintf("%s %d per %s (burst %d), %s, %d request(s) per client", m.Algorithm, m.Policy.Limit, m.Policy.Window, m.Policy.EffectiveBurst(), key, max(m.Requests, 1))
+	if m.NonIdempotent {
+		s += " (non-idempotent"
+		if m.Retry.IdempotencyKeys {
+			s += ", with idempotency keys"
+		}
+		s += ")"
+	}
+	if m.Hiccup.Duration > 0 {
+		if m.Hiccup.Kind == "slow" {
+			s += fmt.Sprintf(", replies %s slower from %s for %s", m.Hiccup.SlowBy, m.Hiccup.Start, m.Hiccup.Duration)
+		} else {
+			s += fmt.Sprintf(", 503s from %s for %s", m.Hiccup.Start, m.Hiccup.Duration)
+		}
+	}
+	if m.Retry.Timeout > 0 {
+		s += fmt.Sprintf(", client timeout %s", m.Retry.Timeout)
+	}
+	if m.Retry.MaxAttempts > 0 {
+		s += fmt.Sprintf(", at most %d attempts", m.Retry.MaxAttempts)
+	}
+	if m.Retry.Deadline > 0 {
+		s += fmt.Sprintf(", deadline %s", m.Retry.Deadline)
+	}
+	return s
+}
+
+// Validate reports a setup that cannot run.
+func (m RateLimited) Validate() error {
+	if _, err := algorithms.New(m.Algorithm, m.Policy); err != nil {
+		return err
+	}
+	if m.Hiccup.Duration < 0 || m.Hiccup.Start < 0 || m.Hiccup.SlowBy < 0 || m.Hiccup.RetryAfter < 0 {
+		return fmt.Errorf("hiccup times must not be negative")
+	}
+	if m.Hiccup.Kind != "503" && m.Hiccup.Kind != "slow" {
+		return fmt.Errorf("unknown hiccup kind %q (want 503 or slow)", m.Hiccup.Kind)
+	}
+	if m.Start < 0 || m.Spread < 0 {
+		return fmt.Errorf("start and spread must not be negative")
+	}
+	return nil
+}
+
+// Run implements Model.
+func (m RateLimited) Run(strategy traffic.Backoff, clients int, seed uint64) RunStats {
+	lim, err := algorithms.New(m.Algorithm, m.Policy)
+	if err != nil {
+		// Validate rejects what New rejects; a model that was not validated fails loudly.
+		panic(err)
+	}
+	rng := rand.New(rand.NewPCG(seed, seed^0x2545f4914f6cdd1d))
+	api := &api{m: m, lim: lim, rng: rng, done: map[uint64]bool{}, ran: map[[2]int]int{}}
+	retry := m.Retry
+	retry.Backoff = strategy
+	pop := &traffic.Clients{Server: api, Retry: retry, Epoch: m.Epoch, Bin: m.Bin, RNG: rng}
+	var loop sim.Loop
+	for i := range clients {
+		start := m.Start
+		if clients > 1 && m.Spread > 0 {
+			start += time.Duration(float64(m.Spread) * float64(i) / float64(clients-1))
+		}
+		pop.Add(&loop, traffic.Job{Start: start, Requests: m.Requests, NonIdempotent: m.NonIdempotent})
+	}
+	loop.Run(math.MaxInt64)
+	s := pop.Stats
+	return RunStats{
+		Calls: s.Calls, Completion: s.Completion, Arrivals: s.Arrivals, Retries: s.Retries, GiveUps: s.GiveUps,
+		Duplicates: api.duplicates, HonouredRetries: s.HonouredRetries, HonouredRefused: s.HonouredRefused,
+	}
+}
+
+// api is the server side of a RateLimited run.
+type api struct {
+	m          RateLimited
+	lim        algorithms.Limiter
+	rng        *rand.Rand
+	done       map[uint64]bool // idempotency keys of requests carried out
+	ran        map[[2]int]int  // times each (client, request) was carried out
+	duplicates int64
+}
+
+func (a *api) hop() time.Duration {
+	return time.Duration(math.Abs(float64(a.m.HopMean) + a.rng.NormFloat64()*float64(a.m.HopStdDev)))
+}
+
+// Serve implements traffic.Server.
+func (a *api) Serve(now time.Duration, at *traffic.Attempt) traffic.Reply {
+	there := a.hop()
+	arrive := now + there
+	key := uint32(0)
+	if a.m.PerClient {
+		key = uint32(at.Client)
+	}
+	back := a.hop()
+	h := a.m.Hiccup
+	if h.in(arrive) && h.Kind == "503" {
+		return traffic.Reply{Response: response.Overloaded(h.RetryAfter), Latency: there + back}
+	}
+	policy := response.Policy{Name: "api", Policy: a.m.Policy}
+	d := a.lim.Allow(key, a.m.Epoch.UnixNano()+int64(arrive), 1)
+	if !d.Allowed {
+		r := response.For(d, policy, response.Headers{})
+		if a.m.RetryAfterDate {
+			r.RetryAfterDate(a.m.Epoch.Add(arrive))
+		}
+		return traffic.Reply{Response: r, Latency: there + back}
+	}
+	if at.IdempotencyKey != 0 && a.done[at.IdempotencyKey] {
+		// A repeat of work already done: answer from the record.
+	} else {
+		if at.IdempotencyKey != 0 {
+			a.done[at.IdempotencyKey] = true
+		}
+		job := [2]int{at.Client, at.Request}
+		a.ran[job]++
+		if at.NonIdempotent && a.ran[job] > 1 {
+			a.duplicates++
+		}
+	}
+	latency := there + back + d.Delay
+	if h.in(arrive) && h.Kind == "slow" {
+		latency += h.SlowBy
+	}
+	return traffic.Reply{Response: response.For(d, policy, response.Headers{}), Latency: latency}
+}
