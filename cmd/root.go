@@ -92,6 +92,6 @@ choice costs.`,
 	pf.StringVar(&g.decisions, "decisions", "", "write one CSV row per request and algorithm to this file")
 
 	root.AddCommand(newCompareCmd(g, streams), newRunCmd(g, streams), newScenariosCmd(g, streams))
-	root.AddCommand(newBackoffCmd(g, streams), newHeadersCmd(g, streams))
+	root.AddCommand(newBackoffCmd(g, streams), newHeadersCmd(g, streams), newServeCmd(g, streams))
 	return root
 }

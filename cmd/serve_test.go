@@ -1,0 +1,139 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rlsim/rlsim/response"
+)
+
+// syncBuffer is a bytes.Buffer safe to read while the server writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuffer) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// startServe runs `rlsim serve` on a loopback port the OS picks, with the options the
+// command line would set, and returns its base URL and a channel with runServe's result.
+func startServe(t *testing.T, ctx context.Context, clock func() time.Time, args ...string) (string, <-chan error, *syncBuffer) {
+	t.Helper()
+	o := &serveOptions{globalOptions: &globalOptions{format: "table"}}
+	c := newServeCmdFor(o, IO{})
+	if err := c.ParseFlags(append([]string{"--addr", "127.0.0.1:0"}, args...)); err != nil {
+		t.Fatal(err)
+	}
+	o.now = clock
+	addr := make(chan string, 1)
+	o.ready = func(a string) { addr <- a }
+	errOut := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- runServe(ctx, o, IO{Out: io.Discard, Err: errOut}) }()
+	select {
+	case a := <-addr:
+		return "http://" + a, done, errOut
+	case err := <-done:
+		t.Fatalf("serve ended before listening: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not start")
+	}
+	return "", nil, nil
+}
+
+func TestServeEndToEnd(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	ctx, cancel := context.WithCancel(context.Background())
+	url, done, errOut := startServe(t, ctx, clock, "--limit", "3", "--window", "1m", "--algorithm", "fixed-window", "--name", "e2e")
+	client := &http.Client{Timeout: 5 * time.Second}
+	do := func() *http.Response {
+		resp, err := client.Get(url + "/anything")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	for i := range 3 {
+		resp := do()
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("request %d: %d", i+1, resp.StatusCode)
+		}
+	}
+	resp := do()
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "60" ||
+		resp.Header.Get("RateLimit") != `"e2e";r=0;t=60` || !strings.Contains(string(body), `"policy":"e2e"`) {
+		t.Fatalf("4th request: %d %v %s", resp.StatusCode, resp.Header, body)
+	}
+	wait, _ := response.ParseRetryAfter(resp.Header.Get("Retry-After"), clock())
+	mu.Lock()
+	now = now.Add(wait)
+	mu.Unlock()
+	if resp := do(); resp.StatusCode != 200 {
+		t.Fatalf("after Retry-After: %d", resp.StatusCode)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+	if !strings.Contains(errOut.String(), "stopped") {
+		t.Fatalf("stderr: %s", errOut)
+	}
+}
+
+func TestServeStopsCleanlyOnSIGINT(t *testing.T) {
+	url, done, errOut := startServe(t, context.Background(), nil, "--limit", "10", "--window", "1s")
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	// runServe has registered for SIGINT before it reported ready, so the signal goes
+	// to it and not to the test binary's default handler.
+	if err := syscall.Kill(syscall.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop on SIGINT")
+	}
+	if !strings.Contains(errOut.String(), "stopped after 1 key(s)") {
+		t.Fatalf("stderr: %s", errOut)
+	}
+	if _, err := http.Get(url); err == nil {
+		t.Fatal("still serving after SIGINT")
+	}
+}
+
+func TestServeBadFlags(t *testing.T) {
+	for _, args := range [][]string{{"--key", "cookie"}, {"--addr", "nowhere"}, {"--limit", "0"}, {"--algorithm", "x"}} {
+		_, errOut, code := rlsim(t, append([]string{"serve"}, args...)...)
+		if code != 2 || !strings.Contains(errOut, args[0]) {
+			t.Errorf("%v: exit %d, %q", args, code, errOut)
+		}
+	}
+	// A port already taken is a run error, not a usage error.
+	url, done, _ := startServe(t, context.Background(), nil)
+	_, errOut, code := rlsim(t, "serve", "--addr", strings.TrimPrefix(url, "http://"))
+	if code != 1 || !strings.Contains(errOut, "--addr") {
+		t.Errorf("busy port: exit %d, %q", code, errOut)
+	}
+	syscall.Kill(syscall.Getpid(), syscall.SIGINT)
+	<-done
+}
