@@ -159,15 +159,26 @@ func renderReports(w io.Writer, format string, reports []*report.Report) error {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		t := report.ResultsTable(r)
-		var err error
-		if format == "markdown" {
-			err = report.WriteMarkdown(w, t)
-		} else {
-			err = report.WriteText(w, t)
+		var tables []report.Table
+		if len(r.Results) > 0 || len(r.Retries) == 0 {
+			tables = append(tables, report.ResultsTable(r))
 		}
-		if err != nil {
-			return err
+		if len(r.Retries) > 0 {
+			tables = append(tables, report.RetriesTable(r))
+		}
+		for j, t := range tables {
+			if j > 0 {
+				fmt.Fprintln(w)
+			}
+			var err error
+			if format == "markdown" {
+				err = report.WriteMarkdown(w, t)
+			} else {
+				err = report.WriteText(w, t)
+			}
+			if err != nil {
+				return err
+			}
 		}
 	}
 	return nil

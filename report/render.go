@@ -45,6 +45,8 @@ type Report struct {
 	Policy      Policy   `json:"policy"`
 	Key         string   `json:"key"`
 	Results     []Result `json:"results"`
+	// Retries holds the closed-loop clients' results of a scenario with a clients section.
+	Retries []RetryResult `json:"retries,omitempty"`
 }
 
 // Table is a rendered-agnostic table: a title, a header and rows of cells. One model

@@ -73,6 +73,9 @@ func Run(sc *Scenario, o Options) (*report.Report, error) {
 		Key:         sc.Key,
 	}
 	for _, name := range algs {
+		if len(sc.Traffic) == 0 {
+			break // a clients-only scenario: no open-loop traffic to measure
+		}
 		lim, err := algorithms.New(name, pol)
 		if err != nil {
 			return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
@@ -82,6 +85,13 @@ func Run(sc *Scenario, o Options) (*report.Report, error) {
 			return nil, err
 		}
 		rep.Results = append(rep.Results, res)
+	}
+	if sc.Clients != nil {
+		retries, err := runClients(sc, pol, algs, seed)
+		if err != nil {
+			return nil, err
+		}
+		rep.Retries = retries
 	}
 	return rep, nil
 }

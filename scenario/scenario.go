@@ -40,6 +40,8 @@ type Scenario struct {
 	// BackendWindow is the bin of backend_peak (default 1s).
 	BackendWindow Duration      `yaml:"backend_window"`
 	Traffic       []TrafficSpec `yaml:"traffic"`
+	// Clients, when set, adds closed-loop clients that retry (see ClientsSpec).
+	Clients *ClientsSpec `yaml:"clients"`
 
 	// Source is where the scenario came from: a file path, or "builtin:NAME".
 	Source string `yaml:"-"`
@@ -288,10 +290,15 @@ func (s *Scenario) validate(file string) error {
 	if s.BackendWindow == 0 {
 		s.BackendWindow = Duration(time.Second)
 	}
-	if len(s.Traffic) == 0 {
-		return s.fail(file, "traffic", "a scenario needs at least one traffic source")
+	if len(s.Traffic) == 0 && s.Clients == nil {
+		return s.fail(file, "traffic", "a scenario needs at least one traffic source or a clients section")
 	}
 	epoch := s.EpochTime()
+	if s.Clients != nil {
+		if err := s.validateClients(file, epoch); err != nil {
+			return err
+		}
+	}
 	for i, t := range s.Traffic {
 		field := fmt.Sprintf("traffic[%d]", i)
 		n := 0

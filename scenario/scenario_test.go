@@ -123,7 +123,7 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		if sc.Policy.Limit <= 0 || sc.Policy.Window <= 0 || len(sc.Traffic) == 0 {
+		if sc.Policy.Limit <= 0 || sc.Policy.Window <= 0 || (len(sc.Traffic) == 0 && sc.Clients == nil) {
 			t.Fatalf("accepted an invalid scenario: %+v", sc)
 		}
 	})
