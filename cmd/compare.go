@@ -153,6 +153,9 @@ func renderReports(w io.Writer, format string, reports []*report.Report) error {
 		}
 		return report.WriteJSON(w, reports)
 	case "csv":
+		if onlyRetries(reports) {
+			return report.WriteRetriesCSV(w, reports)
+		}
 		return report.WriteCSV(w, reports)
 	}
 	for i, r := range reports {
@@ -182,4 +185,15 @@ func renderReports(w io.Writer, format string, reports []*report.Report) error {
 		}
 	}
 	return nil
+}
+
+// onlyRetries reports whether the reports hold retry results and no open-loop results (a
+// clients-only scenario such as retry-storm), whose CSV is the retries table.
+func onlyRetries(reports []*report.Report) bool {
+	for _, r := range reports {
+		if len(r.Results) > 0 || len(r.Retries) == 0 {
+			return false
+		}
+	}
+	return len(reports) > 0
 }

@@ -1,7 +1,9 @@
 package report
 
 import (
+	"encoding/csv"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -69,4 +71,43 @@ func RetriesTable(r *Report) Table {
 			time.Duration(x.Bin), x.WaveThreshold))
 	}
 	return t
+}
+
+// retryCSVColumns are the machine columns of the retries CSV.
+var retryCSVColumns = []string{
+	"scenario", "seed", "algorithm", "strategy", "clients", "runs", "calls_mean", "completion_ms_mean",
+	"peak_arrivals", "peak_retries", "waves", "wave_heights", "wave_threshold", "bin", "give_ups", "duplicates",
+	"retry_after_refused_share",
+}
+
+// WriteRetriesCSV writes the retry results of every report as one CSV with a header row;
+// wave_heights is a space-separated list.
+func WriteRetriesCSV(w io.Writer, reports []*Report) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(retryCSVColumns); err != nil {
+		return err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	for _, r := range reports {
+		for _, x := range r.Retries {
+			heights := make([]string, len(x.WaveHeights))
+			for i, h := range x.WaveHeights {
+				heights[i] = strconv.FormatInt(h, 10)
+			}
+			share := ""
+			if x.RetryAfterRefusedShare != nil {
+				share = f(*x.RetryAfterRefusedShare)
+			}
+			if err := cw.Write([]string{
+				r.Scenario, strconv.FormatUint(r.Seed, 10), x.Algorithm, x.Strategy, strconv.Itoa(x.Clients), strconv.Itoa(x.Runs),
+				f(x.CallsMean), f(x.CompletionMSMean), f(x.PeakArrivals), f(x.PeakRetries), strconv.Itoa(len(x.WaveHeights)),
+				strings.Join(heights, " "), strconv.FormatInt(x.WaveThreshold, 10), time.Duration(x.Bin).String(),
+				f(x.GiveUps), f(x.Duplicates), share,
+			}); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
 }

@@ -92,6 +92,9 @@ func Run(sc *Scenario, o Options) (*report.Report, error) {
 			return nil, err
 		}
 		rep.Retries = retries
+		if rep.Results == nil {
+			rep.Results = []report.Result{} // "results": [] rather than null in JSON
+		}
 	}
 	return rep, nil
 }
