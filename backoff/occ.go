@@ -80,7 +80,9 @@ type occWorld struct {
 }
 
 func (w *occWorld) hop() time.Duration {
-	return time.Duration(math.Abs(float64(w.model.HopMean) + w.rng.NormFloat64()*float64(w.model.HopStdDev)))
+	// The explicit float64 conversion rounds the product, so no platform fuses it into
+	// an FMA and the same seed gives the same delays everywhere.
+	return time.Duration(math.Abs(float64(w.model.HopMean) + float64(w.rng.NormFloat64()*float64(w.model.HopStdDev))))
 }
 
 // finish records a client leaving at now.

@@ -172,7 +172,8 @@ type api struct {
 }
 
 func (a *api) hop() time.Duration {
-	return time.Duration(math.Abs(float64(a.m.HopMean) + a.rng.NormFloat64()*float64(a.m.HopStdDev)))
+	// Rounded product: no FMA, the same delays on every platform (see occWorld.hop).
+	return time.Duration(math.Abs(float64(a.m.HopMean) + float64(a.rng.NormFloat64()*float64(a.m.HopStdDev))))
 }
 
 // Serve implements traffic.Server.

@@ -120,3 +120,35 @@ func TestBackoffRateLimitedWavesAndDuplicates(t *testing.T) {
 		}
 	}
 }
+
+func TestBackoffGolden(t *testing.T) {
+	for _, format := range []string{"table", "json", "csv", "markdown"} {
+		t.Run(format, func(t *testing.T) {
+			out, errOut, code := rlsim(t, "backoff", "--clients", "10,30", "--runs", "5", "--format", format)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			golden(t, "backoff-occ."+format, out)
+		})
+	}
+}
+
+func FuzzParseClients(f *testing.F) {
+	for _, s := range []string{"100", "10..190/10", "1,2,3", "5..5", "0", "-1..3/1", "1..9999999/1", "a,b", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		counts, err := parseClients(s)
+		if err != nil {
+			return
+		}
+		if len(counts) == 0 || len(counts) > 10000 {
+			t.Fatalf("%q: %d counts", s, len(counts))
+		}
+		for _, n := range counts {
+			if n < 1 {
+				t.Fatalf("%q: count %d", s, n)
+			}
+		}
+	})
+}
