@@ -107,7 +107,8 @@ type Experiment struct {
 	Clients    []int
 	Runs       int
 	Seed       uint64
-	// KeepSeries keeps the arrivals per bin of each point's first run in Result.Series.
+	// KeepSeries keeps the arrivals and retries per bin of each point's first run in
+	// Result.Series and Result.RetrySeries.
 	KeepSeries bool
 	// Workers bounds the runs simulated at once; 0 means one per CPU. The result does
 	// not depend on it.

@@ -153,6 +153,8 @@ type client struct {
 	honoured bool
 }
 
+// Fire implements sim.Handler: a send when nothing is pending, else the reply (or the
+// timeout) arriving.
 func (c *client) Fire(l *sim.Loop) {
 	if !c.awaiting {
 		c.send(l)
@@ -170,7 +172,7 @@ func (c *client) send(l *sim.Loop) {
 	a := Attempt{Client: c.id, Request: c.request, Number: c.attempt, NonIdempotent: c.job.NonIdempotent}
 	if p.Retry.IdempotencyKeys {
 		// Unique per (client, request); +1 keeps 0 meaning "no key".
-		a.IdempotencyKey = uint64(c.id)<<24 | uint64(c.request) + 1
+		a.IdempotencyKey = (uint64(c.id)<<32 | uint64(c.request)) + 1
 	}
 	c.reply = p.Server.Serve(l.Now(), &a)
 	c.awaiting = true
