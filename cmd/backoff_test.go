@@ -19,6 +19,7 @@ type backoffJSON struct {
 		CallsMean        float64 `json:"calls_mean"`
 		CompletionMSMean float64 `json:"completion_ms_mean"`
 		PeakArrivals     float64 `json:"peak_arrivals"`
+		PeakRetries      float64 `json:"peak_retries"`
 		GiveUps          float64 `json:"give_ups"`
 		Duplicates       float64 `json:"duplicates"`
 	} `json:"results"`
@@ -103,6 +104,9 @@ func TestBackoffRateLimitedWavesAndDuplicates(t *testing.T) {
 	r := backoffRun(t, "--model", "rate-limited", "--runs", "2", "--strategies", "exponential,full-jitter")
 	if r.Model != "rate-limited" || len(r.Results) != 2 || r.Results[0].Clients != 1000 {
 		t.Fatalf("%+v", r)
+	}
+	if expo, full := r.Results[0], r.Results[1]; expo.PeakRetries < 400 || full.PeakRetries*10 > expo.PeakRetries {
+		t.Errorf("retry waves: exponential %.1f, full-jitter %.1f; want a wave only without jitter", expo.PeakRetries, full.PeakRetries)
 	}
 	dup := backoffRun(t, "--model", "rate-limited", "--runs", "1", "--clients", "50", "--strategies", "full-jitter",
 		"--limit", "1000", "--hiccup-kind", "slow", "--timeout", "1s", "--non-idempotent")
