@@ -24,6 +24,15 @@ type PositionError struct {
 }
 
 func (e *PositionError) Error() string {
+	return oneLine(e.error())
+}
+
+// oneLine keeps an error to one line whatever text a file put into it.
+func oneLine(s string) string {
+	return strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(s)
+}
+
+func (e *PositionError) error() string {
 	where := e.File
 	if e.Line > 0 {
 		where = fmt.Sprintf("%s:%d:%d", e.File, e.Line, e.Column)
