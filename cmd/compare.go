@@ -173,15 +173,23 @@ func renderReports(w io.Writer, format string, reports []*report.Report) error {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		t := report.ResultsTable(r)
-		var err error
-		if format == "markdown" {
-			err = report.WriteMarkdown(w, t)
-		} else {
-			err = report.WriteText(w, t)
+		tables := []report.Table{report.ResultsTable(r)}
+		if who, ok := report.WhoTable(r); ok {
+			tables = append(tables, who)
 		}
-		if err != nil {
-			return err
+		for j, t := range tables {
+			if j > 0 {
+				fmt.Fprintln(w)
+			}
+			var err error
+			if format == "markdown" {
+				err = report.WriteMarkdown(w, t)
+			} else {
+				err = report.WriteText(w, t)
+			}
+			if err != nil {
+				return err
+			}
 		}
 	}
 	return nil

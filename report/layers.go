@@ -77,6 +77,7 @@ func (l *Layered) Result(algorithm string) Result {
 	}
 	r := l.Outcome.Result(sum)
 	r.PeakWindowAdmitted, r.OverAdmission = 0, 0
+	r.FalseAllow, r.FalseReject = 0, 0
 	for _, cells := range l.Cells {
 		for _, c := range cells {
 			cr := c.Collector.Result(c.Limiter)

@@ -62,6 +62,8 @@ var resultColumns = []string{
 	"algorithm", "requests", "admitted", "rejected", "peak_window_admitted", "over_admission",
 	"false_allow_rate", "false_reject_rate", "legit_reject_rate", "attacker_admit_rate",
 	"backend_peak", "state_bytes_per_key", "delay_ms_mean",
+	// Identity-aware runs only; "-" elsewhere, and all-"-" columns are dropped.
+	"broken_page_loads", "legit_users_blocked", "long_run_peak", "unkeyed",
 }
 
 // ResultsTable is the human table of one report.
@@ -86,6 +88,10 @@ func ResultsTable(r *Report) Table {
 			strconv.FormatInt(x.BackendPeak, 10),
 			strconv.FormatFloat(x.StateBytesPerKey, 'f', 0, 64),
 			strconv.FormatFloat(x.DelayMeanMS, 'f', 1, 64),
+			optionalPercent(x.BrokenPageLoads),
+			usersBlocked(x),
+			optionalFloat(x.LongRunPeak),
+			optionalCount(x.Unkeyed),
 		})
 	}
 	return t

@@ -587,10 +587,16 @@ func (s *Scenario) generatorSources(t *TrafficSpec, index int, rng *rand.Rand) [
 	for i, tn := range t.Tenants {
 		start, end := span(tn.Start, tn.End)
 		base := netip.AddrFrom4([4]byte{172, 16 + byte(i%16), 0, 1}).String()
+		class := classOf(tn.Label, traffic.Legit)
+		actor := ""
+		if class == traffic.Attacker {
+			actor = tn.Name // a misbehaving tenant is one campaign, not many users
+		}
 		out = append(out, traffic.NewCrowd(traffic.Crowd{
+			Actor: actor,
 			Users: tn.Users, RatePerUser: tn.RatePerUser, Addrs: tn.addrs(tn.Users, base),
 			UserPrefix: tn.Name + "/user-", Tenant: tn.Name, Plan: orDefault(tn.Plan, "default"),
-			Start: start, End: end, Class: classOf(tn.Label, traffic.Legit),
+			Start: start, End: end, Class: class,
 			Label: fmt.Sprintf("tenant %s (%s): %d users at %g/s", tn.Name, orDefault(tn.Plan, "default"), tn.Users, tn.RatePerUser),
 		}, rng))
 	}

@@ -18,6 +18,9 @@ type Crowd struct {
 	UserPrefix  string
 	// Tenant and Plan, when set, are carried by every request (the tenants generator).
 	Tenant, Plan string
+	// Actor, when set, names every request's actor (one campaign); otherwise each user
+	// is its own actor.
+	Actor string
 	// Routes picks each request's route and cost; empty means one route "GET /api" at cost 1.
 	Routes     []Route
 	Start, End time.Duration
@@ -56,8 +59,12 @@ func NewCrowd(c Crowd, rng *rand.Rand) Source {
 				x -= r.Share
 			}
 		}
+		actor := c.Actor
+		if actor == "" {
+			actor = users[i]
+		}
 		q.push(Request{
-			At: t, Cost: route.Cost, Class: c.Class, Actor: users[i], User: users[i], Account: users[i],
+			At: t, Cost: route.Cost, Class: c.Class, Actor: actor, User: users[i], Account: users[i],
 			APIKey: keys[i], Tenant: c.Tenant, Plan: c.Plan, Route: route.Name, ClientIP: c.Addrs[i%len(c.Addrs)],
 		})
 	}

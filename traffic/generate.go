@@ -22,64 +22,117 @@ type spawner interface {
 // multiSource merges spawners into one Source in time order. A spawn may emit requests
 // in its future (a page load's fan-out, a mistyped login's retry); they wait in a queue,
 // and a queued request is released only once no spawner could still emit an earlier one.
+// Spawners sit in a heap by their next time, so a generator of many actors costs
+// O(log actors) per request.
 type multiSource struct {
 	spawners []spawner
 	queue    requestQueue
 	label    string
+
+	order   spawnerHeap
+	started bool
 }
 
 func (m *multiSource) Next(r *Request) bool {
-	for {
-		best, bestAt := -1, never
-		for i, s := range m.spawners {
-			if at := s.next(); at < bestAt {
-				best, bestAt = i, at
-			}
+	if !m.started {
+		m.started = true
+		for _, s := range m.spawners {
+			m.order.items = append(m.order.items, spawnerAt{s: s, at: s.next()})
 		}
-		if m.queue.Len() > 0 && (best < 0 || m.queue.items[0].req.At <= bestAt) {
-			*r = heap.Pop(&m.queue).(queued).req
+		heap.Init(&m.order)
+	}
+	for {
+		bestAt := never
+		if len(m.order.items) > 0 {
+			bestAt = m.order.items[0].at
+		}
+		if m.queue.Len() > 0 && m.queue.minAt() <= bestAt {
+			m.queue.pop(r)
 			return true
 		}
-		if best < 0 {
+		if bestAt == never {
 			return false
 		}
-		m.spawners[best].spawn(&m.queue)
+		top := &m.order.items[0]
+		top.s.spawn(&m.queue)
+		top.at = top.s.next()
+		heap.Fix(&m.order, 0)
 	}
 }
 
 func (m *multiSource) String() string { return m.label }
 
-// queued is a request waiting for its time; seq keeps same-instant requests in emission
-// order so runs are deterministic.
-type queued struct {
-	req Request
-	seq uint64
+type spawnerAt struct {
+	s  spawner
+	at time.Duration
 }
 
+type spawnerHeap struct{ items []spawnerAt }
+
+func (h spawnerHeap) Len() int           { return len(h.items) }
+func (h spawnerHeap) Less(i, j int) bool { return h.items[i].at < h.items[j].at }
+func (h spawnerHeap) Swap(i, j int)      { h.items[i], h.items[j] = h.items[j], h.items[i] }
+func (h *spawnerHeap) Push(x any)        { h.items = append(h.items, x.(spawnerAt)) }
+func (h *spawnerHeap) Pop() any {
+	old := h.items
+	x := old[len(old)-1]
+	h.items = old[:len(old)-1]
+	return x
+}
+
+// requestQueue holds requests waiting for their time. The heap orders small slot
+// references (time, seq, slot) rather than whole requests, so sifting moves no pointers;
+// seq keeps same-instant requests in emission order so runs are deterministic.
 type requestQueue struct {
-	items []queued
+	slots []Request
+	free  []int32
+	refs  []slotRef
 	seq   uint64
 }
 
-func (q *requestQueue) push(r Request) {
-	q.seq++
-	heap.Push(q, queued{req: r, seq: q.seq})
+type slotRef struct {
+	at   time.Duration
+	seq  uint64
+	slot int32
 }
 
-func (q requestQueue) Len() int { return len(q.items) }
+func (q *requestQueue) push(r Request) {
+	var slot int32
+	if n := len(q.free); n > 0 {
+		slot = q.free[n-1]
+		q.free = q.free[:n-1]
+		q.slots[slot] = r
+	} else {
+		slot = int32(len(q.slots))
+		q.slots = append(q.slots, r)
+	}
+	q.seq++
+	heap.Push(q, slotRef{at: r.At, seq: q.seq, slot: slot})
+}
+
+func (q *requestQueue) minAt() time.Duration { return q.refs[0].at }
+
+func (q *requestQueue) pop(r *Request) {
+	ref := heap.Pop(q).(slotRef)
+	*r = q.slots[ref.slot]
+	q.slots[ref.slot] = Request{}
+	q.free = append(q.free, ref.slot)
+}
+
+func (q requestQueue) Len() int { return len(q.refs) }
 func (q requestQueue) Less(i, j int) bool {
-	a, b := q.items[i], q.items[j]
-	if a.req.At != b.req.At {
-		return a.req.At < b.req.At
+	a, b := q.refs[i], q.refs[j]
+	if a.at != b.at {
+		return a.at < b.at
 	}
 	return a.seq < b.seq
 }
-func (q requestQueue) Swap(i, j int) { q.items[i], q.items[j] = q.items[j], q.items[i] }
-func (q *requestQueue) Push(x any)   { q.items = append(q.items, x.(queued)) }
+func (q requestQueue) Swap(i, j int) { q.refs[i], q.refs[j] = q.refs[j], q.refs[i] }
+func (q *requestQueue) Push(x any)   { q.refs = append(q.refs, x.(slotRef)) }
 func (q *requestQueue) Pop() any {
-	old := q.items
+	old := q.refs
 	x := old[len(old)-1]
-	q.items = old[:len(old)-1]
+	q.refs = old[:len(old)-1]
 	return x
 }
 
