@@ -30,7 +30,9 @@ func runBuiltin(t *testing.T, name string, algs []string, edit func(*Scenario) e
 	return out
 }
 
-func keyed(k string) func(*Scenario) error { return func(s *Scenario) error { return s.OverrideKey(k) } }
+func keyed(k string) func(*Scenario) error {
+	return func(s *Scenario) error { return s.OverrideKey(k) }
+}
 
 func layers(names ...string) func(*Scenario) error {
 	return func(s *Scenario) error { return s.KeepLayers(names) }
