@@ -45,6 +45,10 @@ type Report struct {
 	Policy      Policy   `json:"policy"`
 	Key         string   `json:"key"`
 	Results     []Result `json:"results"`
+	// UnreadLines counts the lines of a replayed log that could not be read;
+	// UnreadLineProblems names the first few ("line 7: ...").
+	UnreadLines        int      `json:"unread_lines,omitempty"`
+	UnreadLineProblems []string `json:"unread_line_problems,omitempty"`
 }
 
 // Table is a rendered-agnostic table: a title, a header and rows of cells. One model
@@ -72,6 +76,10 @@ func ResultsTable(r *Report) Table {
 		Title: fmt.Sprintf("%s — limit %d per %s, burst %d, key %s, seed %d",
 			r.Scenario, r.Policy.Limit, time.Duration(r.Policy.Window), r.Policy.Burst, r.Key, r.Seed),
 		Header: resultColumns,
+	}
+	if r.UnreadLines > 0 {
+		t.Notes = append(t.Notes, fmt.Sprintf("%d log lines could not be read and were not replayed; first: %s",
+			r.UnreadLines, strings.Join(r.UnreadLineProblems, "; ")))
 	}
 	for _, x := range r.Results {
 		t.Rows = append(t.Rows, []string{

@@ -53,6 +53,10 @@ type Scenario struct {
 	Source string `yaml:"-"`
 	// Text is the file as read.
 	Text []byte `yaml:"-"`
+	// Recorded is replayed traffic (rlsim replay), already on the run's timeline.
+	Recorded []traffic.Request `yaml:"-"`
+	// RecordedFrom labels the recorded traffic in reports.
+	RecordedFrom string `yaml:"-"`
 
 	positions map[string]*token.Position
 }
@@ -467,6 +471,9 @@ func (s *Scenario) sources(rng *rand.Rand) []traffic.Source {
 	epoch := s.EpochTime()
 	horizon := s.Horizon()
 	var out []traffic.Source
+	if len(s.Recorded) > 0 {
+		out = append(out, traffic.NewRecorded(s.RecordedFrom, s.Recorded))
+	}
 	for i, t := range s.Traffic {
 		out = append(out, s.generatorSources(&s.Traffic[i], i+1, rng)...)
 		for _, l := range t.Script {
