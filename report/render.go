@@ -77,6 +77,7 @@ func ResultsTable(r *Report) Table {
 			r.Scenario, r.Policy.Limit, time.Duration(r.Policy.Window), r.Policy.Burst, r.Key, r.Seed),
 		Header: resultColumns,
 	}
+	t.Notes = append(t.Notes, identityNotes(r)...)
 	if r.UnreadLines > 0 {
 		t.Notes = append(t.Notes, fmt.Sprintf("%d log lines could not be read and were not replayed; first: %s",
 			r.UnreadLines, strings.Join(r.UnreadLineProblems, "; ")))

@@ -60,9 +60,14 @@ func WhoTable(r *Report) (t Table, ok bool) {
 	if x := first; x.UnkeyedReason != "" {
 		t.Notes = append(t.Notes, fmt.Sprintf("unkeyed requests were refused; first reason: %s", x.UnkeyedReason))
 	}
-	if first.PageLoads > 0 {
-		t.Notes = append(t.Notes, fmt.Sprintf("long_run_peak: the most units one legit actor had admitted in any %d windows of %s, divided by %d",
-			LongRunWindows, time.Duration(r.Policy.Window), LongRunWindows))
-	}
 	return t, true
+}
+
+// identityNotes explain the identity columns of the results table when it shows them.
+func identityNotes(r *Report) []string {
+	if len(r.Results) == 0 || r.Results[0].LongRunPeak == nil {
+		return nil
+	}
+	return []string{fmt.Sprintf("long_run_peak: the most units one legit actor had admitted in any %d windows of %s, divided by %d; legit_users_blocked: legit actors refused at least once",
+		LongRunWindows, time.Duration(r.Policy.Window), LongRunWindows)}
 }
