@@ -57,17 +57,21 @@ func WhoTable(r *Report) (t Table, ok bool) {
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	if x := first; x.UnkeyedReason != "" {
-		t.Notes = append(t.Notes, fmt.Sprintf("unkeyed requests were refused; first reason: %s", x.UnkeyedReason))
-	}
 	return t, true
 }
 
 // identityNotes explain the identity columns of the results table when it shows them.
 func identityNotes(r *Report) []string {
-	if len(r.Results) == 0 || r.Results[0].LongRunPeak == nil {
-		return nil
+	var notes []string
+	for _, x := range r.Results {
+		if x.UnkeyedReason != "" {
+			notes = append(notes, fmt.Sprintf("unkeyed: requests that could not be keyed were refused; first reason: %s", x.UnkeyedReason))
+			break
+		}
 	}
-	return []string{fmt.Sprintf("long_run_peak: the most units one legit actor had admitted in any %d windows of %s, divided by %d; legit_users_blocked: legit actors refused at least once",
-		LongRunWindows, time.Duration(r.Policy.Window), LongRunWindows)}
+	if len(r.Results) == 0 || r.Results[0].LongRunPeak == nil {
+		return notes
+	}
+	return append(notes, fmt.Sprintf("long_run_peak: the most units one legit actor had admitted in any %d windows of %s, divided by %d; legit_users_blocked: legit actors refused at least once",
+		LongRunWindows, time.Duration(r.Policy.Window), LongRunWindows))
 }
