@@ -93,6 +93,9 @@ type PageLoadSpec struct {
 
 // NATCrowdSpec is the nat-crowd section: many users behind few public addresses.
 type NATCrowdSpec struct {
+	// Actor names the crowd when it is labelled attacker (one campaign, default
+	// "nat-crowd"); legit users are each their own actor.
+	Actor       string  `yaml:"actor"`
 	Users       int     `yaml:"users"`
 	RatePerUser float64 `yaml:"rate_per_user"`
 	UserPrefix  string  `yaml:"user_prefix"`
@@ -163,6 +166,8 @@ type RouteSpec struct {
 // CostWeightedSpec is the cost-weighted section: users calling endpoints of different
 // costs.
 type CostWeightedSpec struct {
+	// Actor names the users when they are labelled attacker (default "cost-weighted").
+	Actor       string      `yaml:"actor"`
 	Users       int         `yaml:"users"`
 	RatePerUser float64     `yaml:"rate_per_user"`
 	Routes      []RouteSpec `yaml:"routes"`
@@ -299,6 +304,16 @@ func (s *Scenario) validateGenerators(file, field string, t *TrafficSpec, epoch 
 		}
 		if r.name == "ipv6-rotation" && netip.Prefix(r.spec.Prefix).IsValid() && !netip.Prefix(r.spec.Prefix).Addr().Is6() {
 			return s.fail(file, f+".prefix", "must be an IPv6 prefix, got %s", netip.Prefix(r.spec.Prefix))
+		}
+		// The three sections share one type; refuse what does not apply to this one, so
+		// that a setting is never silently ignored.
+		set := func(name string) bool { _, ok := s.positions[f+"."+name]; return ok }
+		for _, name := range []string{"ips", "ip_base", "ip_spacing", "prefix", "ip"} {
+			applies := (r.name == "ip-rotation" && (name == "ips" || name == "ip_base" || name == "ip_spacing")) ||
+				(r.name == "ipv6-rotation" && name == "prefix") || (r.name == "xff-spoofing" && name == "ip")
+			if set(name) && !applies {
+				return s.fail(file, f+"."+name, "does not apply to %s", r.name)
+			}
 		}
 		if err := s.validateSpan(file, f, r.spec.Start, r.spec.End, epoch); err != nil {
 			return err
@@ -474,6 +489,15 @@ func orDefault(s, def string) string {
 	return s
 }
 
+// campaign is the actor name of a generator's users when they are attackers: attack
+// traffic is reported per campaign, not per bot.
+func campaign(label, actor, def string) string {
+	if classOf(label, traffic.Legit) != traffic.Attacker {
+		return ""
+	}
+	return orDefault(actor, def)
+}
+
 func classOf(label string, def traffic.Class) traffic.Class {
 	if label == "" {
 		return def
@@ -511,6 +535,7 @@ func (s *Scenario) generatorSources(t *TrafficSpec, index int, rng *rand.Rand) [
 	if c := t.NATCrowd; c != nil {
 		start, end := span(c.Start, c.End)
 		out = append(out, traffic.NewCrowd(traffic.Crowd{
+			Actor: campaign(c.Label, c.Actor, "nat-crowd"),
 			Users: c.Users, RatePerUser: c.RatePerUser, Addrs: c.addrs(1, "203.0.113.1"),
 			UserPrefix: orDefault(c.UserPrefix, "user-"), Start: start, End: end, Class: classOf(c.Label, traffic.Legit),
 		}, rng))
@@ -579,6 +604,7 @@ func (s *Scenario) generatorSources(t *TrafficSpec, index int, rng *rand.Rand) [
 		}
 		prefix := orDefault(c.UserPrefix, "user-")
 		out = append(out, traffic.NewCrowd(traffic.Crowd{
+			Actor: campaign(c.Label, c.Actor, "cost-weighted"),
 			Users: c.Users, RatePerUser: c.RatePerUser, Addrs: c.addrs(c.Users, "198.19.0.1"), UserPrefix: prefix,
 			Routes: routes, Start: start, End: end, Class: classOf(c.Label, traffic.Legit),
 			Label: fmt.Sprintf("cost-weighted: %d %s* users at %g/s over %d routes", c.Users, prefix, c.RatePerUser, len(routes)),

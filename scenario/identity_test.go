@@ -133,7 +133,7 @@ func TestTenantQuotasShieldTheOthersFromTheNoisyNeighbour(t *testing.T) {
 
 func TestCostWeightedHoldsTheReportHog(t *testing.T) {
 	r := runBuiltin(t, "cost-weighted", []string{"sliding-log"}, nil)["sliding-log"]
-	hog := attacker(r, "hog-0")
+	hog := attacker(r, "report-hog")
 	// 120 units/min at 20 per report: at most 6 reports a minute over 3 minutes, + 1 window.
 	if hog.Admitted > 6*4 || *r.LegitRejectRate > 0.01 {
 		t.Errorf("hog admitted %d/%d reports, legit refused %.4f", hog.Admitted, hog.Requests, *r.LegitRejectRate)
@@ -185,6 +185,20 @@ func TestGeneratorErrorsNameTheField(t *testing.T) {
 		_, err := Parse("t.yaml", []byte(body))
 		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), "t.yaml:4:") {
 			t.Errorf("%s: error %v, want t.yaml:4:…%q", tt.traffic, err, tt.want)
+		}
+	}
+}
+
+func TestSectionsRefuseSettingsThatDoNotApply(t *testing.T) {
+	tests := []struct{ body, want string }{
+		{"policy: {limit: 1, window: 1s}\ntraffic:\n  - ip-rotation: {rate: 1, prefix: \"2001:db8::/64\"}\n", "traffic[0].ip-rotation.prefix: does not apply to ip-rotation"},
+		{"policy: {limit: 1, window: 1s}\ntraffic:\n  - xff-spoofing: {rate: 1, ips: 5}\n", "traffic[0].xff-spoofing.ips: does not apply to xff-spoofing"},
+		{"key: ip\nlimits: [{key: ip, limit: 1, window: 1s}]\ntraffic:\n  - nat-crowd: {users: 1, rate_per_user: 1}\n", "t.yaml:2:6: key: is set aside by limits"},
+	}
+	for _, tt := range tests {
+		_, err := Parse("t.yaml", []byte("duration: 1m\n"+tt.body))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("error %v, want %q", err, tt.want)
 		}
 	}
 }

@@ -310,6 +310,9 @@ func (s *Scenario) validate(file string) error {
 			return s.fail(file, fmt.Sprintf("algorithms[%d]", i), "unknown algorithm %q (want one of %s)", a, strings.Join(algorithms.Names, ", "))
 		}
 	}
+	if _, keySet := s.positions["key"]; keySet && len(s.Limits) > 0 {
+		return s.fail(file, "key", "is set aside by limits; give each layer its key")
+	}
 	if s.Key == "" {
 		s.Key = "user"
 	} else if err := ValidKey(s.Key); err != nil {
