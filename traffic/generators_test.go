@@ -253,3 +253,22 @@ func TestAddrPoolSpacing(t *testing.T) {
 		t.Fatalf("one /32 apart: %v", wide)
 	}
 }
+
+func TestTenantCrowdCarriesTenantAndPlan(t *testing.T) {
+	c := Crowd{
+		Users: 20, RatePerUser: 1, Addrs: AddrPool(netip.MustParseAddr("172.16.0.1"), 20, 32), UserPrefix: "noisy/user-",
+		Tenant: "noisy", Plan: "free", Actor: "noisy", Class: Attacker, End: time.Minute,
+	}
+	reqs := drain(t, NewCrowd(c, testRNG()))
+	within(t, "requests", float64(len(reqs)), 1200, 0.06)
+	users := map[string]bool{}
+	for _, r := range reqs {
+		if r.Tenant != "noisy" || r.Plan != "free" || r.Actor != "noisy" || r.APIKey == "" || r.Route != "GET /api" {
+			t.Fatalf("request %+v", r)
+		}
+		users[r.User] = true
+	}
+	if len(users) != 20 {
+		t.Fatalf("%d users, want 20", len(users))
+	}
+}
