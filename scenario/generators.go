@@ -210,6 +210,17 @@ func (s *Scenario) positiveRate(file, field string, v float64) error {
 	return nil
 }
 
+// maxTotalRate bounds a crowd's total request rate (users × rate per user) per second, so
+// that a typo cannot ask for a run that never ends.
+const maxTotalRate = 1e6
+
+func (s *Scenario) crowdRate(file, field string, users int, perUser float64) error {
+	if total := float64(users) * perUser; total > maxTotalRate {
+		return s.fail(file, field, "users × rate_per_user is %g requests per second, more than %g", total, float64(maxTotalRate))
+	}
+	return nil
+}
+
 func (s *Scenario) validateSpan(file, field string, start, end Offset, epoch time.Time) error {
 	st := start.resolve(epoch)
 	if st < 0 {
@@ -278,6 +289,9 @@ func (s *Scenario) validateGenerators(file, field string, t *TrafficSpec, epoch 
 		if err := s.positiveRate(file, f+".rate_per_user", c.RatePerUser); err != nil {
 			return err
 		}
+		if err := s.crowdRate(file, f+".rate_per_user", c.Users, c.RatePerUser); err != nil {
+			return err
+		}
 		if err := s.validatePool(file, f, c.PoolSpec); err != nil {
 			return err
 		}
@@ -336,6 +350,9 @@ func (s *Scenario) validateGenerators(file, field string, t *TrafficSpec, epoch 
 		if err := s.positiveRate(file, f+".rate_per_user", c.RatePerUser); err != nil {
 			return err
 		}
+		if err := s.crowdRate(file, f+".rate_per_user", c.Users, c.RatePerUser); err != nil {
+			return err
+		}
 		if len(c.Routes) == 0 {
 			c.Routes = []RouteSpec{{Route: "GET /list", Cost: 1, Share: 0.95}, {Route: "POST /report", Cost: 20, Share: 0.05}}
 		}
@@ -372,6 +389,9 @@ func (s *Scenario) validateGenerators(file, field string, t *TrafficSpec, epoch 
 			return err
 		}
 		if err := s.positiveRate(file, f+".rate_per_user", tn.RatePerUser); err != nil {
+			return err
+		}
+		if err := s.crowdRate(file, f+".rate_per_user", tn.Users, tn.RatePerUser); err != nil {
 			return err
 		}
 		if err := s.validatePool(file, f, tn.PoolSpec); err != nil {

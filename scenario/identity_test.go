@@ -171,6 +171,7 @@ func TestGeneratorErrorsNameTheField(t *testing.T) {
 		{"page-load: {users: 0}", "traffic[0].page-load.users: must be between 1"},
 		{"page-load: {users: 3, think: -1s}", "traffic[0].page-load.think: must not be negative"},
 		{"nat-crowd: {users: 5, rate_per_user: 0}", "traffic[0].nat-crowd.rate_per_user: must be a positive number"},
+		{"nat-crowd: {users: 4000000, rate_per_user: 1000}", "traffic[0].nat-crowd.rate_per_user: users × rate_per_user is 4e+09"},
 		{"nat-crowd: {users: 5, rate_per_user: 1, ip_base: 300.1.1.1}", "traffic[0].nat-crowd.ip_base: want an IPv4 or IPv6 address"},
 		{"ipv6-rotation: {rate: 5, prefix: 10.0.0.0/8}", "traffic[0].ipv6-rotation.prefix: must be an IPv6 prefix"},
 		{"ipv6-rotation: {rate: 5, prefix: nonsense}", "traffic[0].ipv6-rotation.prefix: want an address prefix"},
