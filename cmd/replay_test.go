@@ -157,3 +157,14 @@ func TestReplayReadsJSONLinesAndCSV(t *testing.T) {
 		}
 	}
 }
+
+func TestReplayTimeScaleMovesTheBoundaryBurstIntoOneWindow(t *testing.T) {
+	log := filepath.Join("testdata", "boundary.log")
+	normal := runJSON(t, "replay", log, "--key", "user", "--algorithms", "fixed-window")
+	// Scaled by 1/1000 the two bursts land 59.9 ms and 60.1 ms after 10:00, inside one
+	// fixed minute: the window that admitted 200 now admits 100.
+	squeezed := runJSON(t, "replay", log, "--key", "user", "--algorithms", "fixed-window", "--time-scale", "0.001")
+	if normal.Results[0].Admitted != 200 || squeezed.Results[0].Admitted != 100 {
+		t.Fatalf("admitted %d at scale 1 and %d at 0.001, want 200 and 100", normal.Results[0].Admitted, squeezed.Results[0].Admitted)
+	}
+}
