@@ -24,6 +24,7 @@ type compareOptions struct {
 	window     time.Duration
 	burst      int64
 	key        string
+	layers     []string
 }
 
 func newCompareCmd(g *globalOptions, streams IO) *cobra.Command {
@@ -42,7 +43,8 @@ func newCompareCmd(g *globalOptions, streams IO) *cobra.Command {
 	f.Int64Var(&o.limit, "limit", 0, "override the policy's limit (units per window)")
 	f.DurationVar(&o.window, "window", 0, "override the policy's window")
 	f.Int64Var(&o.burst, "burst", 0, "override the bucket algorithms' burst")
-	f.StringVar(&o.key, "key", "", "override what requests are keyed on")
+	f.StringVar(&o.key, "key", "", "key every request on this instead (user, ip, ipv6/N, xff:K, xff-leftmost, account, tenant, api-key, route); sets layered limits aside")
+	f.StringSliceVar(&o.layers, "layers", nil, "check only these layers of the scenario's layered limits, comma-separated")
 	return c
 }
 
@@ -74,8 +76,13 @@ func (o *compareOptions) validate() error {
 	if o.burst < 0 {
 		return usagef("--burst: must not be negative, got %d", o.burst)
 	}
-	if o.key != "" && !slices.Contains(scenario.KeyKinds, o.key) {
-		return usagef("--key: unknown key %q (want %s)", o.key, strings.Join(scenario.KeyKinds, ", "))
+	if o.key != "" {
+		if err := scenario.ValidKey(o.key); err != nil {
+			return usagef("--key: %v", err)
+		}
+	}
+	if o.key != "" && len(o.layers) > 0 {
+		return usagef("--key and --layers: choose one (--key replaces the layers)")
 	}
 	return nil
 }
@@ -94,8 +101,15 @@ func runCompare(o *compareOptions, streams IO) error {
 		if err != nil {
 			return err
 		}
+		if len(o.layers) > 0 {
+			if err := sc.KeepLayers(o.layers); err != nil {
+				return usagef("--layers: %v", err)
+			}
+		}
 		if o.key != "" {
-			sc.Key = o.key
+			if err := sc.OverrideKey(o.key); err != nil {
+				return usagef("--key: %v", err)
+			}
 		}
 		loaded = append(loaded, sc)
 	}
@@ -159,15 +173,23 @@ func renderReports(w io.Writer, format string, reports []*report.Report) error {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		t := report.ResultsTable(r)
-		var err error
-		if format == "markdown" {
-			err = report.WriteMarkdown(w, t)
-		} else {
-			err = report.WriteText(w, t)
+		tables := []report.Table{report.ResultsTable(r)}
+		if who, ok := report.WhoTable(r); ok {
+			tables = append(tables, who)
 		}
-		if err != nil {
-			return err
+		for j, t := range tables {
+			if j > 0 {
+				fmt.Fprintln(w)
+			}
+			var err error
+			if format == "markdown" {
+				err = report.WriteMarkdown(w, t)
+			} else {
+				err = report.WriteText(w, t)
+			}
+			if err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -45,6 +45,10 @@ type Report struct {
 	Policy      Policy   `json:"policy"`
 	Key         string   `json:"key"`
 	Results     []Result `json:"results"`
+	// UnreadLines counts the lines of a replayed log that could not be read;
+	// UnreadLineProblems names the first few ("line 7: ...").
+	UnreadLines        int      `json:"unread_lines,omitempty"`
+	UnreadLineProblems []string `json:"unread_line_problems,omitempty"`
 }
 
 // Table is a rendered-agnostic table: a title, a header and rows of cells. One model
@@ -62,6 +66,8 @@ var resultColumns = []string{
 	"algorithm", "requests", "admitted", "rejected", "peak_window_admitted", "over_admission",
 	"false_allow_rate", "false_reject_rate", "legit_reject_rate", "attacker_admit_rate",
 	"backend_peak", "state_bytes_per_key", "delay_ms_mean",
+	// Identity-aware runs only; "-" elsewhere, and all-"-" columns are dropped.
+	"broken_page_loads", "legit_users_blocked", "long_run_peak", "unkeyed",
 }
 
 // ResultsTable is the human table of one report.
@@ -70,6 +76,11 @@ func ResultsTable(r *Report) Table {
 		Title: fmt.Sprintf("%s — limit %d per %s, burst %d, key %s, seed %d",
 			r.Scenario, r.Policy.Limit, time.Duration(r.Policy.Window), r.Policy.Burst, r.Key, r.Seed),
 		Header: resultColumns,
+	}
+	t.Notes = append(t.Notes, identityNotes(r)...)
+	if r.UnreadLines > 0 {
+		t.Notes = append(t.Notes, fmt.Sprintf("%d log lines could not be read and were not replayed; first: %s",
+			r.UnreadLines, strings.Join(r.UnreadLineProblems, "; ")))
 	}
 	for _, x := range r.Results {
 		t.Rows = append(t.Rows, []string{
@@ -86,6 +97,10 @@ func ResultsTable(r *Report) Table {
 			strconv.FormatInt(x.BackendPeak, 10),
 			strconv.FormatFloat(x.StateBytesPerKey, 'f', 0, 64),
 			strconv.FormatFloat(x.DelayMeanMS, 'f', 1, 64),
+			optionalPercent(x.BrokenPageLoads),
+			usersBlocked(x),
+			optionalFloat(x.LongRunPeak),
+			optionalCount(x.Unkeyed),
 		})
 	}
 	return t
