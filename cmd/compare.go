@@ -24,6 +24,8 @@ type compareOptions struct {
 	window     time.Duration
 	burst      int64
 	key        string
+	// worstBudget is the local-search budget of the worst_over_admission column.
+	worstBudget int
 }
 
 func newCompareCmd(g *globalOptions, streams IO) *cobra.Command {
@@ -43,11 +45,12 @@ func newCompareCmd(g *globalOptions, streams IO) *cobra.Command {
 	f.DurationVar(&o.window, "window", 0, "override the policy's window")
 	f.Int64Var(&o.burst, "burst", 0, "override the bucket algorithms' burst")
 	f.StringVar(&o.key, "key", "", "override what requests are keyed on")
+	f.IntVar(&o.worstBudget, "worst-budget", defaultCompareWorstBudget, "local-search budget of the worst_over_admission column (0: structured attacks only)")
 	return c
 }
 
 func newRunCmd(g *globalOptions, streams IO) *cobra.Command {
-	o := &compareOptions{globalOptions: g}
+	o := &compareOptions{globalOptions: g, worstBudget: defaultCompareWorstBudget}
 	return &cobra.Command{
 		Use:   "run FILE|NAME",
 		Short: "Run one scenario file or built-in scenario",
@@ -73,6 +76,9 @@ func (o *compareOptions) validate() error {
 	}
 	if o.burst < 0 {
 		return usagef("--burst: must not be negative, got %d", o.burst)
+	}
+	if o.worstBudget < 0 {
+		return usagef("--worst-budget: must not be negative, got %d", o.worstBudget)
 	}
 	if o.key != "" && !slices.Contains(scenario.KeyKinds, o.key) {
 		return usagef("--key: unknown key %q (want %s)", o.key, strings.Join(scenario.KeyKinds, ", "))
@@ -110,6 +116,9 @@ func runCompare(o *compareOptions, streams IO) error {
 		for _, sc := range loaded {
 			rep, err := scenario.Run(sc, opts)
 			if err != nil {
+				return err
+			}
+			if err := addWorstOverAdmission(rep, sc.EpochTime(), o.worstBudget); err != nil {
 				return err
 			}
 			reports = append(reports, rep)

@@ -437,3 +437,23 @@ func worstOverAdmission(t worstcase.Target, budget int, seed uint64) (float64, e
 	worstCaseCache.Store(k, v)
 	return v, nil
 }
+
+// defaultCompareWorstBudget keeps `rlsim compare` quick: the structured attacks already
+// reach the bound for every algorithm at T = W, and the search only confirms it.
+const defaultCompareWorstBudget = 40
+
+// addWorstOverAdmission fills worst_over_admission in every result of rep for the run's
+// policy, seed and epoch.
+func addWorstOverAdmission(rep *report.Report, epoch time.Time, budget int) error {
+	pol := algorithms.Policy{Limit: rep.Policy.Limit, Window: time.Duration(rep.Policy.Window), Burst: rep.Policy.Burst}
+	for i := range rep.Results {
+		r := &rep.Results[i]
+		t := worstcase.Target{Algorithm: r.Algorithm, Policy: pol, Epoch: epoch.UnixNano(), T: pol.Window}
+		v, err := worstOverAdmission(t, budget, rep.Seed)
+		if err != nil {
+			return fmt.Errorf("scenario %s: worst case of %s: %w", rep.Scenario, r.Algorithm, err)
+		}
+		r.WorstOverAdmission = v
+	}
+	return nil
+}

@@ -20,6 +20,10 @@ type Result struct {
 	Rejected           int64   `json:"rejected"`
 	PeakWindowAdmitted int64   `json:"peak_window_admitted"`
 	OverAdmission      float64 `json:"over_admission"`
+	// WorstOverAdmission is the most over_admission any traffic of one key can reach
+	// against this algorithm and policy, as found by the worst-case search (rlsim
+	// worst-case): what over_admission promises, next to what this traffic achieved.
+	WorstOverAdmission float64 `json:"worst_over_admission"`
 	FalseAllow         int64   `json:"false_allow"`
 	FalseReject        int64   `json:"false_reject"`
 	FalseAllowRate     float64 `json:"false_allow_rate"`

@@ -55,7 +55,7 @@ func (s *searcher) structured() ([]attack, error) {
 	}
 	add("window-ends", ends)
 
-	horizon := s.span + 2*w
+	horizon := s.span + w
 	for _, start := range []struct {
 		name string
 		at   int64
