@@ -236,3 +236,17 @@ func TestCompareWorstIsAtLeastWhatTheTrafficDid(t *testing.T) {
 		t.Errorf("--worst-budget -1: exit %d %q", code, errOut)
 	}
 }
+
+// TestTwoCounterTimedClient replays the built-in scenario behind docs/worstcase.md's
+// verdict: a client with one-second timing gets 198 of a 100/min limit through the
+// two-counter window inside one trailing minute.
+func TestTwoCounterTimedClient(t *testing.T) {
+	r := compareJSON(t, "--scenario", "two-counter-timed", "--algorithms", "sliding-window,sliding-log")
+	got := map[string]int64{}
+	for _, x := range r.Results {
+		got[x.Algorithm] = x.PeakWindowAdmitted
+	}
+	if got["sliding-window"] != 198 || got["sliding-log"] != 100 {
+		t.Fatalf("peak_window_admitted = %v, want sliding-window 198 and sliding-log 100", got)
+	}
+}

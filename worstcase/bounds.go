@@ -51,7 +51,7 @@ func (t Target) Bound() (b Bound, ok bool) {
 			Value:   limit + limit*span/w,
 			Formula: "L·(1+T/W)",
 			Source: "derived in docs/worstcase.md: the part of an interval inside the current window is at most L − prev·(1−e/W), " +
-				"and prev, all of it placed at the previous window's end, is still inside the interval, so the total is at most L + prev·e/W < L + L·T/W",
+				"and prev, all of it placed at the previous window's end, is still inside the interval, so the total is at most L + prev·e/W, below L + L·T/W",
 			Reached: false,
 		}, true
 	case "token-bucket":
