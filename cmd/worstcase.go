@@ -398,7 +398,7 @@ func worstCaseCurveTable(runs []worstCaseRun, raw bool) report.Table {
 	}
 	for i := range runs[0].curve {
 		p0 := runs[0].curve[i]
-		row := []string{p0.Target.T.String(), formatFloat(float64(p0.Target.T) / float64(p0.Target.Policy.Window))}
+		row := []string{p0.Target.T.String(), strconv.FormatFloat(float64(p0.Target.T)/float64(p0.Target.Policy.Window), 'g', 4, 64)}
 		for _, r := range runs {
 			p := r.curve[i]
 			row = append(row, fmt.Sprintf("%d (%s)", p.Worst.Peak, formatFloat(p.Bound.Value)))

@@ -81,6 +81,7 @@ func TestWorstCaseScheduleReplaysExactly(t *testing.T) {
 	for _, policy := range [][]string{
 		{"--limit", "100", "--window", "1m"},
 		{"--limit", "7", "--window", "1300ms", "--burst", "12"}, // windows off the epoch's alignment
+		{"--limit", "50", "--window", "10s", "--burst", "5"},    // drips: one request a line
 	} {
 		args := append([]string{"--budget", "60", "--spans", "1", "--schedule-out", dir}, policy...)
 		d, _ := worstCase(t, args...)
