@@ -356,14 +356,15 @@ func worstCaseSummary(runs []worstCaseRun, seed uint64, budget int) report.Table
 func scheduleTable(x worstcase.Result) report.Table {
 	t := report.Table{
 		Title:  fmt.Sprintf("schedule for %s: %d requests, %d admitted, %d in the window ending at %s", x.Target.Algorithm, x.Worst.Requests, x.Worst.Admitted, x.Worst.Peak, x.Worst.PeakEnd),
-		Header: []string{"at", "count"},
+		Header: []string{"at", "count", "spread"},
 	}
-	for i, b := range x.Schedule {
-		if i == scheduleLinesShown && len(x.Schedule) > scheduleLinesShown+1 {
-			t.Notes = append(t.Notes, fmt.Sprintf("… and %d more lines; --schedule-out writes the whole schedule as a scenario file.", len(x.Schedule)-i))
+	lines := x.Schedule.Lines()
+	for i, l := range lines {
+		if i == scheduleLinesShown && len(lines) > scheduleLinesShown+1 {
+			t.Notes = append(t.Notes, fmt.Sprintf("… and %d more lines; --schedule-out writes the whole schedule as a scenario file.", len(lines)-i))
 			break
 		}
-		t.Rows = append(t.Rows, []string{b.At.String(), strconv.FormatInt(b.Count, 10)})
+		t.Rows = append(t.Rows, []string{l.At.String(), strconv.FormatInt(l.Count, 10), l.Spread.String()})
 	}
 	return t
 }

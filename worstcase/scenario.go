@@ -15,8 +15,9 @@ func ScenarioName(algorithm string) string { return "worst-" + algorithm }
 
 // ScenarioYAML prints the result's schedule as a scenario file that `rlsim run` replays
 // request for request: the same epoch (so fixed windows fall where they fell in the
-// search), the same policy and algorithm, and one script line per burst with its exact
-// offset in nanoseconds. epoch is the wall-clock time of t=0, the Unix time of
+// search), the same policy and algorithm, and script lines with exact offsets in
+// nanoseconds (a drip of single requests becomes one line with a spread that
+// reproduces each of its times to the nanosecond). epoch is the wall-clock time of t=0, the Unix time of
 // r.Target.Epoch. The replay measures over the policy's Window, so its
 // peak_window_admitted equals Worst.Peak when the search measured T = Window.
 func (r Result) ScenarioYAML(epoch time.Time) []byte {
@@ -39,8 +40,12 @@ func (r Result) ScenarioYAML(epoch time.Time) []byte {
 	fmt.Fprintf(&b, "policy: {limit: %d, window: %s, burst: %d}\n", p.Limit, p.Window, p.EffectiveBurst())
 	fmt.Fprintf(&b, "algorithms: [%s]\n", r.Target.Algorithm)
 	b.WriteString("key: user\ntraffic:\n  - script:\n")
-	for _, x := range r.Schedule {
-		fmt.Fprintf(&b, "      - {at: %s, count: %d, key: %s, label: attacker}\n", x.At, x.Count, AttackerKey)
+	for _, l := range r.Schedule.Lines() {
+		spread := ""
+		if l.Spread > 0 {
+			spread = fmt.Sprintf(", spread: %s", l.Spread)
+		}
+		fmt.Fprintf(&b, "      - {at: %s, count: %d%s, key: %s, label: attacker}\n", l.At, l.Count, spread, AttackerKey)
 	}
 	return []byte(b.String())
 }

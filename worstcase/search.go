@@ -97,8 +97,9 @@ func (s *searcher) measure(name string, sched Schedule) (candidate, error) {
 // Search attacks t: first every structured attack, then budget perturbations of the best
 // of them (a randomized local search driven by rng, so the same rng state gives the same
 // result). Budget 0 runs the structured attacks only. Every candidate is measured by the
-// engine; the result is the best measured schedule with refused requests left out (they
-// change no limiter's state, and the engine confirms the peak without them).
+// engine; the result is the best measured schedule with refused requests and the requests
+// after the peak left out (neither changes what the limiter decided inside the peak
+// window, and the engine confirms the peak without them).
 func Search(t Target, budget int, rng *rand.Rand) (Result, error) {
 	s, err := newSearcher(t)
 	if err != nil {
@@ -143,12 +144,17 @@ func Search(t Target, budget int, rng *rand.Rand) (Result, error) {
 	return res, nil
 }
 
-// prune drops the refused requests from c's schedule and keeps the pruned schedule when
-// the engine measures the same peak for it.
+// prune drops from c's schedule the refused requests and everything after the window
+// that holds the peak (later arrivals cannot change earlier decisions), and keeps the
+// pruned schedule when the engine measures the same peak for it.
 func (s *searcher) prune(c candidate) (candidate, error) {
 	admitted, err := s.t.admissions(c.schedule)
 	if err != nil {
 		return c, err
+	}
+	end := int64(c.measure.PeakEnd)
+	for len(admitted) > 0 && admitted[len(admitted)-1] > end {
+		admitted = admitted[:len(admitted)-1]
 	}
 	pruned := fromTimes(admitted)
 	p, err := s.measure(c.name, pruned)
