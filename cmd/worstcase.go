@@ -272,13 +272,13 @@ func renderWorstCase(w io.Writer, format string, runs []worstCaseRun, seed uint6
 	case "json":
 		return report.WriteJSON(w, worstCaseDocument(runs, seed, budget))
 	case "csv":
-		return report.WriteTableCSV(w, worstCaseCurveTable(runs, true))
+		return report.WriteTableCSV(w, worstCaseCurveTable(runs, seed, true))
 	}
 	tables := []report.Table{worstCaseSummary(runs, seed, budget)}
 	for _, r := range runs {
 		tables = append(tables, scheduleTable(r.worst))
 	}
-	tables = append(tables, worstCaseCurveTable(runs, false))
+	tables = append(tables, worstCaseCurveTable(runs, seed, false))
 	for i, t := range tables {
 		if i > 0 {
 			fmt.Fprintln(w)
@@ -371,14 +371,14 @@ func scheduleTable(x worstcase.Result) report.Table {
 
 // worstCaseCurveTable is the curve: for CSV one raw row per algorithm and window length,
 // for people one row per window length with a column per algorithm.
-func worstCaseCurveTable(runs []worstCaseRun, raw bool) report.Table {
+func worstCaseCurveTable(runs []worstCaseRun, seed uint64, raw bool) report.Table {
 	if raw {
-		t := report.Table{Header: []string{"algorithm", "limit", "window", "burst", "t", "t_over_window", "analytic_bound", "worst_window_admitted", "worst_over_admission", "found_by"}}
+		t := report.Table{Header: []string{"algorithm", "seed", "limit", "window", "burst", "t", "t_over_window", "analytic_bound", "worst_window_admitted", "worst_over_admission", "found_by"}}
 		for _, r := range runs {
 			for _, p := range r.curve {
 				pol := p.Target.Policy
 				t.Rows = append(t.Rows, []string{
-					p.Target.Algorithm, strconv.FormatInt(pol.Limit, 10), pol.Window.String(), strconv.FormatInt(pol.EffectiveBurst(), 10),
+					p.Target.Algorithm, strconv.FormatUint(seed, 10), strconv.FormatInt(pol.Limit, 10), pol.Window.String(), strconv.FormatInt(pol.EffectiveBurst(), 10),
 					p.Target.T.String(), strconv.FormatFloat(float64(p.Target.T)/float64(pol.Window), 'g', -1, 64),
 					strconv.FormatFloat(p.Bound.Value, 'g', -1, 64), strconv.FormatInt(p.Worst.Peak, 10),
 					strconv.FormatFloat(p.OverAdmission(), 'g', -1, 64), p.FoundBy,
