@@ -73,14 +73,14 @@ func (o *worstCaseOptions) validate() error {
 			return usagef("--algorithms: unknown algorithm %q (want %s)", a, strings.Join(algorithms.Names, ", "))
 		}
 	}
-	if o.limit <= 0 {
-		return usagef("--limit: must be positive, got %d", o.limit)
+	if o.limit <= 0 || o.limit > maxWorstCaseUnits {
+		return usagef("--limit: must be between 1 and %d (each candidate replays a few times that many requests), got %d", maxWorstCaseUnits, o.limit)
 	}
 	if o.window <= 0 {
 		return usagef("--window: must be positive, got %s", o.window)
 	}
-	if o.burst < 0 {
-		return usagef("--burst: must not be negative, got %d", o.burst)
+	if o.burst < 0 || o.burst > maxWorstCaseUnits {
+		return usagef("--burst: must be between 0 and %d, got %d", maxWorstCaseUnits, o.burst)
 	}
 	if o.budget < 0 {
 		return usagef("--budget: must not be negative, got %d", o.budget)
@@ -91,6 +91,11 @@ func (o *worstCaseOptions) validate() error {
 	for _, s := range o.spans {
 		if !(s > 0) || s > 1000 || time.Duration(s*float64(o.window)) <= 0 {
 			return usagef("--spans: %g is not a positive number of windows (at most 1000, at least a nanosecond)", s)
+		}
+		// Attacks reach a few windows past T; keep every offset, added to the epoch's
+		// Unix nanoseconds, inside int64.
+		if (s+4)*float64(o.window) > 1<<61 {
+			return usagef("--spans: %g windows of %s reach past what the virtual clock counts (about 73 years)", s, o.window)
 		}
 	}
 	if _, err := chartFormats(o.charts); err != nil {
@@ -443,10 +448,23 @@ func worstOverAdmission(t worstcase.Target, budget int, seed uint64) (float64, e
 // reach the bound for every algorithm at T = W, and the search only confirms it.
 const defaultCompareWorstBudget = 40
 
+// compareWorstMaxUnits is the largest limit or burst for which compare searches the worst
+// case: every candidate replays a few times max(limit, burst) requests, so beyond this the
+// column would cost seconds per algorithm (rlsim worst-case takes them on purpose).
+const compareWorstMaxUnits = 20000
+
+// maxWorstCaseUnits bounds rlsim worst-case's --limit and --burst for the same reason:
+// at 200000 a search takes tens of seconds per algorithm.
+const maxWorstCaseUnits = 200000
+
 // addWorstOverAdmission fills worst_over_admission in every result of rep for the run's
-// policy, seed and epoch.
+// policy, seed and epoch, and leaves it null when the policy is beyond
+// compareWorstMaxUnits.
 func addWorstOverAdmission(rep *report.Report, epoch time.Time, budget int) error {
 	pol := algorithms.Policy{Limit: rep.Policy.Limit, Window: time.Duration(rep.Policy.Window), Burst: rep.Policy.Burst}
+	if max(pol.Limit, pol.EffectiveBurst()) > compareWorstMaxUnits {
+		return nil
+	}
 	for i := range rep.Results {
 		r := &rep.Results[i]
 		t := worstcase.Target{Algorithm: r.Algorithm, Policy: pol, Epoch: epoch.UnixNano(), T: pol.Window}
@@ -454,7 +472,7 @@ func addWorstOverAdmission(rep *report.Report, epoch time.Time, budget int) erro
 		if err != nil {
 			return fmt.Errorf("scenario %s: worst case of %s: %w", rep.Scenario, r.Algorithm, err)
 		}
-		r.WorstOverAdmission = v
+		r.WorstOverAdmission = &v
 	}
 	return nil
 }

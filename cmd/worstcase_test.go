@@ -184,9 +184,12 @@ func TestWorstCaseBadFlags(t *testing.T) {
 		{[]string{"--spans", "1,x"}, `invalid argument "1,x" for "--spans"`},
 		{[]string{"--charts", "gif"}, `--charts: unknown chart format "gif"`},
 		{[]string{"--algorithms", "nope"}, `--algorithms: unknown algorithm "nope"`},
-		{[]string{"--limit", "0"}, "--limit: must be positive"},
+		{[]string{"--limit", "0"}, "--limit: must be between 1 and 200000"},
+		{[]string{"--limit", "1000000"}, "--limit: must be between 1 and 200000"},
+		{[]string{"--burst", "300000"}, "--burst: must be between 0 and 200000"},
+		{[]string{"--window", "2000000h"}, "--spans: 0.125 windows of 2000000h0m0s reach past"},
 		{[]string{"--window", "-1s"}, "--window: must be positive"},
-		{[]string{"--burst", "-2"}, "--burst: must not be negative"},
+		{[]string{"--burst", "-2"}, "--burst: must be between 0 and 200000"},
 		{[]string{"extra"}, `unknown command "extra"`},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -217,9 +220,9 @@ func TestCompareWorstIsAtLeastWhatTheTrafficDid(t *testing.T) {
 	var reps []struct {
 		Scenario string `json:"scenario"`
 		Results  []struct {
-			Algorithm          string  `json:"algorithm"`
-			OverAdmission      float64 `json:"over_admission"`
-			WorstOverAdmission float64 `json:"worst_over_admission"`
+			Algorithm          string   `json:"algorithm"`
+			OverAdmission      float64  `json:"over_admission"`
+			WorstOverAdmission *float64 `json:"worst_over_admission"`
 		} `json:"results"`
 	}
 	if err := json.Unmarshal([]byte(out), &reps); err != nil {
@@ -227,8 +230,8 @@ func TestCompareWorstIsAtLeastWhatTheTrafficDid(t *testing.T) {
 	}
 	for _, rep := range reps {
 		for _, r := range rep.Results {
-			if r.WorstOverAdmission < r.OverAdmission || r.WorstOverAdmission < 1 {
-				t.Errorf("%s %s: worst_over_admission %.2f below over_admission %.2f", rep.Scenario, r.Algorithm, r.WorstOverAdmission, r.OverAdmission)
+			if r.WorstOverAdmission == nil || *r.WorstOverAdmission < r.OverAdmission || *r.WorstOverAdmission < 1 {
+				t.Errorf("%s %s: worst_over_admission %v below over_admission %.2f", rep.Scenario, r.Algorithm, r.WorstOverAdmission, r.OverAdmission)
 			}
 		}
 	}
@@ -249,5 +252,21 @@ func TestTwoCounterTimedClient(t *testing.T) {
 	}
 	if got["sliding-window"] != 198 || got["sliding-log"] != 100 {
 		t.Fatalf("peak_window_admitted = %v, want sliding-window 198 and sliding-log 100", got)
+	}
+}
+
+// TestCompareLeavesTheWorstColumnEmptyForHugePolicies keeps compare fast at limits where
+// a search would take seconds: the column is null in JSON and dropped from the table.
+func TestCompareLeavesTheWorstColumnEmptyForHugePolicies(t *testing.T) {
+	out, errOut, code := rlsim(t, "compare", "--scenario", "boundary-burst", "--limit", "1000000", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, `"worst_over_admission": null`) {
+		t.Fatalf("want worst_over_admission null:\n%s", out)
+	}
+	out, _, _ = rlsim(t, "compare", "--scenario", "boundary-burst", "--limit", "1000000")
+	if strings.Contains(out, "worst_over_admission") {
+		t.Fatalf("the table shows an empty worst column:\n%s", out)
 	}
 }

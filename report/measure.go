@@ -20,10 +20,6 @@ type Result struct {
 	Rejected           int64   `json:"rejected"`
 	PeakWindowAdmitted int64   `json:"peak_window_admitted"`
 	OverAdmission      float64 `json:"over_admission"`
-	// WorstOverAdmission is the most over_admission any traffic of one key can reach
-	// against this algorithm and policy, as found by the worst-case search (rlsim
-	// worst-case): what over_admission promises, next to what this traffic achieved.
-	WorstOverAdmission float64 `json:"worst_over_admission"`
 	FalseAllow         int64   `json:"false_allow"`
 	FalseReject        int64   `json:"false_reject"`
 	FalseAllowRate     float64 `json:"false_allow_rate"`
@@ -39,6 +35,13 @@ type Result struct {
 	// requests (only the leaky bucket queues).
 	DelayMeanMS float64 `json:"delay_ms_mean"`
 	DelayMaxMS  float64 `json:"delay_ms_max"`
+
+	// WorstOverAdmission is the most over_admission any traffic of one key can reach
+	// against this algorithm and policy, as found by the worst-case search (rlsim
+	// worst-case): what over_admission promises, beside what this traffic achieved. It
+	// is null when the policy is too large for compare to search (rlsim worst-case
+	// takes those on).
+	WorstOverAdmission *float64 `json:"worst_over_admission"`
 }
 
 // Collector measures one algorithm's decisions as they happen, streaming: it keeps, per

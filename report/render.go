@@ -79,7 +79,7 @@ func ResultsTable(r *Report) Table {
 			strconv.FormatInt(x.Rejected, 10),
 			strconv.FormatInt(x.PeakWindowAdmitted, 10),
 			strconv.FormatFloat(x.OverAdmission, 'f', 2, 64),
-			strconv.FormatFloat(x.WorstOverAdmission, 'f', 2, 64),
+			optionalRatio(x.WorstOverAdmission),
 			percent(x.FalseAllowRate),
 			percent(x.FalseRejectRate),
 			optionalPercent(x.LegitRejectRate),
@@ -102,6 +102,14 @@ func percent(v float64) string {
 		return strconv.FormatFloat(v*100, 'f', 3, 64) + "%"
 	}
 	return strconv.FormatFloat(v*100, 'f', 2, 64) + "%"
+}
+
+// optionalRatio prints a ratio such as over_admission with two decimals, "-" when absent.
+func optionalRatio(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*v, 'f', 2, 64)
 }
 
 func optionalPercent(v *float64) string {
@@ -223,7 +231,7 @@ func WriteCSV(w io.Writer, reports []*Report) error {
 		for _, x := range r.Results {
 			if err := cw.Write([]string{
 				r.Scenario, strconv.FormatUint(r.Seed, 10), i(r.Policy.Limit), time.Duration(r.Policy.Window).String(), i(r.Policy.Burst), r.Key,
-				x.Algorithm, i(x.Requests), i(x.Admitted), i(x.Rejected), i(x.PeakWindowAdmitted), f(x.OverAdmission), f(x.WorstOverAdmission),
+				x.Algorithm, i(x.Requests), i(x.Admitted), i(x.Rejected), i(x.PeakWindowAdmitted), f(x.OverAdmission), opt(x.WorstOverAdmission),
 				i(x.FalseAllow), i(x.FalseReject), f(x.FalseAllowRate), f(x.FalseRejectRate),
 				opt(x.LegitRejectRate), opt(x.AttackerAdmitRate), i(x.BackendPeak), f(x.StateBytesPerKey), i(int64(x.Keys)),
 				f(x.DelayMeanMS), f(x.DelayMaxMS),
