@@ -160,9 +160,18 @@ func runWorstCase(o *worstCaseOptions, streams IO) error {
 		runs = append(runs, run)
 	}
 
+	// Render everything before writing anything, so a failure leaves no file behind.
 	var buf bytes.Buffer
 	if err := renderWorstCase(&buf, o.format, runs, seed, o.budget); err != nil {
 		return err
+	}
+	charts := make([][]byte, len(formats))
+	for i, f := range formats {
+		var b bytes.Buffer
+		if err := worstCaseChart(runs, pol).Write(&b, f); err != nil {
+			return fmt.Errorf("chart: %w", err)
+		}
+		charts[i] = b.Bytes()
 	}
 	if o.scheduleOut != "" {
 		if err := os.MkdirAll(o.scheduleOut, 0o755); err != nil {
@@ -183,10 +192,13 @@ func runWorstCase(o *worstCaseOptions, streams IO) error {
 		if err := os.MkdirAll(o.out, 0o755); err != nil {
 			return fmt.Errorf("--out: %w", err)
 		}
-		c := worstCaseChart(runs, pol)
-		for _, f := range formats {
+		for i, f := range formats {
 			path := filepath.Join(o.out, "worst-case."+f)
-			if err := writeAtomically(path, func(w io.Writer) error { return c.Write(w, f) }); err != nil {
+			err := writeAtomically(path, func(w io.Writer) error {
+				_, err := w.Write(charts[i])
+				return err
+			})
+			if err != nil {
 				return err
 			}
 		}
