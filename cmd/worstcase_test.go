@@ -270,3 +270,14 @@ func TestCompareLeavesTheWorstColumnEmptyForHugePolicies(t *testing.T) {
 		t.Fatalf("the table shows an empty worst column:\n%s", out)
 	}
 }
+
+func TestWorstCaseUnwritableScheduleFolder(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "taken")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := rlsim(t, "worst-case", "--budget", "0", "--spans", "1", "--schedule-out", file)
+	if code != 1 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "--schedule-out:") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
