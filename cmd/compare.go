@@ -25,6 +25,8 @@ type compareOptions struct {
 	burst      int64
 	key        string
 	layers     []string
+	// worstBudget is the local-search budget of the worst_over_admission column.
+	worstBudget int
 }
 
 func newCompareCmd(g *globalOptions, streams IO) *cobra.Command {
@@ -45,11 +47,12 @@ func newCompareCmd(g *globalOptions, streams IO) *cobra.Command {
 	f.Int64Var(&o.burst, "burst", 0, "override the bucket algorithms' burst")
 	f.StringVar(&o.key, "key", "", "key every request on this instead (user, ip, ipv6/N, xff:K, xff-leftmost, account, tenant, api-key, route); sets layered limits aside")
 	f.StringSliceVar(&o.layers, "layers", nil, "check only these layers of the scenario's layered limits, comma-separated")
+	f.IntVar(&o.worstBudget, "worst-budget", defaultCompareWorstBudget, "local-search budget of the worst_over_admission column (0: structured attacks only)")
 	return c
 }
 
 func newRunCmd(g *globalOptions, streams IO) *cobra.Command {
-	o := &compareOptions{globalOptions: g}
+	o := &compareOptions{globalOptions: g, worstBudget: defaultCompareWorstBudget}
 	return &cobra.Command{
 		Use:   "run FILE|NAME",
 		Short: "Run one scenario file or built-in scenario",
@@ -75,6 +78,9 @@ func (o *compareOptions) validate() error {
 	}
 	if o.burst < 0 {
 		return usagef("--burst: must not be negative, got %d", o.burst)
+	}
+	if o.worstBudget < 0 {
+		return usagef("--worst-budget: must not be negative, got %d", o.worstBudget)
 	}
 	if o.key != "" {
 		if err := scenario.ValidKey(o.key); err != nil {
@@ -124,6 +130,9 @@ func runCompare(o *compareOptions, streams IO) error {
 		for _, sc := range loaded {
 			rep, err := scenario.Run(sc, opts)
 			if err != nil {
+				return err
+			}
+			if err := addWorstOverAdmission(rep, sc.EpochTime(), o.worstBudget); err != nil {
 				return err
 			}
 			reports = append(reports, rep)

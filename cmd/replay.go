@@ -130,6 +130,9 @@ func runReplay(o *replayOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
+	if err := addWorstOverAdmission(rep, sc.EpochTime(), defaultCompareWorstBudget); err != nil {
+		return err
+	}
 	if log.Bad > 0 {
 		rep.UnreadLines = log.Bad
 		for _, p := range log.Problems {

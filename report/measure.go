@@ -47,6 +47,12 @@ type Result struct {
 	LegitUsersBlocked *int64       `json:"legit_users_blocked,omitempty"`
 	LongRunPeak       *float64     `json:"long_run_peak,omitempty"`
 	Attackers         []ActorCount `json:"attackers,omitempty"`
+	// WorstOverAdmission is the most over_admission any traffic of one key can reach
+	// against this algorithm and policy, as found by the worst-case search (rlsim
+	// worst-case): what over_admission promises, beside what this traffic achieved. It
+	// is null when the policy is too large for compare to search (rlsim worst-case
+	// takes those on).
+	WorstOverAdmission *float64 `json:"worst_over_admission"`
 }
 
 // Collector measures one algorithm's decisions as they happen, streaming: it keeps, per
