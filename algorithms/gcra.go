@@ -1,19 +1,18 @@
 package algorithms
 
-import (
-	"unsafe"
-)
+import "unsafe"
 
-// GCRA is the generic cell rate algorithm as github.com/go-redis/redis_rate (v10) and
-// redis-cell run it: units are spaced one emission interval T = Window/Limit apart and a
-// key may run ahead of that schedule by the burst offset Burst·T (Burst is the policy's
-// EffectiveBurst). Per key it keeps only the theoretical arrival time tat, at which the key
-// would be back to an empty schedule. A request of cost c at now is admitted iff
+// GCRA is the generic cell rate algorithm as redis-cell and github.com/go-redis/redis_rate
+// (v10) run it, with redis_rate's meaning of burst (redis-cell's max_burst is Burst−1):
+// units are spaced one emission interval T = Window/Limit apart, and a key may run ahead
+// of that schedule by the burst offset Burst·T (Burst is the policy's EffectiveBurst).
+// Per key it keeps only the theoretical arrival time tat, at which the key would be back
+// to an empty schedule. A request of cost c at now is admitted iff
 //
 //	now >= max(tat, now) + c·T − Burst·T
 //
-// and then tat becomes max(tat, now) + c·T. Its admissions are those of a token bucket of
-// capacity Burst refilled at Limit/Window, computed in integers. Times are kept exactly,
+// and then tat becomes max(tat, now) + c·T. In exact arithmetic its admissions are those
+// of a token bucket of capacity Burst refilled at Limit/Window. Times are kept exactly,
 // with T in fractions of a nanosecond when Window is not a multiple of Limit, so no
 // rounding error accumulates (redis_rate computes in float64 seconds instead); it keeps
 // 16 bytes per key (tat as nanoseconds plus a fraction).

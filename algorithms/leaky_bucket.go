@@ -1,8 +1,6 @@
 package algorithms
 
-import (
-	"unsafe"
-)
+import "unsafe"
 
 // LeakyBucket is the leaky bucket as a queue: each key has a queue drained one unit every
 // T = Window/Limit, holding at most Burst units (the policy's EffectiveBurst). Per key it

@@ -30,3 +30,25 @@ func floorDiv(a, b int64) int64 {
 	}
 	return q
 }
+
+// firstTrueAfter returns the smallest d > lo for which ok(d) holds, MaxInt64 if none does.
+// ok must be monotone (false up to some d, true from there on) and false at lo. It steps
+// up in doubling strides and then bisects, so an answer a few past lo costs a few calls.
+func firstTrueAfter(lo int64, ok func(int64) bool) int64 {
+	hi := satAdd(lo, 1)
+	for stride := int64(1); !ok(hi); stride *= 2 {
+		if hi == math.MaxInt64 {
+			return hi
+		}
+		lo, hi = hi, satAdd(hi, stride)
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if ok(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
+}

@@ -21,10 +21,13 @@ import (
 // admitted, leaving the bucket a hair below zero) and c <= Burst. A refused request leaves
 // the key's state untouched. It keeps 16 bytes per key.
 //
-// Decisions: Remaining is the whole tokens left after the decision, at least 0. RetryAfter
-// of a refused request is the time to refill its deficit, truncated to the nanosecond as
-// x/time/rate does, or Never when c exceeds Burst. Reset is the time until the bucket is
-// full again. A cost below 1 counts as 1.
+// Decisions: Remaining is the largest cost that would pass right after the decision: the
+// whole tokens left, at least 0. RetryAfter of a refused request is x/time/rate's wait for
+// its deficit (Reservation.Delay), raised by the nanosecond it sometimes falls short so that
+// a retry after RetryAfter passes if nothing else is admitted; Never when c exceeds Burst.
+// Because of the sub-nanosecond slack above, the retry may also pass 1 ns earlier. Reset
+// is, in the same way, the time until a request of cost Burst would pass: until the bucket
+// is full. A cost below 1 counts as 1.
 type TokenBucket struct {
 	burst  int64
 	full   float64 // burst as a float
@@ -71,18 +74,54 @@ func (b *TokenBucket) Allow(key uint32, now int64, cost int64) Decision {
 		s.last, s.tokens = now, left
 		return Decision{
 			Allowed:   true,
-			Remaining: max(int64(math.Floor(left)), 0),
-			Reset:     b.durationFromTokens(b.full - left),
+			Remaining: b.remaining(left),
+			Reset:     b.earliest(s, now, b.burst, b.durationFromTokens(b.full-left)),
 		}
 	}
 	if cost > b.burst {
 		wait = Never
+	} else {
+		wait = b.earliest(s, now, cost, wait)
 	}
 	return Decision{
-		Remaining:  max(int64(math.Floor(tokens)), 0),
+		Remaining:  b.remaining(tokens),
 		RetryAfter: wait,
-		Reset:      b.durationFromTokens(b.full - tokens),
+		Reset:      b.earliest(s, now, b.burst, b.durationFromTokens(b.full-tokens)),
 	}
+}
+
+// remaining returns the largest cost that would pass with tokens in the bucket: the whole
+// tokens, or one more when the rest is short by less than a nanosecond's refill.
+func (b *TokenBucket) remaining(tokens float64) int64 {
+	n := max(int64(math.Floor(tokens)), 0)
+	if n < b.burst && b.durationFromTokens(float64(n+1)-tokens) == 0 {
+		n++
+	}
+	return n
+}
+
+// passes reports whether a request of cost (<= burst) would be admitted at now from state
+// s, by the rule of Allow.
+func (b *TokenBucket) passes(s *tokenBucketState, now, cost int64) bool {
+	left := b.tokensAt(s, now) - float64(cost)
+	return left >= 0 || b.durationFromTokens(-left) == 0
+}
+
+// earliest returns the time from now until a request of cost (<= burst) would pass from
+// state s: x/time/rate's estimate (the refill time, truncated to the nanosecond) when the
+// request passes then, as it usually does, and otherwise the first nanosecond after it at
+// which it does (tokens refill from whole nanoseconds, so the truncated estimate can fall
+// one short). x/time/rate admits a deficit worth less than a nanosecond of refill, so the
+// request may also pass up to 1 ns before the returned time.
+func (b *TokenBucket) earliest(s *tokenBucketState, now, cost int64, estimate time.Duration) time.Duration {
+	if estimate == Never {
+		return Never
+	}
+	ok := func(d int64) bool { return b.passes(s, satAdd(now, d), cost) }
+	if ok(int64(estimate)) {
+		return estimate
+	}
+	return time.Duration(firstTrueAfter(int64(estimate), ok))
 }
 
 // tokensAt returns the tokens s holds at now, as x/time/rate's advance computes them.

@@ -24,6 +24,9 @@ type compareOptions struct {
 	window     time.Duration
 	burst      int64
 	key        string
+	layers     []string
+	// worstBudget is the local-search budget of the worst_over_admission column.
+	worstBudget int
 }
 
 func newCompareCmd(g *globalOptions, streams IO) *cobra.Command {
@@ -42,12 +45,14 @@ func newCompareCmd(g *globalOptions, streams IO) *cobra.Command {
 	f.Int64Var(&o.limit, "limit", 0, "override the policy's limit (units per window)")
 	f.DurationVar(&o.window, "window", 0, "override the policy's window")
 	f.Int64Var(&o.burst, "burst", 0, "override the bucket algorithms' burst")
-	f.StringVar(&o.key, "key", "", "override what requests are keyed on")
+	f.StringVar(&o.key, "key", "", "key every request on this instead (user, ip, ipv6/N, xff:K, xff-leftmost, account, tenant, api-key, route); sets layered limits aside")
+	f.StringSliceVar(&o.layers, "layers", nil, "check only these layers of the scenario's layered limits, comma-separated")
+	f.IntVar(&o.worstBudget, "worst-budget", defaultCompareWorstBudget, "local-search budget of the worst_over_admission column (0: structured attacks only)")
 	return c
 }
 
 func newRunCmd(g *globalOptions, streams IO) *cobra.Command {
-	o := &compareOptions{globalOptions: g}
+	o := &compareOptions{globalOptions: g, worstBudget: defaultCompareWorstBudget}
 	return &cobra.Command{
 		Use:   "run FILE|NAME",
 		Short: "Run one scenario file or built-in scenario",
@@ -74,8 +79,16 @@ func (o *compareOptions) validate() error {
 	if o.burst < 0 {
 		return usagef("--burst: must not be negative, got %d", o.burst)
 	}
-	if o.key != "" && !slices.Contains(scenario.KeyKinds, o.key) {
-		return usagef("--key: unknown key %q (want %s)", o.key, strings.Join(scenario.KeyKinds, ", "))
+	if o.worstBudget < 0 {
+		return usagef("--worst-budget: must not be negative, got %d", o.worstBudget)
+	}
+	if o.key != "" {
+		if err := scenario.ValidKey(o.key); err != nil {
+			return usagef("--key: %v", err)
+		}
+	}
+	if o.key != "" && len(o.layers) > 0 {
+		return usagef("--key and --layers: choose one (--key replaces the layers)")
 	}
 	return nil
 }
@@ -94,8 +107,15 @@ func runCompare(o *compareOptions, streams IO) error {
 		if err != nil {
 			return err
 		}
+		if len(o.layers) > 0 {
+			if err := sc.KeepLayers(o.layers); err != nil {
+				return usagef("--layers: %v", err)
+			}
+		}
 		if o.key != "" {
-			sc.Key = o.key
+			if err := sc.OverrideKey(o.key); err != nil {
+				return usagef("--key: %v", err)
+			}
 		}
 		loaded = append(loaded, sc)
 	}
@@ -110,6 +130,9 @@ func runCompare(o *compareOptions, streams IO) error {
 		for _, sc := range loaded {
 			rep, err := scenario.Run(sc, opts)
 			if err != nil {
+				return err
+			}
+			if err := addWorstOverAdmission(rep, sc.EpochTime(), o.worstBudget); err != nil {
 				return err
 			}
 			reports = append(reports, rep)
@@ -165,6 +188,9 @@ func renderReports(w io.Writer, format string, reports []*report.Report) error {
 		var tables []report.Table
 		if len(r.Results) > 0 || len(r.Retries) == 0 {
 			tables = append(tables, report.ResultsTable(r))
+			if who, ok := report.WhoTable(r); ok {
+				tables = append(tables, who)
+			}
 		}
 		if len(r.Retries) > 0 {
 			tables = append(tables, report.RetriesTable(r))

@@ -30,6 +30,10 @@ func writeAtomically(path string, fn func(io.Writer) error) (err error) {
 	if err = bw.Flush(); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
+	// CreateTemp makes the file private (0600); results are for reading by others too.
+	if err = tmp.Chmod(0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
 	if err = tmp.Close(); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}

@@ -93,5 +93,7 @@ choice costs.`,
 
 	root.AddCommand(newCompareCmd(g, streams), newRunCmd(g, streams), newScenariosCmd(g, streams))
 	root.AddCommand(newBackoffCmd(g, streams), newHeadersCmd(g, streams), newServeCmd(g, streams))
+	root.AddCommand(newReplayCmd(g, streams))
+	root.AddCommand(newWorstCaseCmd(g, streams))
 	return root
 }

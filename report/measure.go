@@ -35,6 +35,24 @@ type Result struct {
 	// requests (only the leaky bucket queues).
 	DelayMeanMS float64 `json:"delay_ms_mean"`
 	DelayMaxMS  float64 `json:"delay_ms_max"`
+
+	// Identity-aware runs (layered limits, generated actors) add the fields below; runs
+	// that produce none of them leave them out of the JSON. See layers.go and harm.go.
+	Unkeyed           int64        `json:"unkeyed,omitempty"`
+	UnkeyedReason     string       `json:"unkeyed_reason,omitempty"`
+	RefusalsByLayer   []LayerCount `json:"refusals_by_layer,omitempty"`
+	PageLoads         int64        `json:"page_loads,omitempty"`
+	BrokenPageLoads   *float64     `json:"broken_page_loads,omitempty"`
+	LegitUsers        int64        `json:"legit_users,omitempty"`
+	LegitUsersBlocked *int64       `json:"legit_users_blocked,omitempty"`
+	LongRunPeak       *float64     `json:"long_run_peak,omitempty"`
+	Attackers         []ActorCount `json:"attackers,omitempty"`
+	// WorstOverAdmission is the most over_admission any traffic of one key can reach
+	// against this algorithm and policy, as found by the worst-case search (rlsim
+	// worst-case): what over_admission promises, beside what this traffic achieved. It
+	// is null when the policy is too large for compare to search (rlsim worst-case
+	// takes those on).
+	WorstOverAdmission *float64 `json:"worst_over_admission"`
 }
 
 // Collector measures one algorithm's decisions as they happen, streaming: it keeps, per

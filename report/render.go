@@ -45,6 +45,10 @@ type Report struct {
 	Policy      Policy   `json:"policy"`
 	Key         string   `json:"key"`
 	Results     []Result `json:"results"`
+	// UnreadLines counts the lines of a replayed log that could not be read;
+	// UnreadLineProblems names the first few ("line 7: ...").
+	UnreadLines        int      `json:"unread_lines,omitempty"`
+	UnreadLineProblems []string `json:"unread_line_problems,omitempty"`
 	// Retries holds the closed-loop clients' results of a scenario with a clients section.
 	Retries []RetryResult `json:"retries,omitempty"`
 }
@@ -62,8 +66,10 @@ type Table struct {
 // resultColumns are the columns of the results table, in order.
 var resultColumns = []string{
 	"algorithm", "requests", "admitted", "rejected", "peak_window_admitted", "over_admission",
-	"false_allow_rate", "false_reject_rate", "legit_reject_rate", "attacker_admit_rate",
+	"worst_over_admission", "false_allow_rate", "false_reject_rate", "legit_reject_rate", "attacker_admit_rate",
 	"backend_peak", "state_bytes_per_key", "delay_ms_mean",
+	// Identity-aware runs only; "-" elsewhere, and all-"-" columns are dropped.
+	"broken_page_loads", "legit_users_blocked", "long_run_peak", "unkeyed",
 }
 
 // ResultsTable is the human table of one report.
@@ -73,6 +79,11 @@ func ResultsTable(r *Report) Table {
 			r.Scenario, r.Policy.Limit, time.Duration(r.Policy.Window), r.Policy.Burst, r.Key, r.Seed),
 		Header: resultColumns,
 	}
+	t.Notes = append(t.Notes, identityNotes(r)...)
+	if r.UnreadLines > 0 {
+		t.Notes = append(t.Notes, fmt.Sprintf("%d log lines could not be read and were not replayed; first: %s",
+			r.UnreadLines, strings.Join(r.UnreadLineProblems, "; ")))
+	}
 	for _, x := range r.Results {
 		t.Rows = append(t.Rows, []string{
 			x.Algorithm,
@@ -81,6 +92,7 @@ func ResultsTable(r *Report) Table {
 			strconv.FormatInt(x.Rejected, 10),
 			strconv.FormatInt(x.PeakWindowAdmitted, 10),
 			strconv.FormatFloat(x.OverAdmission, 'f', 2, 64),
+			optionalRatio(x.WorstOverAdmission),
 			percent(x.FalseAllowRate),
 			percent(x.FalseRejectRate),
 			optionalPercent(x.LegitRejectRate),
@@ -88,6 +100,10 @@ func ResultsTable(r *Report) Table {
 			strconv.FormatInt(x.BackendPeak, 10),
 			strconv.FormatFloat(x.StateBytesPerKey, 'f', 0, 64),
 			strconv.FormatFloat(x.DelayMeanMS, 'f', 1, 64),
+			optionalPercent(x.BrokenPageLoads),
+			usersBlocked(x),
+			optionalFloat(x.LongRunPeak),
+			optionalCount(x.Unkeyed),
 		})
 	}
 	return t
@@ -103,6 +119,14 @@ func percent(v float64) string {
 		return strconv.FormatFloat(v*100, 'f', 3, 64) + "%"
 	}
 	return strconv.FormatFloat(v*100, 'f', 2, 64) + "%"
+}
+
+// optionalRatio prints a ratio such as over_admission with two decimals, "-" when absent.
+func optionalRatio(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*v, 'f', 2, 64)
 }
 
 func optionalPercent(v *float64) string {
@@ -201,7 +225,7 @@ func WriteMarkdown(w io.Writer, t Table) error {
 var csvColumns = []string{
 	"scenario", "seed", "limit", "window", "burst", "key",
 	"algorithm", "requests", "admitted", "rejected", "peak_window_admitted", "over_admission",
-	"false_allow", "false_reject", "false_allow_rate", "false_reject_rate",
+	"worst_over_admission", "false_allow", "false_reject", "false_allow_rate", "false_reject_rate",
 	"legit_reject_rate", "attacker_admit_rate", "backend_peak", "state_bytes_per_key", "keys",
 	"delay_ms_mean", "delay_ms_max",
 }
@@ -224,7 +248,7 @@ func WriteCSV(w io.Writer, reports []*Report) error {
 		for _, x := range r.Results {
 			if err := cw.Write([]string{
 				r.Scenario, strconv.FormatUint(r.Seed, 10), i(r.Policy.Limit), time.Duration(r.Policy.Window).String(), i(r.Policy.Burst), r.Key,
-				x.Algorithm, i(x.Requests), i(x.Admitted), i(x.Rejected), i(x.PeakWindowAdmitted), f(x.OverAdmission),
+				x.Algorithm, i(x.Requests), i(x.Admitted), i(x.Rejected), i(x.PeakWindowAdmitted), f(x.OverAdmission), opt(x.WorstOverAdmission),
 				i(x.FalseAllow), i(x.FalseReject), f(x.FalseAllowRate), f(x.FalseRejectRate),
 				opt(x.LegitRejectRate), opt(x.AttackerAdmitRate), i(x.BackendPeak), f(x.StateBytesPerKey), i(int64(x.Keys)),
 				f(x.DelayMeanMS), f(x.DelayMaxMS),

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rlsim/rlsim/algorithms"
@@ -65,6 +66,7 @@ func Run(sc *Scenario, o Options) (*report.Report, error) {
 	if o.Seed != nil {
 		seed = *o.Seed
 	}
+	layers := sc.layerPolicies(o)
 	rep := &report.Report{
 		Scenario:    sc.Name,
 		Description: sc.Description,
@@ -72,15 +74,23 @@ func Run(sc *Scenario, o Options) (*report.Report, error) {
 		Policy:      report.Policy{Limit: pol.Limit, Window: report.Duration(pol.Window), Burst: pol.EffectiveBurst()},
 		Key:         sc.Key,
 	}
+	if len(sc.Limits) > 0 {
+		first := layers[0].policy()
+		rep.Policy = report.Policy{Limit: first.Limit, Window: report.Duration(first.Window), Burst: first.EffectiveBurst()}
+		var keys []string
+		for _, l := range layers {
+			keys = append(keys, l.Name+"="+l.Key)
+		}
+		rep.Key = strings.Join(keys, "+")
+	}
 	for _, name := range algs {
-		if len(sc.Traffic) == 0 {
+		if sc.Clients != nil && len(sc.Traffic) == 0 {
 			break // a clients-only scenario: no open-loop traffic to measure
 		}
-		lim, err := algorithms.New(name, pol)
-		if err != nil {
+		if _, err := algorithms.New(name, pol); err != nil {
 			return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 		}
-		res, err := runOne(sc, lim, pol, seed, o.Decisions)
+		res, err := runOne(sc, name, layers, seed, o.Decisions)
 		if err != nil {
 			return nil, err
 		}
@@ -118,22 +128,17 @@ func (f *feeder) Fire(l *sim.Loop) {
 	}
 }
 
-func runOne(sc *Scenario, lim algorithms.Limiter, pol algorithms.Policy, seed uint64, dec *DecisionWriter) (report.Result, error) {
+func runOne(sc *Scenario, algorithm string, layers []LimitSpec, seed uint64, dec *DecisionWriter) (report.Result, error) {
 	var loop sim.Loop
-	col := report.NewCollector(pol.Limit, pol.Window, time.Duration(sc.BackendWindow))
-	ids := map[string]uint32{}
-	epoch := sc.EpochTime().UnixNano()
+	eng, err := newEngine(sc, algorithm, layers, len(sc.Limits) > 0)
+	if err != nil {
+		return report.Result{}, fmt.Errorf("scenario %s: %w", sc.Name, err)
+	}
 	var writeErr error
 	sink := func(r *traffic.Request) {
-		id, ok := ids[r.Key]
-		if !ok {
-			id = uint32(len(ids))
-			ids[r.Key] = id
-		}
-		d := lim.Allow(id, epoch+int64(r.At), r.Cost)
-		ref := col.Observe(id, int64(r.At), r.Cost, r.Class, d)
+		allowed, key, ref := eng.decide(r)
 		if dec != nil && writeErr == nil {
-			writeErr = dec.write(sc.Name, lim.Name(), r, d.Allowed, ref)
+			writeErr = dec.write(sc.Name, algorithm, r, key.String(), allowed, ref)
 		}
 	}
 	for _, src := range sc.sources(NewRNG(seed)) {
@@ -146,7 +151,7 @@ func runOne(sc *Scenario, lim algorithms.Limiter, pol algorithms.Policy, seed ui
 	if writeErr != nil {
 		return report.Result{}, fmt.Errorf("writing decisions: %w", writeErr)
 	}
-	return col.Result(lim), nil
+	return eng.result(algorithm), nil
 }
 
 // DecisionWriter streams the per-request decisions file:
@@ -160,14 +165,14 @@ type DecisionWriter struct {
 // NewDecisionWriter writes decisions as CSV to w; call Flush when done.
 func NewDecisionWriter(w *csv.Writer) *DecisionWriter { return &DecisionWriter{w: w} }
 
-func (d *DecisionWriter) write(scenarioName, algorithm string, r *traffic.Request, allowed, ref bool) error {
+func (d *DecisionWriter) write(scenarioName, algorithm string, r *traffic.Request, key string, allowed, ref bool) error {
 	if !d.header {
 		d.header = true
 		if err := d.w.Write([]string{"t_ns", "key", "cost", "algorithm", "allowed", "reference_allowed", "scenario"}); err != nil {
 			return err
 		}
 	}
-	d.row = [7]string{strconv.FormatInt(int64(r.At), 10), r.Key, strconv.FormatInt(r.Cost, 10), algorithm,
+	d.row = [7]string{strconv.FormatInt(int64(r.At), 10), key, strconv.FormatInt(r.Cost, 10), algorithm,
 		strconv.FormatBool(allowed), strconv.FormatBool(ref), scenarioName}
 	return d.w.Write(d.row[:])
 }

@@ -24,8 +24,10 @@ import (
 // 2026-01-01 UTC, so that "10:00:59.900" is t=59.9s and fixed windows align on minutes.
 var DefaultEpoch = time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
 
-// KeyKinds are the identities a scenario can key its limit on.
-var KeyKinds = []string{"user", "ip", "ipv6/64", "xff:1", "xff-leftmost", "account", "tenant", "api-key", "route"}
+// KeyKinds are the identities a scenario can key its limit on, as help texts list them;
+// ipv6/N takes any prefix length 0–128 and xff:K any number of trusted proxies 1–64
+// (ValidKey decides).
+var KeyKinds = []string{"user", "ip", "ipv6/N", "xff:K", "xff-leftmost", "account", "tenant", "api-key", "route"}
 
 // Scenario is a decoded, validated scenario file.
 type Scenario struct {
@@ -37,6 +39,12 @@ type Scenario struct {
 	Policy      PolicySpec `yaml:"policy"`
 	Algorithms  []string   `yaml:"algorithms"`
 	Key         string     `yaml:"key"`
+	// Limits are layered limits, checked in order (narrowest first); when present they
+	// replace policy and key.
+	Limits []LimitSpec `yaml:"limits"`
+	// Proxies is the number of trusted reverse proxies in front of the server; each
+	// appends to X-Forwarded-For (see traffic.Network).
+	Proxies int `yaml:"proxies"`
 	// BackendWindow is the bin of backend_peak (default 1s).
 	BackendWindow Duration      `yaml:"backend_window"`
 	Traffic       []TrafficSpec `yaml:"traffic"`
@@ -47,6 +55,10 @@ type Scenario struct {
 	Source string `yaml:"-"`
 	// Text is the file as read.
 	Text []byte `yaml:"-"`
+	// Recorded is replayed traffic (rlsim replay), already on the run's timeline.
+	Recorded []traffic.Request `yaml:"-"`
+	// RecordedFrom labels the recorded traffic in reports.
+	RecordedFrom string `yaml:"-"`
 
 	positions map[string]*token.Position
 }
@@ -67,6 +79,15 @@ func (p PolicySpec) Policy() algorithms.Policy {
 type TrafficSpec struct {
 	Script  []ScriptLine `yaml:"script"`
 	Poisson *PoissonSpec `yaml:"poisson"`
+
+	PageLoad     *PageLoadSpec     `yaml:"page-load"`
+	NATCrowd     *NATCrowdSpec     `yaml:"nat-crowd"`
+	IPRotation   *RotationSpec     `yaml:"ip-rotation"`
+	IPv6Rotation *RotationSpec     `yaml:"ipv6-rotation"`
+	XFFSpoofing  *RotationSpec     `yaml:"xff-spoofing"`
+	LoginAttack  *LoginAttackSpec  `yaml:"login-attack"`
+	CostWeighted *CostWeightedSpec `yaml:"cost-weighted"`
+	Tenants      []TenantSpec      `yaml:"tenants"`
 }
 
 // ScriptLine is an exact arrival: Count requests for Key at At, spread evenly over Spread.
@@ -271,18 +292,33 @@ func (s *Scenario) validate(file string) error {
 	if s.Duration < 0 {
 		return s.fail(file, "duration", "must not be negative")
 	}
-	if err := s.validatePolicy(file, "policy", s.Policy); err != nil {
+	if len(s.Limits) == 0 || s.Policy != (PolicySpec{}) {
+		if err := s.validatePolicy(file, "policy", s.Policy); err != nil {
+			return err
+		}
+	}
+	if err := s.validateLimits(file); err != nil {
 		return err
+	}
+	if len(s.Limits) > 0 && s.Policy == (PolicySpec{}) {
+		first := s.Limits[0]
+		s.Policy = PolicySpec{Limit: first.Limit, Window: first.Window, Burst: first.Burst}
+	}
+	if s.Proxies < 0 || s.Proxies > 64 {
+		return s.fail(file, "proxies", "must be a number of trusted proxies from 0 to 64, got %d", s.Proxies)
 	}
 	for i, a := range s.Algorithms {
 		if !slices.Contains(algorithms.Names, a) {
 			return s.fail(file, fmt.Sprintf("algorithms[%d]", i), "unknown algorithm %q (want one of %s)", a, strings.Join(algorithms.Names, ", "))
 		}
 	}
+	if _, keySet := s.positions["key"]; keySet && len(s.Limits) > 0 {
+		return s.fail(file, "key", "is set aside by limits; give each layer its key")
+	}
 	if s.Key == "" {
 		s.Key = "user"
-	} else if !slices.Contains(KeyKinds, s.Key) {
-		return s.fail(file, "key", "unknown key %q (want one of %s)", s.Key, strings.Join(KeyKinds, ", "))
+	} else if err := ValidKey(s.Key); err != nil {
+		return s.fail(file, "key", "%v", err)
 	}
 	if s.BackendWindow < 0 {
 		return s.fail(file, "backend_window", "must be positive")
@@ -308,8 +344,12 @@ func (s *Scenario) validate(file string) error {
 		if t.Poisson != nil {
 			n++
 		}
+		n += t.generatorCount()
 		if n != 1 {
-			return s.fail(file, field, "each traffic entry holds exactly one generator (script or poisson), found %d", n)
+			return s.fail(file, field, "each traffic entry holds exactly one generator (script, poisson, page-load, nat-crowd, ip-rotation, ipv6-rotation, xff-spoofing, login-attack, cost-weighted or tenants), found %d", n)
+		}
+		if err := s.validateGenerators(file, field, &s.Traffic[i], epoch); err != nil {
+			return err
 		}
 		if t.Script != nil {
 			if err := s.validateScript(file, field+".script", t.Script, epoch); err != nil {
@@ -429,6 +469,9 @@ func (s *Scenario) Horizon() time.Duration {
 		if t.Poisson != nil {
 			last = max(last, t.Poisson.End.resolve(epoch))
 		}
+		for _, end := range t.generatorEnds() {
+			last = max(last, end.resolve(epoch))
+		}
 	}
 	return last + time.Duration(s.Policy.Window)
 }
@@ -438,7 +481,11 @@ func (s *Scenario) sources(rng *rand.Rand) []traffic.Source {
 	epoch := s.EpochTime()
 	horizon := s.Horizon()
 	var out []traffic.Source
-	for _, t := range s.Traffic {
+	if len(s.Recorded) > 0 {
+		out = append(out, traffic.NewRecorded(s.RecordedFrom, s.Recorded))
+	}
+	for i, t := range s.Traffic {
+		out = append(out, s.generatorSources(&s.Traffic[i], i+1, rng)...)
 		for _, l := range t.Script {
 			count := int64(1)
 			if l.Count != nil {

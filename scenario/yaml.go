@@ -24,6 +24,15 @@ type PositionError struct {
 }
 
 func (e *PositionError) Error() string {
+	return oneLine(e.error())
+}
+
+// oneLine keeps an error to one line whatever text a file put into it.
+func oneLine(s string) string {
+	return strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(s)
+}
+
+func (e *PositionError) error() string {
 	where := e.File
 	if e.Line > 0 {
 		where = fmt.Sprintf("%s:%d:%d", e.File, e.Line, e.Column)
@@ -254,17 +263,29 @@ func tokenValue(n ast.Node) string {
 	return n.GetToken().Value
 }
 
-// yamlFields maps the yaml tag names of a struct type to field indexes.
-func yamlFields(t reflect.Type) (map[string]int, []string) {
-	idx := map[string]int{}
+// yamlFields maps the yaml tag names of a struct type to field index paths; a field
+// tagged ",inline" lends its own fields to the mapping (a shared group of settings).
+func yamlFields(t reflect.Type) (map[string][]int, []string) {
+	idx := map[string][]int{}
 	var names []string
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if name == "" || name == "-" || !f.IsExported() {
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if !f.IsExported() {
 			continue
 		}
-		idx[name] = i
+		if name == "" && opts == "inline" && f.Type.Kind() == reflect.Struct {
+			inner, innerNames := yamlFields(f.Type)
+			for n, path := range inner {
+				idx[n] = append([]int{i}, path...)
+			}
+			names = append(names, innerNames...)
+			continue
+		}
+		if name == "" || name == "-" {
+			continue
+		}
+		idx[name] = []int{i}
 		names = append(names, name)
 	}
 	sort.Strings(names)
@@ -300,7 +321,7 @@ func (d *strictDecoder) decodeStruct(n ast.Node, v reflect.Value, path string) e
 		if !ok {
 			return d.errorAt(kv.Key, field, "unknown field (known: %s)", strings.Join(names, ", "))
 		}
-		if err := d.decode(kv.Value, v.Field(i), field); err != nil {
+		if err := d.decode(kv.Value, v.FieldByIndex(i), field); err != nil {
 			return err
 		}
 	}

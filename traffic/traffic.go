@@ -6,6 +6,7 @@ package traffic
 
 import (
 	"fmt"
+	"net/netip"
 	"time"
 )
 
@@ -37,16 +38,45 @@ func ParseClass(s string) (Class, error) {
 	return Legit, fmt.Errorf("unknown label %q (want legit or attacker)", s)
 }
 
-// Request is one arrival.
+// Request is one arrival and everything a server could know about who sent it. Generators
+// precompute the identity strings and addresses of their pools, so filling a Request does
+// not allocate on the hot path; a field a generator has no value for stays zero.
 type Request struct {
 	// At is the arrival time since the scenario's start.
 	At time.Duration
-	// Key is the identity the limit is keyed on (a user, an address, ...).
+	// Key is the shorthand identity of scripted lines: the value of whatever the scenario
+	// keys on, used when the request carries no identity of that kind.
 	Key string
 	// Cost is the number of units the request spends (≥ 1).
 	Cost int64
 	// Class labels the request legit or attacker.
 	Class Class
+	// Actor names who sent the request (one browsing user, one attack campaign); reports
+	// count legit actors refused at least once. Empty means not tracked.
+	Actor string
+
+	// User, Account, Tenant, APIKey and Route are the application-level identities. Account
+	// is the account a login tries (known before authentication); User is the authenticated
+	// user. Plan is the tenant's plan, which picks a per-plan quota.
+	User, Account, Tenant, APIKey, Route, Plan string
+
+	// ClientIP is the address of the machine that sent the request (the truth, which the
+	// server may not see).
+	ClientIP netip.Addr
+	// XFFSent is the X-Forwarded-For value the client itself wrote ("" for an honest
+	// client; anything at all for an attacker).
+	XFFSent string
+	// XFF is the X-Forwarded-For header as the server receives it: XFFSent, then the
+	// addresses each trusted proxy appended (the client's, then the proxies' before the
+	// last). Empty when no proxy stands in front of the server.
+	XFF string
+	// Peer is the address of the TCP peer the server sees: the last proxy, or the client
+	// when there is none.
+	Peer netip.Addr
+
+	// PageLoad groups the requests of one page load (its fan-out and the interaction
+	// bursts that follow); 0 means the request belongs to no page load.
+	PageLoad uint64
 }
 
 // Source yields requests in non-decreasing time order.

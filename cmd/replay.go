@@ -1,0 +1,162 @@
+package cmd
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/scenario"
+	"github.com/rlsim/rlsim/traffic"
+)
+
+// Replay defaults: a policy of 100 requests per minute keyed on the client address, the
+// first thing one would try on a log that carries nothing but addresses.
+const (
+	replayDefaultLimit  = 100
+	replayDefaultWindow = time.Minute
+	replayDefaultKey    = "ip"
+)
+
+type replayOptions struct {
+	*globalOptions
+	file       string
+	logFormat  string
+	key        string
+	algorithms []string
+	limit      int64
+	window     time.Duration
+	burst      int64
+	timeScale  float64
+}
+
+func newReplayCmd(g *globalOptions, streams IO) *cobra.Command {
+	o := &replayOptions{globalOptions: g}
+	c := &cobra.Command{
+		Use:   "replay LOG",
+		Short: "Run every algorithm against a recorded access log",
+		Long: `replay reads an access log (nginx/Apache combined format, JSON lines or CSV), maps
+each line to a request's identities and runs the algorithms against it like any scenario.
+Lines it cannot read are counted and named by line number; a log of mostly unreadable
+lines is an error.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			o.file = args[0]
+			return runReplay(o, streams)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.logFormat, "log-format", "", "combined, jsonl or csv (default: from the extension: .jsonl/.ndjson, .csv, else combined)")
+	f.StringVar(&o.key, "key", replayDefaultKey, "what requests are keyed on (user, ip, ipv6/N, xff:K, xff-leftmost, account, tenant, api-key, route)")
+	f.StringSliceVar(&o.algorithms, "algorithms", nil, "algorithms to compare, comma-separated (default: all)")
+	f.Int64Var(&o.limit, "limit", replayDefaultLimit, "units per window")
+	f.DurationVar(&o.window, "window", replayDefaultWindow, "the policy's window")
+	f.Int64Var(&o.burst, "burst", 0, "the bucket algorithms' burst (default: the limit)")
+	f.Float64Var(&o.timeScale, "time-scale", 1, "multiply the gaps between requests (0.5 plays the log twice as fast)")
+	return c
+}
+
+func (o *replayOptions) validate() error {
+	if o.logFormat == "" {
+		switch strings.ToLower(filepath.Ext(o.file)) {
+		case ".jsonl", ".ndjson":
+			o.logFormat = "jsonl"
+		case ".csv":
+			o.logFormat = "csv"
+		default:
+			o.logFormat = "combined"
+		}
+	}
+	if !slices.Contains(traffic.LogFormats, o.logFormat) {
+		return usagef("--log-format: unknown format %q (want %s)", o.logFormat, strings.Join(traffic.LogFormats, ", "))
+	}
+	if err := scenario.ValidKey(o.key); err != nil {
+		return usagef("--key: %v", err)
+	}
+	for _, a := range o.algorithms {
+		if !slices.Contains(algorithms.Names, a) {
+			return usagef("--algorithms: unknown algorithm %q (want %s)", a, strings.Join(algorithms.Names, ", "))
+		}
+	}
+	if o.limit <= 0 {
+		return usagef("--limit: must be positive, got %d", o.limit)
+	}
+	if o.window <= 0 {
+		return usagef("--window: must be positive, got %s", o.window)
+	}
+	if o.burst < 0 {
+		return usagef("--burst: must not be negative, got %d", o.burst)
+	}
+	if !(o.timeScale > 0) || o.timeScale > 1e6 {
+		return usagef("--time-scale: must be a positive factor, got %g", o.timeScale)
+	}
+	return nil
+}
+
+func runReplay(o *replayOptions, streams IO) error {
+	if err := o.validate(); err != nil {
+		return err
+	}
+	f, err := os.Open(o.file)
+	if err != nil {
+		return fmt.Errorf("replay %s: %w", o.file, unwrapPath(err))
+	}
+	defer f.Close()
+	log, err := traffic.ReadLog(f, o.logFormat)
+	if err != nil {
+		return fmt.Errorf("replay %s: %w", o.file, err)
+	}
+	sc, err := scenario.FromLog(o.file, log, algorithms.Policy{Limit: o.limit, Window: o.window, Burst: o.burst}, o.key, o.timeScale)
+	if err != nil {
+		return fmt.Errorf("replay %s: %w", o.file, err)
+	}
+	opts := scenario.Options{Algorithms: o.algorithms}
+	if o.seedSet {
+		opts.Seed = &o.seed
+	}
+	var rep *report.Report
+	err = withDecisions(o.decisions, func(dw *scenario.DecisionWriter) error {
+		opts.Decisions = dw
+		rep, err = scenario.Run(sc, opts)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if err := addWorstOverAdmission(rep, sc.EpochTime(), defaultCompareWorstBudget); err != nil {
+		return err
+	}
+	if log.Bad > 0 {
+		rep.UnreadLines = log.Bad
+		for _, p := range log.Problems {
+			rep.UnreadLineProblems = append(rep.UnreadLineProblems, p.String())
+		}
+		fmt.Fprintf(streams.Err, "rlsim: replay %s: %d of %d lines could not be read and were not replayed:\n", o.file, log.Bad, log.Lines)
+		for _, p := range log.Problems {
+			fmt.Fprintf(streams.Err, "  %s\n", p)
+		}
+		if log.Bad > len(log.Problems) {
+			fmt.Fprintf(streams.Err, "  … and %d more\n", log.Bad-len(log.Problems))
+		}
+	}
+	var buf bytes.Buffer
+	if err := renderReports(&buf, o.format, []*report.Report{rep}); err != nil {
+		return err
+	}
+	_, err = streams.Out.Write(buf.Bytes())
+	return err
+}
+
+func unwrapPath(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}

@@ -1,0 +1,170 @@
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// boundaryLog writes the boundary-burst scenario as a combined-format access log: 100
+// requests by user_8812 at 10:00:59.900 and 100 at 10:01:00.100, with broken lines
+// inserted after the given line numbers.
+func boundaryLog(brokenAfter ...int) string {
+	var b strings.Builder
+	n := 0
+	write := func(line string) {
+		b.WriteString(line + "\n")
+		n++
+		for _, at := range brokenAfter {
+			if n == at {
+				b.WriteString(`this is not a log line` + "\n")
+			}
+		}
+	}
+	for _, ts := range []string{"01/Jan/2026:10:00:59.900 +0000", "01/Jan/2026:10:01:00.100 +0000"} {
+		for i := range 100 {
+			write(fmt.Sprintf(`203.0.113.%d - user_8812 [%s] "GET /api/items?page=%d HTTP/1.1" 200 %d "-" "rlsim-testdata/1.0" "-"`, 7+i%3, ts, i, 512+i))
+		}
+	}
+	return b.String()
+}
+
+// runJSON runs a command with --format json and decodes its one report.
+func runJSON(t *testing.T, args ...string) jsonReport {
+	t.Helper()
+	out, errOut, code := rlsim(t, append(args, "--format", "json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var r jsonReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v in %s", err, out)
+	}
+	return r
+}
+
+func TestReplayLogIsTheGeneratedOne(t *testing.T) {
+	golden(t, "boundary.log", boundaryLog())
+}
+
+func TestReplayMatchesTheScriptedScenario(t *testing.T) {
+	results := func(args ...string) []any {
+		out, errOut, code := rlsim(t, append(args, "--format", "json")...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		var r struct{ Results []any }
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r.Results
+	}
+	scripted := results("compare", "--scenario", "boundary-burst")
+	replayed := results("replay", filepath.Join("testdata", "boundary.log"), "--key", "user", "--limit", "100", "--window", "1m")
+	if len(scripted) != 6 || len(replayed) != len(scripted) {
+		t.Fatalf("%d results scripted, %d replayed", len(scripted), len(replayed))
+	}
+	for i := range scripted {
+		sj, _ := json.Marshal(scripted[i])
+		rj, _ := json.Marshal(replayed[i])
+		if string(sj) != string(rj) {
+			t.Errorf("result %d differs:\nscripted %s\nreplayed %s", i, sj, rj)
+		}
+	}
+	fixed := runJSON(t, "replay", filepath.Join("testdata", "boundary.log"), "--key", "user", "--algorithms", "fixed-window")
+	if fixed.Results[0].Admitted != 200 || fixed.Results[0].OverAdmission != 2 {
+		t.Fatalf("the fixed window should admit all 200 at the boundary, got %+v", fixed.Results[0])
+	}
+}
+
+func TestReplayNamesBrokenLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "broken.log")
+	if err := os.WriteFile(path, []byte(boundaryLog(3, 50, 150)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := rlsim(t, "replay", path, "--key", "user", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, line := range []string{"line 4:", "line 52:", "line 153:"} {
+		if !strings.Contains(errOut, line) {
+			t.Errorf("stderr does not name %s:\n%s", line, errOut)
+		}
+	}
+	if !strings.Contains(errOut, "3 of 203 lines could not be read") {
+		t.Errorf("stderr does not count the broken lines:\n%s", errOut)
+	}
+	var rep struct {
+		UnreadLines int      `json:"unread_lines"`
+		Problems    []string `json:"unread_line_problems"`
+		Results     []struct {
+			Requests int64 `json:"requests"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.UnreadLines != 3 || len(rep.Problems) != 3 || !strings.HasPrefix(rep.Problems[0], "line 4: ") || rep.Results[0].Requests != 200 {
+		t.Fatalf("report: %d unread %q, %d requests", rep.UnreadLines, rep.Problems, rep.Results[0].Requests)
+	}
+}
+
+func TestReplayRefusesAMostlyGarbageFile(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.log")
+	os.WriteFile(garbage, []byte("a\nb\nc\n"+strings.SplitN(boundaryLog(), "\n", 2)[0]+"\n"), 0o644)
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"replay", garbage}, 1, "3 of 4 lines could not be read as combined"},
+		{[]string{"replay", filepath.Join(dir, "missing.log")}, 1, "no such file"},
+		{[]string{"replay", garbage, "--log-format", "xml"}, 2, `--log-format: unknown format "xml"`},
+		{[]string{"replay", garbage, "--key", "xff:0"}, 2, "--key:"},
+		{[]string{"replay", garbage, "--time-scale", "0"}, 2, "--time-scale:"},
+	} {
+		out, errOut, code := rlsim(t, tt.args...)
+		if code != tt.code || !strings.Contains(errOut, tt.want) || out != "" {
+			t.Errorf("%v: exit %d, stderr %q, stdout %q; want exit %d and %q", tt.args, code, errOut, out, tt.code, tt.want)
+		}
+	}
+}
+
+func TestReplayReadsJSONLinesAndCSV(t *testing.T) {
+	dir := t.TempDir()
+	jsonl := filepath.Join(dir, "a.jsonl")
+	csvFile := filepath.Join(dir, "a.csv")
+	var j, c strings.Builder
+	c.WriteString("time,ip,user,route,cost,label\n")
+	for i := range 30 {
+		ts := fmt.Sprintf("2026-01-01T10:00:%02d.5Z", i)
+		fmt.Fprintf(&j, `{"time": %q, "ip": "198.51.100.1", "user": "u1", "route": "GET /x", "cost": 2, "label": "attacker"}`+"\n", ts)
+		fmt.Fprintf(&c, "%s,198.51.100.1,u1,GET /x,2,attacker\n", ts)
+	}
+	os.WriteFile(jsonl, []byte(j.String()), 0o644)
+	os.WriteFile(csvFile, []byte(c.String()), 0o644)
+	a := runJSON(t, "replay", jsonl, "--limit", "20", "--algorithms", "sliding-log")
+	b := runJSON(t, "replay", csvFile, "--limit", "20", "--algorithms", "sliding-log")
+	// 30 requests of cost 2 within 30 s against 20 units a minute: 10 admitted.
+	for _, r := range []jsonReport{a, b} {
+		x := r.Results[0]
+		if x.Requests != 30 || x.Admitted != 10 || x.AttackerAdmitRate == nil || *x.AttackerAdmitRate != 10.0/30 {
+			t.Fatalf("%+v", x)
+		}
+	}
+}
+
+func TestReplayTimeScaleMovesTheBoundaryBurstIntoOneWindow(t *testing.T) {
+	log := filepath.Join("testdata", "boundary.log")
+	normal := runJSON(t, "replay", log, "--key", "user", "--algorithms", "fixed-window")
+	// Scaled by 1/1000 the two bursts land 59.9 ms and 60.1 ms after 10:00, inside one
+	// fixed minute: the window that admitted 200 now admits 100.
+	squeezed := runJSON(t, "replay", log, "--key", "user", "--algorithms", "fixed-window", "--time-scale", "0.001")
+	if normal.Results[0].Admitted != 200 || squeezed.Results[0].Admitted != 100 {
+		t.Fatalf("admitted %d at scale 1 and %d at 0.001, want 200 and 100", normal.Results[0].Admitted, squeezed.Results[0].Admitted)
+	}
+}

@@ -1,0 +1,292 @@
+package scenario
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/traffic"
+)
+
+// LimitSpec is one layer of the top-level limits section: a named limit on one key.
+// Layers are checked in the order written, which should be narrowest first (the
+// account's few login tries before the address's generous allowance); a request stops at
+// the first layer that refuses it, and the refusal names that layer.
+type LimitSpec struct {
+	Name   string   `yaml:"name"`
+	Key    string   `yaml:"key"`
+	Limit  int64    `yaml:"limit"`
+	Window Duration `yaml:"window"`
+	Burst  int64    `yaml:"burst"`
+	// Plans give keys on a plan (a tenant's pricing plan) their own quota; keys whose
+	// plan is not listed use the layer's own limit.
+	Plans []PlanSpec `yaml:"plans"`
+}
+
+// PlanSpec is a per-plan quota of a layer; a zero Window or Burst takes the layer's.
+type PlanSpec struct {
+	Name   string   `yaml:"name"`
+	Limit  int64    `yaml:"limit"`
+	Window Duration `yaml:"window"`
+	Burst  int64    `yaml:"burst"`
+}
+
+// ValidKey reports whether spec is a key kind scenarios and --key accept (user, ip,
+// ipv6/N, xff:K, ...), with the reason when it is not.
+func ValidKey(spec string) error {
+	_, err := traffic.ParseKeyer(spec)
+	return err
+}
+
+func (s *Scenario) validateLimits(file string) error {
+	seen := map[string]bool{}
+	for i := range s.Limits {
+		l := &s.Limits[i]
+		f := fmt.Sprintf("limits[%d]", i)
+		if l.Key == "" {
+			return s.fail(file, f+".key", "is required")
+		}
+		if err := ValidKey(l.Key); err != nil {
+			return s.fail(file, f+".key", "%v", err)
+		}
+		if l.Name == "" {
+			l.Name = l.Key
+		}
+		if seen[l.Name] {
+			return s.fail(file, f+".name", "layer %q is named twice; give each layer its own name", l.Name)
+		}
+		seen[l.Name] = true
+		if err := s.validatePolicy(file, f, PolicySpec{Limit: l.Limit, Window: l.Window, Burst: l.Burst}); err != nil {
+			return err
+		}
+		plans := map[string]bool{}
+		for j, p := range l.Plans {
+			pf := fmt.Sprintf("%s.plans[%d]", f, j)
+			if p.Name == "" {
+				return s.fail(file, pf+".name", "is required")
+			}
+			if plans[p.Name] {
+				return s.fail(file, pf+".name", "plan %q is listed twice", p.Name)
+			}
+			plans[p.Name] = true
+			if p.Window == 0 {
+				l.Plans[j].Window = l.Window
+			}
+			if err := s.validatePolicy(file, pf, PolicySpec{Limit: p.Limit, Window: l.Plans[j].Window, Burst: p.Burst}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// OverrideKey replaces the scenario's keying with one limit, its policy keyed on key (the
+// layered limits are set aside): --key uses it to show what a different key does.
+func (s *Scenario) OverrideKey(key string) error {
+	if err := ValidKey(key); err != nil {
+		return err
+	}
+	if len(s.Limits) > 0 && s.Policy.Limit == 0 {
+		l := s.Limits[0]
+		s.Policy = PolicySpec{Limit: l.Limit, Window: l.Window, Burst: l.Burst}
+	}
+	s.Key = key
+	s.Limits = nil
+	return nil
+}
+
+// KeepLayers keeps only the named layers of the limits section, in their order.
+func (s *Scenario) KeepLayers(names []string) error {
+	if len(s.Limits) == 0 {
+		return fmt.Errorf("scenario %s has no layered limits to choose from", s.Name)
+	}
+	var have []string
+	for _, l := range s.Limits {
+		have = append(have, l.Name)
+	}
+	for _, n := range names {
+		if !slices.Contains(have, n) {
+			return fmt.Errorf("scenario %s has no layer %q (it has %s)", s.Name, n, strings.Join(have, ", "))
+		}
+	}
+	s.Limits = slices.DeleteFunc(s.Limits, func(l LimitSpec) bool { return !slices.Contains(names, l.Name) })
+	return nil
+}
+
+// layerPolicies returns the layers a run checks: the limits section, or one layer made of
+// the policy and key. Non-zero overrides replace every layer's default limit, window
+// and burst (not the per-plan quotas).
+func (s *Scenario) layerPolicies(o Options) []LimitSpec {
+	if len(s.Limits) == 0 {
+		p := o.Policy(s)
+		return []LimitSpec{{Name: s.Key, Key: s.Key, Limit: p.Limit, Window: Duration(p.Window), Burst: p.Burst}}
+	}
+	out := slices.Clone(s.Limits)
+	for i := range out {
+		if o.Limit != 0 {
+			out[i].Limit = o.Limit
+		}
+		if o.Window != 0 {
+			out[i].Window = Duration(o.Window)
+		}
+		if o.Burst != 0 {
+			out[i].Burst = o.Burst
+		}
+	}
+	return out
+}
+
+func (l LimitSpec) policy() algorithms.Policy {
+	return algorithms.Policy{Limit: l.Limit, Window: time.Duration(l.Window), Burst: l.Burst}
+}
+
+// engine decides every request of one algorithm's run through all layers and measures.
+type engine struct {
+	layers  []*layer
+	counts  []report.LayerCount
+	outcome *report.Collector // nil for a single implicit layer, whose collector is the result
+	harm    *report.Harm
+	network *traffic.Network
+	epoch   int64
+
+	unkeyed       int64
+	unkeyedReason string
+}
+
+type layer struct {
+	keyer traffic.Keyer
+	cells []*cell
+	plans map[string]int // plan → cell index; cell 0 is the layer's own limit
+}
+
+type cell struct {
+	lim algorithms.Limiter
+	col *report.Collector
+	ids map[traffic.Key]uint32
+}
+
+func newEngine(s *Scenario, algorithm string, specs []LimitSpec, layered bool) (*engine, error) {
+	e := &engine{
+		harm:    report.NewHarm(time.Duration(specs[0].Window)),
+		network: traffic.NewNetwork(s.Proxies),
+		epoch:   s.EpochTime().UnixNano(),
+	}
+	backend := time.Duration(s.BackendWindow)
+	if layered {
+		e.outcome = report.NewOutcomeCollector(backend)
+	}
+	newCell := func(p algorithms.Policy) (*cell, error) {
+		lim, err := algorithms.New(algorithm, p)
+		if err != nil {
+			return nil, err
+		}
+		return &cell{lim: lim, col: report.NewCollector(p.Limit, p.Window, backend), ids: map[traffic.Key]uint32{}}, nil
+	}
+	for _, spec := range specs {
+		keyer, err := traffic.ParseKeyer(spec.Key)
+		if err != nil {
+			return nil, err
+		}
+		l := &layer{keyer: keyer, plans: map[string]int{}}
+		c, err := newCell(spec.policy())
+		if err != nil {
+			return nil, fmt.Errorf("layer %s: %w", spec.Name, err)
+		}
+		l.cells = append(l.cells, c)
+		for _, p := range spec.Plans {
+			c, err := newCell(algorithms.Policy{Limit: p.Limit, Window: time.Duration(p.Window), Burst: p.Burst})
+			if err != nil {
+				return nil, fmt.Errorf("layer %s plan %s: %w", spec.Name, p.Name, err)
+			}
+			l.plans[p.Name] = len(l.cells)
+			l.cells = append(l.cells, c)
+		}
+		e.layers = append(e.layers, l)
+		e.counts = append(e.counts, report.LayerCount{Layer: spec.Name, Key: spec.Key})
+	}
+	return e, nil
+}
+
+// decide runs r through the layers, narrowest first, and returns whether it was admitted,
+// the key and reference verdict of the layer that decided last (for the decisions file).
+func (e *engine) decide(r *traffic.Request) (allowed bool, key traffic.Key, ref bool) {
+	e.network.Deliver(r)
+	t := int64(r.At)
+	allowed = true
+	var delay time.Duration
+	for i, l := range e.layers {
+		k, err := l.keyer.Key(r)
+		if err != nil {
+			// A request that cannot be keyed is refused: a limit that lets unkeyable
+			// requests through is no limit against whoever sends garbage.
+			e.unkeyed++
+			if e.unkeyedReason == "" {
+				e.unkeyedReason = err.Error()
+			}
+			if e.outcome != nil {
+				e.outcome.ObserveUnkeyed(r.Class)
+			} else {
+				l.cells[0].col.ObserveUnkeyed(r.Class)
+			}
+			e.counts[i].Checked++
+			e.counts[i].Refused++
+			e.harm.Observe(r, false)
+			return false, traffic.Key{Name: "(unkeyed)"}, false
+		}
+		c := l.cells[0]
+		if len(l.plans) > 0 {
+			if j, ok := l.plans[r.Plan]; ok {
+				c = l.cells[j]
+			}
+		}
+		id, ok := c.ids[k]
+		if !ok {
+			id = uint32(len(c.ids))
+			c.ids[k] = id
+		}
+		d := c.lim.Allow(id, e.epoch+t, r.Cost)
+		ref = c.col.Observe(id, t, r.Cost, r.Class, d)
+		key = k
+		e.counts[i].Checked++
+		if !d.Allowed {
+			e.counts[i].Refused++
+			allowed = false
+			break
+		}
+		if r.Class == traffic.Attacker {
+			e.counts[i].AttackerPassed++
+		}
+		delay = max(delay, d.Delay)
+	}
+	if e.outcome != nil {
+		e.outcome.Observe(0, t, r.Cost, r.Class, algorithms.Decision{Allowed: allowed, Delay: delay})
+	}
+	e.harm.Observe(r, allowed)
+	return allowed, key, ref
+}
+
+// result finishes the measurement.
+func (e *engine) result(algorithm string) report.Result {
+	var res report.Result
+	if e.outcome == nil {
+		c := e.layers[0].cells[0]
+		res = c.col.Result(c.lim)
+	} else {
+		m := report.Layered{Outcome: e.outcome, Layers: e.counts}
+		for _, l := range e.layers {
+			var cells []report.LayerCell
+			for _, c := range l.cells {
+				cells = append(cells, report.LayerCell{Collector: c.col, Limiter: c.lim})
+			}
+			m.Cells = append(m.Cells, cells)
+		}
+		res = m.Result(algorithm)
+	}
+	res.Unkeyed = e.unkeyed
+	res.UnkeyedReason = e.unkeyedReason
+	e.harm.Fill(&res)
+	return res
+}
