@@ -1,9 +1,11 @@
 package cmd
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -87,6 +89,26 @@ func TestServeEndToEnd(t *testing.T) {
 	mu.Unlock()
 	if resp := do(); resp.StatusCode != 200 {
 		t.Fatalf("after Retry-After: %d", resp.StatusCode)
+	}
+	// Hostile input on the same server: a 64 KiB header and a line that is not HTTP.
+	for payload, want := range map[string]string{
+		"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 64<<10) + "\r\n\r\n": "HTTP/1.1 431",
+		"\x16\x03\x01 not http\r\n\r\n": "HTTP/1.1 400",
+	} {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn.SetDeadline(time.Now().Add(5 * time.Second))
+		io.WriteString(conn, payload)
+		line, _ := bufio.NewReader(conn).ReadString('\n')
+		conn.Close()
+		if !strings.HasPrefix(line, want) {
+			t.Errorf("hostile request answered %q, want %s", line, want)
+		}
+	}
+	if resp := do(); resp.StatusCode != 200 {
+		t.Fatalf("after hostile requests: %d", resp.StatusCode)
 	}
 	cancel()
 	if err := <-done; err != nil {
