@@ -136,10 +136,12 @@ func (c *occClient) fire(w *occWorld) {
 	w.queue.push(replied+sleep+w.hop(), c.index)
 }
 
-// occQueue is the run's event queue: (time, scheduling order) like sim.Loop, but typed. A
-// sweep of the experiment is tens of millions of events, and sim.Loop's interface-typed
-// heap allocates one box per event; this queue allocates nothing once grown, which made
-// the 19 × 100 × 5 sweep several times faster.
+// occQueue is the run's event queue: ordered by (time, scheduling order) exactly like
+// sim.Loop (TestOCCQueueOrdersLikeSimLoop), but typed. A sweep of the experiment is tens
+// of millions of events, and sim.Loop's interface-typed heap allocates a box per event;
+// this queue allocates nothing once grown. BenchmarkEventQueue measured about 4× less
+// time per event (67–96 ns against 290–580 ns), and the 19 × 10 × 4 sweep went from 2.0 s
+// to 0.44 s.
 type occQueue struct {
 	items []occEvent
 	seq   uint64
