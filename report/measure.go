@@ -35,6 +35,8 @@ type Result struct {
 	// requests (only the leaky bucket queues).
 	DelayMeanMS float64 `json:"delay_ms_mean"`
 	DelayMaxMS  float64 `json:"delay_ms_max"`
+	// Timeline is the run binned over time, for charts; nil unless the collector recorded it.
+	Timeline *Timeline `json:"-"`
 }
 
 // Collector measures one algorithm's decisions as they happen, streaming: it keeps, per
@@ -57,6 +59,8 @@ type Collector struct {
 	backend     algorithms.Log // admitted cost reaching the backend in the trailing bin
 	backendPeak int64
 	pending     releaseHeap // admitted requests still queued before the backend
+
+	timeline *timelineRecorder // nil unless RecordTimeline was called
 }
 
 // NewCollector measures against the promise "limit units in any window", with backend_peak
@@ -110,6 +114,9 @@ func (c *Collector) Observe(key uint32, t int64, cost int64, class traffic.Class
 		if d.Allowed {
 			c.attackerAdmitted++
 		}
+	}
+	if c.timeline != nil {
+		c.timeline.observe(c, key, t, d.Allowed, log)
 	}
 	return referenceAllowed
 }
@@ -165,6 +172,9 @@ func (c *Collector) Result(lim algorithms.Limiter) Result {
 	}
 	if c.admitted > 0 {
 		r.DelayMeanMS = float64(c.delaySum) / float64(c.admitted) / float64(time.Millisecond)
+	}
+	if c.timeline != nil {
+		r.Timeline = c.timeline.finish(c)
 	}
 	if k := lim.Keys(); k > 0 {
 		r.StateBytesPerKey = float64(lim.StateBytes()) / float64(k)

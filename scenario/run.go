@@ -108,6 +108,7 @@ func (f *feeder) Fire(l *sim.Loop) {
 func runOne(sc *Scenario, lim algorithms.Limiter, pol algorithms.Policy, seed uint64, dec *DecisionWriter) (report.Result, error) {
 	var loop sim.Loop
 	col := report.NewCollector(pol.Limit, pol.Window, time.Duration(sc.BackendWindow))
+	col.RecordTimeline(sc.Horizon())
 	ids := map[string]uint32{}
 	epoch := sc.EpochTime().UnixNano()
 	var writeErr error
