@@ -61,7 +61,8 @@ type timelineRecorder struct {
 // before the first Observe; without it Result carries no timeline.
 func (c *Collector) RecordTimeline(horizon time.Duration) {
 	bin := TimelineBin(horizon)
-	n := int(int64(horizon)/int64(bin)) + 1
+	// Bins cover [0, horizon); a decision at the horizon itself counts in the last one.
+	n := max(int((int64(horizon)+int64(bin)-1)/int64(bin)), 1)
 	c.timeline = &timelineRecorder{
 		tl: Timeline{
 			Bin:            bin,
