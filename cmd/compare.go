@@ -84,6 +84,10 @@ func runCompare(o *compareOptions, streams IO) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
+	chartFormats, err := parseCharts(o.charts)
+	if err != nil {
+		return err
+	}
 	names := o.scenarios
 	if len(names) == 0 {
 		names = scenario.Builtins()
@@ -105,7 +109,7 @@ func runCompare(o *compareOptions, streams IO) error {
 	}
 
 	var reports []*report.Report
-	err := withDecisions(o.decisions, func(dw *scenario.DecisionWriter) error {
+	err = withDecisions(o.decisions, func(dw *scenario.DecisionWriter) error {
 		opts.Decisions = dw
 		for _, sc := range loaded {
 			rep, err := scenario.Run(sc, opts)
@@ -122,6 +126,11 @@ func runCompare(o *compareOptions, streams IO) error {
 	var buf bytes.Buffer
 	if err := renderReports(&buf, o.format, reports); err != nil {
 		return err
+	}
+	if o.out != "" {
+		if err := writeResults(o.out, chartFormats, reports); err != nil {
+			return err
+		}
 	}
 	_, err = streams.Out.Write(buf.Bytes())
 	return err
