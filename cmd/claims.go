@@ -65,5 +65,3 @@ func renderClaims(w io.Writer, format string, results []claims.Result) error {
 	}
 	return nil
 }
-
-
