@@ -108,13 +108,22 @@ func runCompare(o *compareOptions, streams IO) error {
 		opts.Seed = &o.seed
 	}
 
+	bar := newProgressBar(streams.Err, len(loaded))
+	if bar != nil {
+		opts.Progress = bar.update
+	}
 	var reports []*report.Report
+	var requests int64
 	err = withDecisions(o.decisions, func(dw *scenario.DecisionWriter) error {
 		opts.Decisions = dw
 		for _, sc := range loaded {
 			rep, err := scenario.Run(sc, opts)
 			if err != nil {
 				return err
+			}
+			bar.scenarioDone()
+			for _, x := range rep.Results {
+				requests += x.Requests
 			}
 			reports = append(reports, rep)
 		}
@@ -123,6 +132,7 @@ func runCompare(o *compareOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
+	bar.finish(requests)
 	var buf bytes.Buffer
 	if err := renderReports(&buf, o.format, reports); err != nil {
 		return err
