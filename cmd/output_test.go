@@ -41,7 +41,7 @@ func TestOutFolderHoldsResultsSummaryChartsAndIndex(t *testing.T) {
 	files := readTree(t, dir)
 	for _, sc := range []string{"boundary-burst", "sliding-estimate"} {
 		for _, name := range []string{"results.json", "results.csv", "timeline.csv", "summary.md",
-			"timeline.svg", "window.svg", "accuracy.svg", "memory.svg"} {
+			"admitted-timeline.svg", "window-timeline.svg", "accuracy.svg", "memory.svg"} {
 			if len(files[sc+"/"+name]) == 0 {
 				t.Errorf("%s/%s missing or empty", sc, name)
 			}
@@ -57,7 +57,7 @@ func TestOutFolderHoldsResultsSummaryChartsAndIndex(t *testing.T) {
 	}
 	summary := string(files["boundary-burst/summary.md"])
 	for _, want := range []string{"# boundary-burst", "| algorithm |", "| fixed-window | 200 | 200 |",
-		"Over the limit of 100 in some trailing 1m0s window: fixed-window 2.00× (200).", "![", "(window.svg)"} {
+		"Over the limit of 100 in some trailing 1m0s window: fixed-window 2.00× (200).", "![", "(window-timeline.svg)"} {
 		if !strings.Contains(summary, want) {
 			t.Errorf("summary.md lacks %q:\n%s", want, summary)
 		}
@@ -99,7 +99,7 @@ func TestSameSeedSameFiles(t *testing.T) {
 		}
 	}
 	c := run("4", "svg")
-	for _, name := range []string{"small-poisson/results.json", "small-poisson/window.svg", "small-poisson/timeline.csv"} {
+	for _, name := range []string{"small-poisson/results.json", "small-poisson/window-timeline.svg", "small-poisson/timeline.csv"} {
 		if bytes.Equal(a[name], c[name]) {
 			t.Errorf("%s is the same with another seed: the seed does not reach it", name)
 		}
@@ -114,12 +114,12 @@ func TestOutFilesGolden(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	files := readTree(t, dir)
-	for _, name := range []string{"timeline.png", "window.png", "accuracy.png", "memory.png"} {
+	for _, name := range []string{"admitted-timeline.png", "window-timeline.png", "accuracy.png", "memory.png"} {
 		if !bytes.HasPrefix(files["boundary-burst/"+name], []byte("\x89PNG")) {
 			t.Errorf("boundary-burst/%s is not a PNG", name)
 		}
 	}
-	for _, name := range []string{"results.json", "results.csv", "summary.md", "window.svg"} {
+	for _, name := range []string{"results.json", "results.csv", "summary.md", "window-timeline.svg"} {
 		golden(t, "out-boundary-burst-"+name, string(files["boundary-burst/"+name]))
 	}
 }

@@ -13,9 +13,9 @@ func Caption(r *Report) string {
 		r.Scenario, r.Seed, r.Policy.Limit, time.Duration(r.Policy.Window), r.Policy.Burst, r.Key, r.Scenario, r.Seed)
 }
 
-// Figures are the charts of one scenario's report, in the order a reader wants them: what
-// each algorithm let through over time, the trailing window against the limit, accuracy,
-// and memory. Figures that have no data (no timelines recorded, no keys) are left out.
+// Figures are the charts of one scenario's report, in the order a reader wants them: the
+// busiest key's trailing window against the limit over time, what each algorithm admitted
+// and refused over time, accuracy, and memory. Figures that have no data (no timelines recorded, no keys) are left out.
 func Figures(r *Report) []*chart.Figure {
 	caption := Caption(r)
 	var figs []*chart.Figure
@@ -49,14 +49,14 @@ func Figures(r *Report) []*chart.Figure {
 	}
 	if len(runs) > 0 {
 		figs = append(figs,
-			chart.TimelineFigure(chart.Meta{
-				Title:   r.Scenario + ": requests admitted and refused over time, per algorithm",
-				Caption: caption,
-			}, runs, bin),
 			chart.WindowFigure(chart.Meta{
 				Title:   r.Scenario + ": busiest key's count in the trailing window vs the limit",
 				Caption: caption,
 			}, windows, float64(r.Policy.Limit), time.Duration(r.Policy.Window)),
+			chart.TimelineFigure(chart.Meta{
+				Title:   r.Scenario + ": requests admitted and refused over time, per algorithm",
+				Caption: caption,
+			}, runs, bin),
 		)
 	}
 	if len(r.Results) == 0 {

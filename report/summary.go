@@ -79,7 +79,7 @@ func cmpFloat(a, b float64) int {
 
 // ChartFile is a chart written beside a report, as summaries and the index link it.
 type ChartFile struct {
-	// Name is the file name inside the scenario's folder ("window.svg").
+	// Name is the file name inside the scenario's folder ("window-timeline.svg").
 	Name string
 	// Title says what the chart shows.
 	Title string

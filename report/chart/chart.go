@@ -69,7 +69,7 @@ type Panel interface {
 
 // Figure is a titled grid of panels sharing one legend and one caption.
 type Figure struct {
-	// Name is the file stem the figure is written under ("timeline" → timeline.svg).
+	// Name is the file stem the figure is written under ("window-timeline" → window-timeline.svg).
 	Name string
 	Meta Meta
 	// Panels are laid out left to right, top to bottom, Columns to a row (default 1).

@@ -60,7 +60,7 @@ type Run struct {
 // TimelineFigure draws admitted requests per second up and refused ones down over time,
 // one panel per run, all on the same Y scale; bin is the width of the runs' bins.
 func TimelineFigure(meta Meta, runs []Run, bin time.Duration) *Figure {
-	f := &Figure{Name: "timeline", Meta: meta, Columns: 3, SharedY: true, Height: 6.4 * vg.Inch}
+	f := &Figure{Name: "admitted-timeline", Meta: meta, Columns: 3, SharedY: true, Height: 6.4 * vg.Inch}
 	if len(runs) < 3 {
 		f.Columns = len(runs)
 	}
@@ -98,7 +98,7 @@ func WindowFigure(meta Meta, series []Series, limit float64, window time.Duratio
 	for i, s := range series {
 		lines[i] = Series{Name: s.Name, Points: Downsample(s.Points, MaxPoints, Max)}
 	}
-	return &Figure{Name: "window", Meta: meta, Panels: []Panel{LinePanel{
+	return &Figure{Name: "window-timeline", Meta: meta, Panels: []Panel{LinePanel{
 		XLabel: "time since start (s)",
 		YLabel: fmt.Sprintf("admitted in trailing %s (requests)", window),
 		Steps:  true,
