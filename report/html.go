@@ -85,9 +85,9 @@ var indexTemplate = template.Must(template.New("index").Parse(`<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>rlsim results</title>
 <style>
-body { font-family: "Liberation Sans", Arial, Helvetica, sans-serif; margin: 2em auto; max-width: 1100px; padding: 0 1em; color: #222; }
+body { font-family: "Liberation Sans", Arial, Helvetica, sans-serif; margin: 2em auto; max-width: 1200px; padding: 0 1em; color: #222; }
 h1 { font-size: 1.6em; } h2 { margin-top: 2.2em; border-bottom: 1px solid #ccc; padding-bottom: .2em; }
-nav ul { columns: 2; } .caption { color: #555; font-size: .9em; }
+nav ul { columns: 2; } nav li { break-inside: avoid; } .wide { overflow-x: auto; } .caption { color: #555; font-size: .9em; }
 table { border-collapse: collapse; font-size: .85em; margin: 1em 0; }
 th, td { border: 1px solid #ccc; padding: .25em .5em; } td { text-align: right; } td:first-child { text-align: left; }
 th { background: #f2f2f2; }
@@ -110,14 +110,14 @@ svg.chart { width: 100%; height: auto; display: block; }
 <p>{{.Description}}</p>
 {{- end}}
 <p class="caption">{{.Caption}}</p>
-<table>
+<div class="wide"><table>
 <thead><tr>{{range .Table.Header}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>
 {{- range .Table.Rows}}
 <tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
 {{- end}}
 </tbody>
-</table>
+</table></div>
 <ul>
 {{- range .Findings}}
 <li>{{.}}</li>
