@@ -199,3 +199,25 @@ func TestFolderNamesStayInside(t *testing.T) {
 		}
 	}
 }
+
+func FuzzParseCharts(f *testing.F) {
+	for _, s := range []string{"svg", "png,svg", "none", "", "svg,svg", "gif", "png, svg", ",", "svg,"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		formats, err := parseCharts(s)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "--charts: ") {
+				t.Fatalf("error %q does not name the flag", err)
+			}
+			return
+		}
+		seen := map[string]bool{}
+		for _, f := range formats {
+			if (f != "svg" && f != "png") || seen[f] {
+				t.Fatalf("parseCharts(%q) = %v", s, formats)
+			}
+			seen[f] = true
+		}
+	})
+}

@@ -207,6 +207,9 @@ func (f *Figure) draw(dc draw.Canvas) error {
 		if err != nil {
 			return fmt.Errorf("chart %s: panel %d: %w", f.Name, i, err)
 		}
+		if !finite(pl.X.Min) || !finite(pl.X.Max) || !finite(pl.Y.Min) || !finite(pl.Y.Max) {
+			return fmt.Errorf("chart %s: panel %d: values too large to draw", f.Name, i)
+		}
 		styleFonts(pl)
 		plots[i] = pl
 	}
@@ -313,7 +316,7 @@ func (p LinePanel) build(leg *legend) (*plot.Plot, error) {
 	for i, s := range p.Series {
 		pts := make(plotter.XYs, 0, len(s.Points))
 		for _, q := range s.Points {
-			if p.LogY && q.Y <= 0 {
+			if !finite(q.X) || !finite(q.Y) || p.LogY && q.Y <= 0 {
 				continue
 			}
 			pts = append(pts, plotter.XY{X: q.X, Y: q.Y})
@@ -340,6 +343,12 @@ func (p LinePanel) build(leg *legend) (*plot.Plot, error) {
 		return nil, fmt.Errorf("no data to draw")
 	}
 	addLimits(pl, leg, p.Limits)
+	if p.LogY {
+		if !(pl.Y.Min > 0) {
+			return nil, fmt.Errorf("no positive value to draw on a log scale")
+		}
+		logDecades(pl)
+	}
 	if !p.LogY {
 		pl.Y.Min = math.Min(pl.Y.Min, 0)
 		// Headroom so the highest (and lowest) line is not drawn on the frame.
@@ -353,6 +362,9 @@ func (p LinePanel) build(leg *legend) (*plot.Plot, error) {
 
 func addLimits(pl *plot.Plot, leg *legend, limits []HLine) {
 	for _, h := range limits {
+		if !finite(h.Y) {
+			continue
+		}
 		if pl.Y.Scale != nil {
 			if _, isLog := pl.Y.Scale.(plot.LogScale); isLog && h.Y <= 0 {
 				continue
@@ -430,9 +442,8 @@ func (p BarPanel) build(leg *legend) (*plot.Plot, error) {
 		if math.IsInf(pl.Y.Min, 0) || pl.Y.Min <= 0 {
 			return nil, fmt.Errorf("no positive value to draw on a log scale")
 		}
-		// Whole decades below and above, with room for the value labels.
-		pl.Y.Min = math.Pow(10, math.Floor(math.Log10(pl.Y.Min)))
-		pl.Y.Max = math.Pow(10, math.Ceil(math.Log10(pl.Y.Max*1.5)))
+		pl.Y.Max *= 1.5 // room for the value labels
+		logDecades(pl)
 	} else {
 		pl.Y.Tick.Marker = plainTicks{}
 		pl.Y.Min = math.Min(pl.Y.Min, 0)
@@ -457,7 +468,7 @@ func (b *bars) DataRange() (xmin, xmax, ymin, ymax float64) {
 	ymin, ymax = math.Inf(1), math.Inf(-1)
 	for _, s := range b.panel.Series {
 		for _, v := range s.Values {
-			if b.panel.LogY && v <= 0 {
+			if !finite(v) || b.panel.LogY && v <= 0 {
 				continue
 			}
 			ymin, ymax = math.Min(ymin, v), math.Max(ymax, v)
@@ -487,7 +498,7 @@ func (b *bars) Plot(c draw.Canvas, p *plot.Plot) {
 	label.XAlign = draw.XCenter
 	for j, s := range b.panel.Series {
 		for i, v := range s.Values {
-			if b.panel.LogY && v <= 0 {
+			if !finite(v) || b.panel.LogY && v <= 0 {
 				continue
 			}
 			left := float64(i) - groupWidth/2 + float64(j)*w
@@ -552,4 +563,18 @@ func (t plainTicks) Ticks(lo, hi float64) []plot.Tick {
 		ticks = append(ticks, plot.Tick{Value: first})
 	}
 	return ticks
+}
+
+// finite reports whether v can be drawn: experiments may hand over NaN (0/0) or ±Inf.
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// logDecades widens a log axis to whole decades, at least one, so that gonum never has to
+// widen an empty range itself (it would reach zero, which a log axis cannot show).
+func logDecades(pl *plot.Plot) {
+	lo := math.Floor(math.Log10(pl.Y.Min))
+	hi := math.Ceil(math.Log10(pl.Y.Max))
+	if hi <= lo {
+		hi = lo + 1
+	}
+	pl.Y.Min, pl.Y.Max = math.Pow(10, lo), math.Pow(10, hi)
 }

@@ -236,3 +236,27 @@ func TestGoldenSVG(t *testing.T) {
 		t.Errorf("SVG differs from %s (go test ./report/chart -update rewrites it)", path)
 	}
 }
+
+// Whatever numbers an experiment hands over — NaN, infinities, negatives on a log axis —
+// drawing returns an error or a chart, never a panic.
+func FuzzRender(f *testing.F) {
+	f.Add(1.0, 2.0, 3.0, false)
+	f.Add(0.0, 0.0, 0.0, true)
+	f.Add(math.NaN(), 1.0, -1.0, true)
+	f.Add(math.Inf(1), 1e300, -1e-300, false)
+	f.Add(math.MaxFloat64, -math.MaxFloat64, 1.0, false)
+	f.Add(math.MaxFloat64, 1.0, 1.0, true)
+	f.Fuzz(func(t *testing.T, a, b, c float64, logY bool) {
+		figs := []*Figure{
+			{Name: "lines", Meta: meta, Panels: []Panel{LinePanel{LogY: logY, Steps: true,
+				Series: []Series{{Name: "s", Points: []Point{{0, a}, {1, b}, {2, c}}}},
+				Limits: []HLine{{Name: "limit", Y: c}}}}},
+			{Name: "bars", Meta: meta, Panels: []Panel{BarPanel{LogY: logY, ValueFormat: "%.2f",
+				Categories: []string{"x", "y"}, Series: []BarSeries{{Name: "s", Values: []float64{a, b}}},
+				Limits: []HLine{{Name: "limit", Y: c}}}}},
+		}
+		for _, fig := range figs {
+			_ = fig.Render(&bytes.Buffer{}, "svg")
+		}
+	})
+}
