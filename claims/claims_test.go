@@ -63,3 +63,24 @@ func TestMeasuredClaims(t *testing.T) {
 		})
 	}
 }
+
+// The two claims measured on the long scenarios, run in full once.
+func TestMeasuredClaimsOnLongScenarios(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs steady-poisson three times")
+	}
+	m, v, err := anyWindowTwice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v != Holds || !strings.Contains(m, "boundary-burst 2.00×") {
+		t.Errorf("any window twice: %q, %q", v, m)
+	}
+	m, v, err = twoCounterErrorRate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v == NotYetMeasurable || !strings.Contains(m, "differing from the exact sliding log") {
+		t.Errorf("two-counter error: %q, %q", v, m)
+	}
+}
