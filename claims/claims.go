@@ -66,7 +66,7 @@ func Run(checks []Check) ([]Result, error) {
 
 // Table is the claims as a report table: claim, measured, verdict, command.
 func Table(results []Result) report.Table {
-	t := report.Table{Header: []string{"claim", "measured", "verdict", "command"}}
+	t := report.Table{Header: []string{"claim", "measured", "verdict", "command"}, Prose: true}
 	for _, r := range results {
 		t.Rows = append(t.Rows, []string{r.Claim, r.Measured, string(r.Verdict), r.Command})
 	}

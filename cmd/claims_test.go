@@ -45,7 +45,7 @@ func TestClaimsJSONAndExitZeroWhenAClaimFails(t *testing.T) {
 func TestClaimsFormats(t *testing.T) {
 	for format, want := range map[string]string{
 		"table":    "2. fails\n   measured: 2\n   verdict:  does not hold\n   command:  rlsim b\n",
-		"markdown": "| fails | 2 | does not hold | rlsim b |",
+		"markdown": "|---|---|---|---|\n| holds | 1 | holds | rlsim a |\n| fails | 2 | does not hold | rlsim b |",
 		"csv":      "fails,2,does not hold,rlsim b",
 	} {
 		var out bytes.Buffer
