@@ -28,24 +28,9 @@ type Options struct {
 	Seed *uint64
 	// Decisions, when not nil, receives one CSV row per request and algorithm.
 	Decisions *DecisionWriter
-	// Progress, when not nil, is told how far the run is, every few thousand requests and
-	// when each algorithm finishes. It must not touch the simulation.
+	// Progress, when not nil, is told how far the run has come (see progress.go).
 	Progress func(Progress)
 }
-
-// Progress is how far a run has come, in virtual time.
-type Progress struct {
-	Scenario, Algorithm string
-	// Index is the algorithm's place (0-based) among Count algorithms run one after another.
-	Index, Count int
-	// Now is the virtual time reached, out of Horizon.
-	Now, Horizon time.Duration
-	// Requests is how many requests this algorithm has decided so far.
-	Requests int64
-}
-
-// progressEvery is how many requests pass between two Progress calls.
-const progressEvery = 4096
 
 // Policy is the policy a run with these options uses.
 func (o Options) Policy(sc *Scenario) algorithms.Policy {
@@ -94,14 +79,8 @@ func Run(sc *Scenario, o Options) (*report.Report, error) {
 		if err != nil {
 			return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 		}
-		var progress func(now time.Duration, requests int64)
-		if o.Progress != nil {
-			progress = func(now time.Duration, requests int64) {
-				o.Progress(Progress{Scenario: sc.Name, Algorithm: name, Index: i, Count: len(algs),
-					Now: now, Horizon: sc.Horizon(), Requests: requests})
-			}
-		}
-		res, err := runOne(sc, lim, pol, seed, o.Decisions, progress)
+		lim = o.watch(sc, lim, i, len(algs))
+		res, err := runOne(sc, lim, pol, seed, o.Decisions)
 		if err != nil {
 			return nil, err
 		}
@@ -129,18 +108,14 @@ func (f *feeder) Fire(l *sim.Loop) {
 	}
 }
 
-func runOne(sc *Scenario, lim algorithms.Limiter, pol algorithms.Policy, seed uint64, dec *DecisionWriter, progress func(time.Duration, int64)) (report.Result, error) {
+func runOne(sc *Scenario, lim algorithms.Limiter, pol algorithms.Policy, seed uint64, dec *DecisionWriter) (report.Result, error) {
 	var loop sim.Loop
 	col := report.NewCollector(pol.Limit, pol.Window, time.Duration(sc.BackendWindow))
 	col.RecordTimeline(sc.Horizon())
 	ids := map[string]uint32{}
 	epoch := sc.EpochTime().UnixNano()
 	var writeErr error
-	var requests int64
 	sink := func(r *traffic.Request) {
-		if requests++; progress != nil && requests%progressEvery == 0 {
-			progress(r.At, requests)
-		}
 		id, ok := ids[r.Key]
 		if !ok {
 			id = uint32(len(ids))
@@ -159,9 +134,6 @@ func runOne(sc *Scenario, lim algorithms.Limiter, pol algorithms.Policy, seed ui
 		}
 	}
 	loop.Run(sc.Horizon())
-	if progress != nil {
-		progress(sc.Horizon(), requests)
-	}
 	if writeErr != nil {
 		return report.Result{}, fmt.Errorf("writing decisions: %w", writeErr)
 	}
