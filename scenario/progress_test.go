@@ -7,7 +7,13 @@ import (
 )
 
 func TestProgressIsReportedWithoutChangingTheRun(t *testing.T) {
-	sc, err := Load("steady-poisson")
+	sc, err := Parse("busy.yaml", []byte(`name: busy
+description: 40000 requests in 20 s over 100 keys
+duration: 20s
+policy: {limit: 600, window: 10s}
+traffic:
+  - poisson: {rate: 2000, keys: 100}
+`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,11 +32,11 @@ func TestProgressIsReportedWithoutChangingTheRun(t *testing.T) {
 	if string(a) != string(b) {
 		t.Fatalf("watching changed the result:\n%s\n%s", a, b)
 	}
-	if len(got) < 10 {
+	if len(got) < 16 {
 		t.Fatalf("%d progress reports", len(got))
 	}
 	last := got[len(got)-1]
-	if last.Algorithm != "gcra" || last.Index != 1 || last.Count != 2 || last.Horizon != 10*time.Minute ||
+	if last.Algorithm != "gcra" || last.Index != 1 || last.Count != 2 || last.Horizon != 20*time.Second ||
 		last.Now <= 0 || last.Now > last.Horizon || last.Requests%progressEvery != 0 {
 		t.Fatalf("last report %+v", last)
 	}
