@@ -28,6 +28,11 @@ func All() []Check {
 			Measure: boundaryBurst("boundary-6000", 6000),
 		},
 		{
+			Claim:   "Cutting the window (2/s instead of 100/min) shrinks the boundary overshoot in absolute terms",
+			Command: "rlsim compare --scenario boundary-burst --scenario boundary-per-second --algorithms fixed-window",
+			Measure: shorterWindow,
+		},
+		{
 			Claim:   "Two-counter window at 10:01:15 (previous 100, current 20, 25% elapsed) estimates 95, so 5 more pass and the rest are refused",
 			Command: "rlsim compare --scenario sliding-estimate --algorithms sliding-window --decisions decisions.csv",
 			Measure: slidingEstimate,
@@ -145,6 +150,36 @@ func anyWindowTwice() (string, Verdict, error) {
 		return measured + "; 2× is reached only by bursts on both sides of a boundary", Holds, nil
 	}
 	return measured, HoldsWithCaveat, nil
+}
+
+// shorterWindow compares the overshoot (admitted above the limit in one trailing window) of
+// the boundary burst at 100/min and at 2/s.
+func shorterWindow() (string, Verdict, error) {
+	overshoot := func(name string) (int64, float64, error) {
+		rep, _, err := run{name: name, algorithms: []string{"fixed-window"}}.do()
+		if err != nil {
+			return 0, 0, err
+		}
+		x, err := result(rep, "fixed-window")
+		if err != nil {
+			return 0, 0, err
+		}
+		return x.PeakWindowAdmitted - rep.Policy.Limit, x.OverAdmission, nil
+	}
+	perMinute, minuteRatio, err := overshoot("boundary-burst")
+	if err != nil {
+		return "", "", err
+	}
+	perSecond, secondRatio, err := overshoot("boundary-per-second")
+	if err != nil {
+		return "", "", err
+	}
+	measured := fmt.Sprintf("fixed-window overshoot: %d requests at 100/min (%.2f×), %d at 2/s (%.2f×); the ratio to the limit is unchanged",
+		perMinute, minuteRatio, perSecond, secondRatio)
+	if perSecond < perMinute {
+		return measured, Holds, nil
+	}
+	return measured, DoesNotHold, nil
 }
 
 func slidingEstimate() (string, Verdict, error) {
