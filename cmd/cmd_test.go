@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -14,8 +15,19 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // rlsim runs the command line in-process and returns stdout, stderr and the exit status.
+// Result files go to a temporary folder unless the arguments name one with --out, and
+// charts are drawn only when --charts asks (drawing is slow under -race).
 func rlsim(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
+	has := func(flag string) bool {
+		return slices.ContainsFunc(args, func(a string) bool { return a == flag || strings.HasPrefix(a, flag+"=") })
+	}
+	if !has("--out") {
+		args = append(slices.Clone(args), "--out", t.TempDir())
+	}
+	if !has("--charts") {
+		args = append(slices.Clone(args), "--charts", "none")
+	}
 	var out, errb bytes.Buffer
 	code := Main(args, IO{In: strings.NewReader(""), Out: &out, Err: &errb})
 	return out.String(), errb.String(), code

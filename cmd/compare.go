@@ -97,6 +97,10 @@ func runCompare(o *compareOptions, streams IO) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
+	chartFormats, err := parseCharts(o.charts)
+	if err != nil {
+		return err
+	}
 	names := o.scenarios
 	if len(names) == 0 {
 		names = scenario.Builtins()
@@ -124,8 +128,13 @@ func runCompare(o *compareOptions, streams IO) error {
 		opts.Seed = &o.seed
 	}
 
+	bar := newProgressBar(streams.Err, len(loaded))
+	if bar != nil {
+		opts.Progress = bar.update
+	}
 	var reports []*report.Report
-	err := withDecisions(o.decisions, func(dw *scenario.DecisionWriter) error {
+	var requests int64
+	err = withDecisions(o.decisions, func(dw *scenario.DecisionWriter) error {
 		opts.Decisions = dw
 		for _, sc := range loaded {
 			rep, err := scenario.Run(sc, opts)
@@ -135,6 +144,10 @@ func runCompare(o *compareOptions, streams IO) error {
 			if err := addWorstOverAdmission(rep, sc.EpochTime(), o.worstBudget); err != nil {
 				return err
 			}
+			bar.scenarioDone()
+			for _, x := range rep.Results {
+				requests += x.Requests
+			}
 			reports = append(reports, rep)
 		}
 		return nil
@@ -142,9 +155,15 @@ func runCompare(o *compareOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
+	bar.finish(requests)
 	var buf bytes.Buffer
 	if err := renderReports(&buf, o.format, reports); err != nil {
 		return err
+	}
+	if o.out != "" {
+		if err := writeResults(o.out, chartFormats, reports); err != nil {
+			return err
+		}
 	}
 	_, err = streams.Out.Write(buf.Bytes())
 	return err

@@ -86,8 +86,8 @@ choice costs.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.format, "format", "table", "output format: table, json, csv or markdown")
-	pf.StringVar(&g.out, "out", "out", "folder for result files and charts")
-	pf.StringVar(&g.charts, "charts", "none", "chart formats to write under --out: png,svg or none")
+	pf.StringVar(&g.out, "out", "out", `folder for result files and charts ("" writes none)`)
+	pf.StringVar(&g.charts, "charts", "svg", "chart formats to write under --out: svg, png, png,svg or none")
 	pf.Uint64Var(&g.seed, "seed", 0, "seed of the run's random source (default: the scenario's, else 1)")
 	pf.StringVar(&g.decisions, "decisions", "", "write one CSV row per request and algorithm to this file")
 
@@ -95,5 +95,6 @@ choice costs.`,
 	root.AddCommand(newBackoffCmd(g, streams), newHeadersCmd(g, streams), newServeCmd(g, streams))
 	root.AddCommand(newReplayCmd(g, streams))
 	root.AddCommand(newWorstCaseCmd(g, streams))
+	root.AddCommand(newClaimsCmd(g, streams))
 	return root
 }

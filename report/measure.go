@@ -53,6 +53,8 @@ type Result struct {
 	// is null when the policy is too large for compare to search (rlsim worst-case
 	// takes those on).
 	WorstOverAdmission *float64 `json:"worst_over_admission"`
+	// Timeline is the run binned over time, for charts; nil unless the collector recorded it.
+	Timeline *Timeline `json:"-"`
 }
 
 // Collector measures one algorithm's decisions as they happen, streaming: it keeps, per
@@ -75,6 +77,8 @@ type Collector struct {
 	backend     algorithms.Log // admitted cost reaching the backend in the trailing bin
 	backendPeak int64
 	pending     releaseHeap // admitted requests still queued before the backend
+
+	timeline *timelineRecorder // nil unless RecordTimeline was called
 }
 
 // NewCollector measures against the promise "limit units in any window", with backend_peak
@@ -128,6 +132,9 @@ func (c *Collector) Observe(key uint32, t int64, cost int64, class traffic.Class
 		if d.Allowed {
 			c.attackerAdmitted++
 		}
+	}
+	if c.timeline != nil {
+		c.timeline.observe(c, key, t, d.Allowed, log)
 	}
 	return referenceAllowed
 }
@@ -183,6 +190,9 @@ func (c *Collector) Result(lim algorithms.Limiter) Result {
 	}
 	if c.admitted > 0 {
 		r.DelayMeanMS = float64(c.delaySum) / float64(c.admitted) / float64(time.Millisecond)
+	}
+	if c.timeline != nil {
+		r.Timeline = c.timeline.finish(c)
 	}
 	if k := lim.Keys(); k > 0 {
 		r.StateBytesPerKey = float64(lim.StateBytes()) / float64(k)

@@ -61,6 +61,8 @@ type Table struct {
 	Rows   [][]string
 	// Notes are sentences printed under the table.
 	Notes []string
+	// Prose left-aligns every column (tables of sentences rather than numbers).
+	Prose bool
 }
 
 // resultColumns are the columns of the results table, in order.
@@ -200,7 +202,7 @@ func WriteMarkdown(w io.Writer, t Table) error {
 	row(t.Header)
 	b.WriteString("|")
 	for i := range t.Header {
-		if i == 0 {
+		if i == 0 || t.Prose {
 			b.WriteString("---|")
 		} else {
 			b.WriteString("---:|")
@@ -295,7 +297,7 @@ func dropEmptyColumns(t Table) Table {
 			}
 		}
 	}
-	out := Table{Title: t.Title, Notes: t.Notes}
+	out := Table{Title: t.Title, Notes: t.Notes, Prose: t.Prose}
 	pick := func(cells []string) []string {
 		var c []string
 		for i, v := range cells {

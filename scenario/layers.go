@@ -269,6 +269,12 @@ func (e *engine) decide(r *traffic.Request) (allowed bool, key traffic.Key, ref 
 }
 
 // result finishes the measurement.
+// recordTimeline makes the run keep a timeline for charts: that of the first layer's own
+// limit, whose policy the report shows.
+func (e *engine) recordTimeline(horizon time.Duration) {
+	e.layers[0].cells[0].col.RecordTimeline(horizon)
+}
+
 func (e *engine) result(algorithm string) report.Result {
 	var res report.Result
 	if e.outcome == nil {
@@ -284,6 +290,8 @@ func (e *engine) result(algorithm string) report.Result {
 			m.Cells = append(m.Cells, cells)
 		}
 		res = m.Result(algorithm)
+		first := e.layers[0].cells[0]
+		res.Timeline = first.col.Result(first.lim).Timeline
 	}
 	res.Unkeyed = e.unkeyed
 	res.UnkeyedReason = e.unkeyedReason

@@ -29,6 +29,8 @@ type Options struct {
 	Seed *uint64
 	// Decisions, when not nil, receives one CSV row per request and algorithm.
 	Decisions *DecisionWriter
+	// Progress, when not nil, is told how far the run has come (see progress.go).
+	Progress func(Progress)
 }
 
 // Policy is the policy a run with these options uses.
@@ -83,14 +85,14 @@ func Run(sc *Scenario, o Options) (*report.Report, error) {
 		}
 		rep.Key = strings.Join(keys, "+")
 	}
-	for _, name := range algs {
+	for i, name := range algs {
 		if sc.Clients != nil && len(sc.Traffic) == 0 {
 			break // a clients-only scenario: no open-loop traffic to measure
 		}
 		if _, err := algorithms.New(name, pol); err != nil {
 			return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 		}
-		res, err := runOne(sc, name, layers, seed, o.Decisions)
+		res, err := runOne(sc, name, layers, seed, o.Decisions, o.watch(sc, name, i, len(algs)))
 		if err != nil {
 			return nil, err
 		}
@@ -128,15 +130,17 @@ func (f *feeder) Fire(l *sim.Loop) {
 	}
 }
 
-func runOne(sc *Scenario, algorithm string, layers []LimitSpec, seed uint64, dec *DecisionWriter) (report.Result, error) {
+func runOne(sc *Scenario, algorithm string, layers []LimitSpec, seed uint64, dec *DecisionWriter, progress *progressCounter) (report.Result, error) {
 	var loop sim.Loop
 	eng, err := newEngine(sc, algorithm, layers, len(sc.Limits) > 0)
 	if err != nil {
 		return report.Result{}, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
+	eng.recordTimeline(sc.Horizon())
 	var writeErr error
 	sink := func(r *traffic.Request) {
 		allowed, key, ref := eng.decide(r)
+		progress.count(r.At)
 		if dec != nil && writeErr == nil {
 			writeErr = dec.write(sc.Name, algorithm, r, key.String(), allowed, ref)
 		}

@@ -1,0 +1,67 @@
+package cmd
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rlsim/rlsim/claims"
+	"github.com/rlsim/rlsim/report"
+)
+
+type claimsOptions struct {
+	*globalOptions
+}
+
+func newClaimsCmd(g *globalOptions, streams IO) *cobra.Command {
+	o := &claimsOptions{globalOptions: g}
+	return &cobra.Command{
+		Use:   "claims",
+		Short: "Reproduce every quantitative claim of the design notes and say whether it holds",
+		Long: `claims runs the reproduction of each figure in the design notes rlsim grew from and
+prints the claim, what rlsim measured, a verdict (holds, holds with a caveat, does not
+hold, or not yet measurable) and the command that reproduces it. It reports; it exits 0
+even when a claim does not hold.`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return runClaims(o, streams, claims.All())
+		},
+	}
+}
+
+func runClaims(o *claimsOptions, streams IO, checks []claims.Check) error {
+	results, err := claims.Run(checks)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := renderClaims(&buf, o.format, results); err != nil {
+		return err
+	}
+	_, err = streams.Out.Write(buf.Bytes())
+	return err
+}
+
+func renderClaims(w io.Writer, format string, results []claims.Result) error {
+	t := claims.Table(results)
+	switch format {
+	case "json":
+		return report.WriteJSON(w, struct {
+			Claims []claims.Result `json:"claims"`
+		}{results})
+	case "csv":
+		return report.WriteTableCSV(w, t)
+	case "markdown":
+		return report.WriteMarkdown(w, t)
+	}
+	// A text table of four long columns wraps badly in a terminal: one block per claim.
+	for i, r := range results {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "%d. %s\n   measured: %s\n   verdict:  %s\n   command:  %s\n", i+1, r.Claim, r.Measured, r.Verdict, r.Command)
+	}
+	return nil
+}

@@ -1,0 +1,149 @@
+package cmd
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/report/chart"
+)
+
+// parseCharts reads --charts: "none", or formats from chart.Formats separated by commas.
+func parseCharts(s string) ([]string, error) {
+	if s == "none" || s == "" {
+		return nil, nil
+	}
+	var formats []string
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if !slices.Contains(chart.Formats, f) {
+			return nil, usagef("--charts: unknown chart format %q (want png, svg, png,svg or none)", f)
+		}
+		if !slices.Contains(formats, f) {
+			formats = append(formats, f)
+		}
+	}
+	return formats, nil
+}
+
+// outFile is one file of the results folder, rendered before anything is written.
+type outFile struct {
+	path string
+	data []byte
+}
+
+// writeResults writes the results folder for reports: per scenario results.json,
+// results.csv, timeline.csv, summary.md and the charts in each format, and index.html
+// over them all. Everything is rendered in memory first and each file then replaces its
+// old version by rename, so a run that fails leaves the previous results as they were.
+func writeResults(dir string, formats []string, reports []*report.Report) error {
+	files, err := renderResults(formats, reports)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		path := filepath.Join(dir, f.path)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return fmt.Errorf("--out %s: %w", dir, err)
+		}
+		data := f.data
+		if err := writeAtomically(path, func(w io.Writer) error {
+			_, err := w.Write(data)
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func renderResults(formats []string, reports []*report.Report) ([]outFile, error) {
+	var files []outFile
+	var pages []report.IndexPage
+	used := map[string]bool{"index.html": true}
+	for _, r := range reports {
+		dir := folderName(r.Scenario, used)
+		add := func(name string, render func(io.Writer) error) ([]byte, error) {
+			var b bytes.Buffer
+			if err := render(&b); err != nil {
+				return nil, fmt.Errorf("scenario %s: %s: %w", r.Scenario, name, err)
+			}
+			files = append(files, outFile{path: dir + "/" + name, data: b.Bytes()})
+			return b.Bytes(), nil
+		}
+		page := report.IndexPage{Report: r, Dir: dir}
+		var linked []report.ChartFile
+		if len(formats) > 0 {
+			for _, fig := range report.Figures(r) {
+				var ic report.IndexChart
+				for _, format := range formats {
+					name := fig.Name + "." + format
+					data, err := add(name, func(w io.Writer) error { return fig.Render(w, format) })
+					if err != nil {
+						return nil, err
+					}
+					// Link one file per chart: the SVG when there is one, it scales.
+					if format == "svg" || ic.Name == "" {
+						ic.ChartFile = report.ChartFile{Name: name, Title: fig.Meta.Title}
+					}
+					if format == "svg" {
+						ic.SVG = data
+					}
+				}
+				page.Charts = append(page.Charts, ic)
+				linked = append(linked, ic.ChartFile)
+			}
+		}
+		steps := []struct {
+			name   string
+			render func(io.Writer) error
+		}{
+			{"results.json", func(w io.Writer) error { return report.WriteJSON(w, r) }},
+			{"results.csv", func(w io.Writer) error { return report.WriteCSV(w, []*report.Report{r}) }},
+			{"timeline.csv", func(w io.Writer) error { return report.WriteTimelineCSV(w, r) }},
+			{"summary.md", func(w io.Writer) error { return report.WriteSummary(w, r, linked) }},
+		}
+		for _, s := range steps {
+			if _, err := add(s.name, s.render); err != nil {
+				return nil, err
+			}
+		}
+		pages = append(pages, page)
+	}
+	var b bytes.Buffer
+	if err := report.WriteIndex(&b, pages); err != nil {
+		return nil, fmt.Errorf("index.html: %w", err)
+	}
+	files = append(files, outFile{path: "index.html", data: b.Bytes()})
+	return files, nil
+}
+
+// folderName turns a scenario name into a folder name that stays inside the results
+// folder (letters, digits, '.', '_' and '-' only, not starting with a dot) and differs
+// from the names already used in this run.
+func folderName(scenario string, used map[string]bool) string {
+	var b strings.Builder
+	for _, r := range scenario {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-', r == '.':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	name := strings.TrimLeft(b.String(), ".")
+	if name == "" {
+		name = "scenario"
+	}
+	base := name
+	for i := 2; used[name]; i++ {
+		name = fmt.Sprintf("%s-%d", base, i)
+	}
+	used[name] = true
+	return name
+}

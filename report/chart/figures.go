@@ -1,0 +1,189 @@
+package chart
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"gonum.org/v1/plot/vg"
+)
+
+// MaxPoints is how many points a line keeps after Downsample: about one per pixel column
+// of a panel.
+const MaxPoints = 400
+
+// Reduce is how Downsample merges consecutive points.
+type Reduce int
+
+const (
+	// Mean averages the merged points: right for rates, whose area must stay the same.
+	Mean Reduce = iota
+	// Max keeps the largest: right for peaks, which must not be smoothed away.
+	Max
+)
+
+// Downsample merges runs of consecutive points so that at most limit remain. Each merged
+// point takes the X of the first point of its run (the start of the merged bin) and the
+// mean or max of the Ys. Series of at most limit points are returned unchanged.
+func Downsample(pts []Point, limit int, how Reduce) []Point {
+	if limit <= 0 || len(pts) <= limit {
+		return pts
+	}
+	k := (len(pts) + limit - 1) / limit
+	out := make([]Point, 0, (len(pts)+k-1)/k)
+	for i := 0; i < len(pts); i += k {
+		run := pts[i:min(i+k, len(pts))]
+		y := run[0].Y
+		for _, q := range run[1:] {
+			switch how {
+			case Max:
+				y = math.Max(y, q.Y)
+			default:
+				y += q.Y
+			}
+		}
+		if how == Mean {
+			y /= float64(len(run))
+		}
+		out = append(out, Point{X: run[0].X, Y: y})
+	}
+	return out
+}
+
+// Run is one algorithm's (or strategy's) timeline: rates per bin, X in seconds.
+type Run struct {
+	Name string
+	// Admitted and Refused are requests per second in each bin, X at the bin's start.
+	Admitted, Refused []Point
+}
+
+// TimelineFigure draws admitted requests per second up and refused ones down over time,
+// one panel per run, all on the same Y scale; bin is the width of the runs' bins.
+func TimelineFigure(meta Meta, runs []Run, bin time.Duration) *Figure {
+	f := &Figure{Name: "admitted-timeline", Meta: meta, Columns: 3, SharedY: true, Height: 6.4 * vg.Inch}
+	if len(runs) < 3 {
+		f.Columns = len(runs)
+	}
+	for _, r := range runs {
+		admitted := Downsample(r.Admitted, MaxPoints, Mean)
+		refused := Downsample(r.Refused, MaxPoints, Mean)
+		shown := bin
+		if len(admitted) > 0 && len(r.Admitted) > len(admitted) {
+			shown = bin * time.Duration((len(r.Admitted)+MaxPoints-1)/MaxPoints)
+		}
+		down := make([]Point, len(refused))
+		for i, q := range refused {
+			down[i] = Point{X: q.X, Y: -q.Y}
+		}
+		f.Panels = append(f.Panels, LinePanel{
+			Title:    r.Name,
+			XLabel:   "time since start (s)",
+			YLabel:   fmt.Sprintf("requests/s, %s bins", shown),
+			Steps:    true,
+			AbsTicks: true,
+			Series: []Series{
+				{Name: "admitted (up)", Points: admitted},
+				{Name: "refused (down)", Points: down},
+			},
+		})
+	}
+	return f
+}
+
+// WindowFigure draws each algorithm's busiest-key count in the trailing window over time
+// against the limit line: a line above the limit is the promise broken (a fixed window
+// on the boundary case reaches twice the limit).
+func WindowFigure(meta Meta, series []Series, limit float64, window time.Duration) *Figure {
+	lines := make([]Series, len(series))
+	for i, s := range series {
+		lines[i] = Series{Name: s.Name, Points: Downsample(s.Points, MaxPoints, Max)}
+	}
+	return &Figure{Name: "window-timeline", Meta: meta, Panels: []Panel{LinePanel{
+		XLabel: "time since start (s)",
+		YLabel: fmt.Sprintf("admitted in trailing %s (requests)", window),
+		Steps:  true,
+		Series: lines,
+		Limits: []HLine{{Name: fmt.Sprintf("limit (%g)", limit), Y: limit}},
+	}}}
+}
+
+// AccuracyFigure draws, per algorithm, the over-admission (peak window count over the
+// limit; 1 = never above) and the false-reject rate in percent.
+func AccuracyFigure(meta Meta, algorithms []string, overAdmission, falseRejectRate []float64) *Figure {
+	percent := make([]float64, len(falseRejectRate))
+	for i, v := range falseRejectRate {
+		percent[i] = v * 100
+	}
+	return &Figure{Name: "accuracy", Meta: meta, Columns: 1, Height: 7 * vg.Inch, Panels: []Panel{
+		BarPanel{
+			Title: "over-admission: most admitted in any trailing window, over the limit", YLabel: "peak ÷ limit (×)",
+			Categories: algorithms, ValueFormat: "%.2f",
+			Series: []BarSeries{{Name: "over-admission", Values: overAdmission}},
+			Limits: []HLine{{Name: "the promise (1×)", Y: 1}},
+		},
+		BarPanel{
+			Title: "false rejects: refused though the limit allowed them", YLabel: "% of all requests",
+			Categories: algorithms, ValueFormat: "%.3g",
+			Series: []BarSeries{{Name: "false-reject rate", Values: percent}},
+		},
+	}}
+}
+
+// MemoryFigure draws bytes of state per key for each algorithm on a log scale; each
+// series is one place the state can live (in-process, Redis, a Redis model).
+func MemoryFigure(meta Meta, algorithms []string, series []BarSeries) *Figure {
+	return &Figure{Name: "memory", Meta: meta, Height: 5 * vg.Inch, Panels: []Panel{BarPanel{
+		YLabel: "state per key (bytes, log scale)", Categories: algorithms, LogY: true,
+		ValueFormat: "%.0f", Series: series,
+	}}}
+}
+
+// BackoffFigure is the retry experiment's two figures side by side: total calls and
+// completion time against the number of clients, one line per strategy.
+func BackoffFigure(meta Meta, calls, completionSeconds []Series) *Figure {
+	return &Figure{Name: "backoff", Meta: meta, Columns: 2, Panels: []Panel{
+		LinePanel{Title: "total calls", XLabel: "clients", YLabel: "calls (attempts)", Series: calls},
+		LinePanel{Title: "time to finish", XLabel: "clients", YLabel: "completion (s)", Series: completionSeconds},
+	}}
+}
+
+// HerdFigure draws arrivals per bin over time, one line per strategy: synchronized
+// retries show as waves.
+func HerdFigure(meta Meta, arrivals []Series, bin time.Duration) *Figure {
+	lines := make([]Series, len(arrivals))
+	for i, s := range arrivals {
+		lines[i] = Series{Name: s.Name, Points: Downsample(s.Points, MaxPoints, Max)}
+	}
+	return &Figure{Name: "herd", Meta: meta, Panels: []Panel{LinePanel{
+		XLabel: "time since start (s)", YLabel: fmt.Sprintf("arrivals per %s bin", bin),
+		Steps: true, Series: lines,
+	}}}
+}
+
+// EffectiveLimitFigure draws the limit a fleet really enforced against xLabel (nodes, or
+// time through an outage or a scale-out) with the advertised limit as a reference.
+func EffectiveLimitFigure(meta Meta, xLabel string, series []Series, advertised float64) *Figure {
+	return &Figure{Name: "effective-limit", Meta: meta, Panels: []Panel{LinePanel{
+		XLabel: xLabel, YLabel: "effective limit (requests per window)", Series: series,
+		Limits: []HLine{{Name: fmt.Sprintf("advertised (%g)", advertised), Y: advertised}},
+	}}}
+}
+
+// KeyingFigure draws, per keying policy, the share of legitimate requests refused and the
+// share of attacker requests admitted, in percent: a good key keeps both low.
+func KeyingFigure(meta Meta, policies []string, legitRejectRate, attackerAdmitRate []float64) *Figure {
+	pct := func(v []float64) []float64 {
+		out := make([]float64, len(v))
+		for i, x := range v {
+			out[i] = x * 100
+		}
+		return out
+	}
+	return &Figure{Name: "keying", Meta: meta, Panels: []Panel{BarPanel{
+		YLabel: "share of the class's requests (%)", Categories: policies, ValueFormat: "%.1f",
+		Series: []BarSeries{
+			{Name: "legit refused", Values: pct(legitRejectRate)},
+			{Name: "attacker admitted", Values: pct(attackerAdmitRate)},
+		},
+	}}}
+}

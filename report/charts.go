@@ -1,0 +1,86 @@
+package report
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/rlsim/rlsim/report/chart"
+)
+
+// Caption is the line every chart of r carries: where its data came from.
+func Caption(r *Report) string {
+	return fmt.Sprintf("scenario %s · seed %d · policy %d per %s, burst %d · key %s · rlsim compare --scenario %s --seed %d",
+		r.Scenario, r.Seed, r.Policy.Limit, time.Duration(r.Policy.Window), r.Policy.Burst, r.Key, r.Scenario, r.Seed)
+}
+
+// Figures are the charts of one scenario's report, in the order a reader wants them: the
+// busiest key's trailing window against the limit over time, what each algorithm admitted
+// and refused over time, accuracy, and memory. Figures that have no data (no timelines recorded, no keys) are left out.
+func Figures(r *Report) []*chart.Figure {
+	caption := Caption(r)
+	var figs []*chart.Figure
+	var runs []chart.Run
+	var windows []chart.Series
+	var bin time.Duration
+	for _, x := range r.Results {
+		tl := x.Timeline
+		if tl == nil {
+			continue
+		}
+		bin = tl.Bin
+		perSecond := float64(time.Second) / float64(tl.Bin)
+		run := chart.Run{Name: x.Algorithm}
+		win := chart.Series{Name: x.Algorithm}
+		for i := range tl.Admitted {
+			at := (time.Duration(i) * tl.Bin).Seconds()
+			run.Admitted = append(run.Admitted, chart.Point{X: at, Y: float64(tl.Admitted[i]) * perSecond})
+			run.Refused = append(run.Refused, chart.Point{X: at, Y: float64(tl.Refused[i]) * perSecond})
+			win.Points = append(win.Points, chart.Point{X: at, Y: float64(tl.WindowAdmitted[i])})
+		}
+		// A closing point at the end of the last bin, so steps draw that bin's width too.
+		end := (time.Duration(len(tl.Admitted)) * tl.Bin).Seconds()
+		if n := len(run.Admitted); n > 0 {
+			run.Admitted = append(run.Admitted, chart.Point{X: end, Y: run.Admitted[n-1].Y})
+			run.Refused = append(run.Refused, chart.Point{X: end, Y: run.Refused[n-1].Y})
+			win.Points = append(win.Points, chart.Point{X: end, Y: win.Points[n-1].Y})
+		}
+		runs = append(runs, run)
+		windows = append(windows, win)
+	}
+	if len(runs) > 0 {
+		figs = append(figs,
+			chart.WindowFigure(chart.Meta{
+				Title:   r.Scenario + ": busiest key's count in the trailing window vs the limit",
+				Caption: caption,
+			}, windows, float64(r.Policy.Limit), time.Duration(r.Policy.Window)),
+			chart.TimelineFigure(chart.Meta{
+				Title:   r.Scenario + ": requests admitted and refused over time, per algorithm",
+				Caption: caption,
+			}, runs, bin),
+		)
+	}
+	if len(r.Results) == 0 {
+		return figs
+	}
+	var names []string
+	var over, falseReject, memory []float64
+	hasMemory := false
+	for _, x := range r.Results {
+		names = append(names, x.Algorithm)
+		over = append(over, x.OverAdmission)
+		falseReject = append(falseReject, x.FalseRejectRate)
+		memory = append(memory, x.StateBytesPerKey)
+		hasMemory = hasMemory || x.StateBytesPerKey > 0
+	}
+	figs = append(figs, chart.AccuracyFigure(chart.Meta{
+		Title:   r.Scenario + ": over-admission and false rejects, per algorithm",
+		Caption: caption,
+	}, names, over, falseReject))
+	if hasMemory {
+		figs = append(figs, chart.MemoryFigure(chart.Meta{
+			Title:   r.Scenario + ": memory per key, per algorithm",
+			Caption: caption,
+		}, names, []chart.BarSeries{{Name: "in-process", Values: memory}}))
+	}
+	return figs
+}

@@ -1,0 +1,120 @@
+package report
+
+import (
+	"time"
+
+	"github.com/rlsim/rlsim/algorithms"
+)
+
+// MaxTimelineBins bounds a timeline's length: a run of any duration keeps at most this many
+// bins per algorithm, so the collector's memory for charts grows with bins, not requests.
+const MaxTimelineBins = 1000
+
+// binWidths are the bin widths a timeline picks from: round numbers, so that axis ticks
+// and CSV rows fall on readable times.
+var binWidths = []time.Duration{
+	time.Millisecond, 2 * time.Millisecond, 5 * time.Millisecond,
+	10 * time.Millisecond, 20 * time.Millisecond, 50 * time.Millisecond,
+	100 * time.Millisecond, 200 * time.Millisecond, 500 * time.Millisecond,
+	time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second, 30 * time.Second,
+	time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute,
+	time.Hour, 2 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour,
+}
+
+// TimelineBin returns the bin width for a run of the given horizon: the smallest round
+// width that keeps the timeline within MaxTimelineBins (a day per bin past that).
+func TimelineBin(horizon time.Duration) time.Duration {
+	for _, w := range binWidths {
+		if int64(horizon)/int64(w) < MaxTimelineBins {
+			return w
+		}
+	}
+	w := binWidths[len(binWidths)-1]
+	for int64(horizon)/int64(w) >= MaxTimelineBins {
+		w *= 2
+	}
+	return w
+}
+
+// Timeline is one algorithm's run as a bounded time series. Bin i covers
+// [i·Bin, (i+1)·Bin) from the scenario's start.
+type Timeline struct {
+	// Bin is the width of every bin.
+	Bin time.Duration
+	// Admitted and Refused count the requests decided in each bin.
+	Admitted, Refused []int64
+	// WindowAdmitted is, per bin, the admitted cost in the trailing window of the busiest
+	// key: the largest trailing-window count any key reached at an admission in the bin,
+	// and the count at the bin's start of the key that led before it (so a plateau between
+	// bursts stays drawn). Compare it with the limit: above it, the promise is broken.
+	WindowAdmitted []int64
+}
+
+// timelineRecorder fills a Timeline as the collector observes decisions.
+type timelineRecorder struct {
+	tl      Timeline
+	current int // index of the bin the last decision fell in
+	leader  int // key with the largest count seen in the current bin; -1 when none yet
+}
+
+// RecordTimeline makes the collector keep a timeline of a run that ends at horizon. Call it
+// before the first Observe; without it Result carries no timeline.
+func (c *Collector) RecordTimeline(horizon time.Duration) {
+	bin := TimelineBin(horizon)
+	// Bins cover [0, horizon); a decision at the horizon itself counts in the last one.
+	n := max(int((int64(horizon)+int64(bin)-1)/int64(bin)), 1)
+	c.timeline = &timelineRecorder{
+		tl: Timeline{
+			Bin:            bin,
+			Admitted:       make([]int64, n),
+			Refused:        make([]int64, n),
+			WindowAdmitted: make([]int64, n),
+		},
+		leader: -1,
+	}
+}
+
+// observe is called by Observe after the decision; log is key's trailing-window log, already
+// expired at t and holding the request if it was admitted.
+func (r *timelineRecorder) observe(c *Collector, key uint32, t int64, allowed bool, log *algorithms.Log) {
+	i := r.binOf(t)
+	r.advance(c, i)
+	if allowed {
+		r.tl.Admitted[i]++
+		if s := log.Sum(); s >= r.tl.WindowAdmitted[i] {
+			r.tl.WindowAdmitted[i] = s
+			r.leader = int(key)
+		}
+	} else {
+		r.tl.Refused[i]++
+	}
+}
+
+func (r *timelineRecorder) binOf(t int64) int {
+	i := int(t / int64(r.tl.Bin))
+	return min(max(i, 0), len(r.tl.Admitted)-1)
+}
+
+// advance moves the recorder to bin i, sampling the leading key's trailing count at the
+// start of every bin it passes, so quiet bins still show what the window holds.
+func (r *timelineRecorder) advance(c *Collector, i int) {
+	for r.current < i {
+		r.current++
+		if r.leader < 0 {
+			continue
+		}
+		start := int64(r.current) * int64(r.tl.Bin)
+		log := &c.admittedLog[r.leader]
+		// The window at the bin's start is (start−W, start]; every later Observe expires
+		// at a time past start, so dropping these entries now changes nothing it reads.
+		log.Expire(start - c.window)
+		r.tl.WindowAdmitted[r.current] = max(r.tl.WindowAdmitted[r.current], log.Sum())
+	}
+}
+
+// finish samples the bins after the last decision.
+func (r *timelineRecorder) finish(c *Collector) *Timeline {
+	r.advance(c, len(r.tl.Admitted)-1)
+	tl := r.tl
+	return &tl
+}
