@@ -1,0 +1,184 @@
+package store
+
+import (
+	"slices"
+	"strings"
+	"time"
+)
+
+// Model is the in-process face of the store: a keyspace with the Redis semantics the
+// scripts use (string counters, the two-field bucket hash, sorted sets of timestamps,
+// TTLs on the virtual clock), where a script runs as one uninterruptible Go call just as
+// Redis runs a Lua script. It never fails and never blocks; it is not safe for concurrent
+// use (the simulation is single-threaded).
+type Model struct {
+	ks keyspace
+}
+
+var _ Store = (*Model)(nil)
+
+// NewModel returns an empty model whose clock is at 0 until SetNow moves it.
+func NewModel() *Model { return &Model{ks: keyspace{keys: map[string]*entry{}}} }
+
+// Name returns "model".
+func (m *Model) Name() string { return "model" }
+
+// Eval runs the script's in-process twin atomically.
+func (m *Model) Eval(s *Script, keys []string, args ...int64) ([]int64, error) {
+	return s.twin(&m.ks, keys, args), nil
+}
+
+// IncrBy adds n to the counter at key, keeping its TTL.
+func (m *Model) IncrBy(key string, n int64) (int64, error) { return m.ks.incrBy(key, n), nil }
+
+// PExpire gives key a TTL of ms milliseconds; a missing key is left missing.
+func (m *Model) PExpire(key string, ms int64) error {
+	m.ks.pexpire(key, ms)
+	return nil
+}
+
+// SetNow moves the clock; keys whose TTL has run out are gone from then on.
+func (m *Model) SetNow(now int64) error {
+	m.ks.now = max(m.ks.now, now)
+	return nil
+}
+
+// Keys lists the live keys under prefix, sorted by name.
+func (m *Model) Keys(prefix string) ([]KeyInfo, error) {
+	var out []KeyInfo
+	for name := range m.ks.keys {
+		if !strings.HasPrefix(name, prefix) {
+			continue
+		}
+		e := m.ks.lookup(name)
+		if e == nil {
+			continue
+		}
+		info := KeyInfo{Name: name, TTL: NoTTL}
+		if e.expireAt != 0 {
+			info.TTL = time.Duration(e.expireAt - m.ks.now)
+		}
+		switch e.kind {
+		case kindString:
+			info.Type, info.Value = "string", e.value
+		case kindBucket:
+			info.Type, info.Len = "hash", 2
+		case kindZset:
+			info.Type, info.Len = "zset", len(e.scores)
+		}
+		out = append(out, info)
+	}
+	slices.SortFunc(out, func(a, b KeyInfo) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// Len is the number of live keys (expired ones are counted until next touched).
+func (m *Model) Len() int { return len(m.ks.keys) }
+
+// Close does nothing.
+func (m *Model) Close() error { return nil }
+
+type kind uint8
+
+const (
+	kindString kind = iota
+	kindBucket      // a hash with fields t and s, as token_bucket.lua writes it
+	kindZset        // a sorted set of timestamps, as sliding_log.lua writes it
+)
+
+type entry struct {
+	kind     kind
+	value    int64   // string counter, or the bucket's s
+	t        int64   // the bucket's t
+	scores   []int64 // the sorted set's scores, ascending (members are implied)
+	expireAt int64   // ns on the virtual clock; 0 = no TTL
+}
+
+// keyspace is what the twins operate on; each method is the Redis command of its name.
+type keyspace struct {
+	now  int64 // ns
+	keys map[string]*entry
+}
+
+// lookup returns the live entry at key, deleting it first when its TTL has run out.
+func (ks *keyspace) lookup(key string) *entry {
+	e := ks.keys[key]
+	if e != nil && e.expireAt != 0 && e.expireAt <= ks.now {
+		delete(ks.keys, key)
+		return nil
+	}
+	return e
+}
+
+func (ks *keyspace) get(key string) int64 {
+	if e := ks.lookup(key); e != nil {
+		return e.value
+	}
+	return 0
+}
+
+func (ks *keyspace) set(key string, v int64) {
+	ks.keys[key] = &entry{kind: kindString, value: v}
+}
+
+func (ks *keyspace) incrBy(key string, n int64) int64 {
+	e := ks.lookup(key)
+	if e == nil {
+		e = &entry{kind: kindString}
+		ks.keys[key] = e
+	}
+	e.value += n
+	return e.value
+}
+
+func (ks *keyspace) pexpire(key string, ms int64) {
+	if e := ks.lookup(key); e != nil {
+		e.expireAt = ks.now + ms*int64(time.Millisecond)
+	}
+}
+
+func (ks *keyspace) bucket(key string) (t, s int64, ok bool) {
+	if e := ks.lookup(key); e != nil {
+		return e.t, e.value, true
+	}
+	return 0, 0, false
+}
+
+func (ks *keyspace) setBucket(key string, t, s int64) {
+	e := ks.lookup(key)
+	if e == nil {
+		e = &entry{kind: kindBucket}
+		ks.keys[key] = e
+	}
+	e.t, e.value = t, s
+}
+
+// zTrim drops scores <= cutoff (ZREMRANGEBYSCORE -inf cutoff) and returns ZCARD.
+func (ks *keyspace) zTrim(key string, cutoff int64) int64 {
+	e := ks.lookup(key)
+	if e == nil {
+		return 0
+	}
+	i := 0
+	for i < len(e.scores) && e.scores[i] <= cutoff {
+		i++
+	}
+	e.scores = e.scores[i:]
+	if len(e.scores) == 0 {
+		delete(ks.keys, key) // Redis deletes an emptied sorted set
+		return 0
+	}
+	return int64(len(e.scores))
+}
+
+// zAdd adds n members scored now (times are non-decreasing, so the set stays sorted).
+func (ks *keyspace) zAdd(key string, now, n int64) {
+	e := ks.lookup(key)
+	if e == nil {
+		e = &entry{kind: kindZset}
+		ks.keys[key] = e
+	}
+	for range n {
+		e.scores = append(e.scores, now)
+	}
+}
