@@ -7,6 +7,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -37,6 +38,8 @@ func NewRedis(url string) (*Redis, error) {
 	}
 	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = Timeout, Timeout, Timeout
 	opt.MaxRetries = -1 // one attempt: a retry would double the time to a clear error
+	opt.DialerRetries = 1
+	quietOnce.Do(func() { redis.SetLogger(quietLogger{}) })
 	opt.PoolSize = 2
 	opt.DisableIdentity = true
 	r := &Redis{client: redis.NewClient(opt), name: "redis"}
@@ -48,6 +51,14 @@ func NewRedis(url string) (*Redis, error) {
 	}
 	return r, nil
 }
+
+// quietLogger drops go-redis's own log lines: rlsim writes only to the streams a command
+// was given, and every failure reaches the caller as an error anyway.
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
+
+var quietOnce sync.Once
 
 // NewMiniredis starts an embedded miniredis on a loopback port and connects to it. Its
 // clock stays at the Unix epoch until SetNow moves it.
@@ -178,13 +189,14 @@ func (r *Redis) Keys(prefix string) ([]KeyInfo, error) {
 	return out, nil
 }
 
-// Delete removes the named keys (callers pass only keys they wrote).
+// Delete removes the named keys (callers pass only keys they wrote) with DEL, not UNLINK,
+// so the memory is back before the next measurement reads used_memory.
 func (r *Redis) Delete(keys ...string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*Timeout)
 	defer cancel()
 	for len(keys) > 0 {
 		n := min(len(keys), 500)
-		if err := r.client.Unlink(ctx, keys[:n]...).Err(); err != nil {
+		if err := r.client.Del(ctx, keys[:n]...).Err(); err != nil {
 			return r.wrap(err)
 		}
 		keys = keys[n:]
