@@ -35,6 +35,8 @@ type Result struct {
 	// requests (only the leaky bucket queues).
 	DelayMeanMS float64 `json:"delay_ms_mean"`
 	DelayMaxMS  float64 `json:"delay_ms_max"`
+	// Distributed holds the fleet figures of a run with a cluster section; nil otherwise.
+	*Distributed
 }
 
 // Collector measures one algorithm's decisions as they happen, streaming: it keeps, per

@@ -135,25 +135,39 @@ func (n *NonAtomic) Key(key string, now int64) string {
 	return n.prefix + "nx:" + key + ":" + strconv.FormatInt(floorDiv(now/1000, n.window), 10)
 }
 
+// NonAtomicResult is one non-atomic decision.
+type NonAtomicResult struct {
+	Reply
+	// RoundTrips is 1 (INCRBY) or 2 (INCRBY, PEXPIRE).
+	RoundTrips int
+	// Crashed reports that the process died between the two commands: the request was
+	// counted but never answered, and the key has no TTL.
+	Crashed bool
+}
+
 // Allow counts a request of cost for key at now and admits it when the count stays within
 // the limit. When crash is true and this request created the key, the process "dies"
-// between the two commands and the PEXPIRE is never sent. It returns the round trips made.
-func (n *NonAtomic) Allow(key string, now, cost int64, crash bool) (r Reply, roundTrips int, err error) {
+// between the two commands and the PEXPIRE is never sent.
+func (n *NonAtomic) Allow(key string, now, cost int64, crash bool) (NonAtomicResult, error) {
 	if err := n.st.SetNow(now); err != nil {
-		return Reply{}, 0, err
+		return NonAtomicResult{}, err
 	}
 	k := n.Key(key, now)
 	cost = max(cost, 1)
 	count, err := n.st.IncrBy(k, cost)
 	if err != nil {
-		return Reply{}, 1, err
+		return NonAtomicResult{RoundTrips: 1}, err
 	}
-	roundTrips = 1
-	if count == cost && !crash {
-		roundTrips++
+	r := NonAtomicResult{Reply: Reply{Allowed: count <= n.limit, Remaining: max(n.limit-count, 0)}, RoundTrips: 1}
+	if count == cost {
+		if crash {
+			r.Crashed, r.Allowed = true, false
+			return r, nil
+		}
+		r.RoundTrips++
 		if err := n.st.PExpire(k, ceilDiv(n.window, 1000)); err != nil {
-			return Reply{}, roundTrips, err
+			return r, err
 		}
 	}
-	return Reply{Allowed: count <= n.limit, Remaining: max(n.limit-count, 0)}, roundTrips, nil
+	return r, nil
 }

@@ -16,7 +16,10 @@
 // clock. The atomic scripts are written so that a key that has expired and a key that is
 // merely stale decide alike (names carry the window index; a bucket expires only once it
 // is full again; a GCRA key once its tat has passed), which is why the same decisions come
-// out of a real Redis whose clock the simulation cannot move. Only the non-atomic
+// out of a real Redis whose clock the simulation cannot move — provided a key does not
+// expire on the server's wall clock before it is stale in virtual time, which holds
+// whenever the simulation runs faster than real time (the usual case: minutes of traffic
+// in seconds) and fails for windows shorter than the wall-clock time a run takes. Only the non-atomic
 // INCR-then-EXPIRE variant depends on expiry by design, and it is compared on the model
 // and miniredis.
 //
