@@ -47,6 +47,7 @@ type Fleet struct {
 	crashes                     int64
 	leasesOutstandingMax        int64
 	nodePeak                    int64
+	outageNodePeak              int64
 	nodesMax                    int
 	err                         error
 }
@@ -61,16 +62,21 @@ type keyStats struct {
 }
 
 type node struct {
-	skew     int64
-	local    algorithms.Limiter // local placement
-	guard    algorithms.Limiter // two-tier and fail-open-local
-	admitted []algorithms.Log   // per key, this node's admissions in the trailing window
-	leases   []lease            // per key
+	skew         int64
+	local        algorithms.Limiter // local placement
+	guard        algorithms.Limiter // two-tier and fail-open-local
+	admitted     []algorithms.Log   // per key, this node's admissions in the trailing window
+	duringOutage []algorithms.Log   // per key, this node's admissions while the store was down
+	leases       []lease            // per key
 }
 
 type lease struct {
 	tokens  int64
 	expires int64 // ns
+	// askAfter is when the node may ask the central bucket again after it came back
+	// short: the time the bucket takes to refill one lease. Until then the node refuses
+	// on its own, so a client over its limit does not cost a round trip per request.
+	askAfter int64
 }
 
 // New builds a fleet deciding with algorithm under policy p. st is the shared store
@@ -326,17 +332,21 @@ func (f *Fleet) spendLease(nd *node, key uint32, nodeNow, cost int64, outage *Ou
 		ks.leased -= l.tokens
 		l.tokens = 0
 	}
-	if l.tokens < cost {
+	if l.tokens < cost && nodeNow >= l.askAfter {
 		if outage != nil {
 			return f.failover(outage, nd, key, nodeNow, cost, false), 0
 		}
-		granted, err := f.leaser.Lease(f.names[key], nodeNow, max(f.cfg.Lease, cost))
+		want := max(f.cfg.Lease, cost)
+		granted, err := f.leaser.Lease(f.names[key], nodeNow, want)
 		f.fail(err)
 		trips = 1
 		if granted > 0 {
 			l.tokens += granted
 			ks.leased += granted
 			l.expires = nodeNow + int64(f.cfg.LeaseTTL)
+		}
+		if granted < want {
+			l.askAfter = nodeNow + want*int64(f.policy.Window)/f.policy.Limit
 		}
 	}
 	if l.tokens < cost {
@@ -381,6 +391,13 @@ func (f *Fleet) observe(nd *node, key uint32, now, cost int64, allowed, inOutage
 	f.nodePeak = max(f.nodePeak, nl.Sum())
 	if inOutage {
 		f.outagePeak = max(f.outagePeak, ks.admitted.Sum())
+		for int(key) >= len(nd.duringOutage) {
+			nd.duringOutage = append(nd.duringOutage, algorithms.Log{})
+		}
+		ol := &nd.duringOutage[key]
+		ol.Expire(now - w)
+		ol.Push(now, cost)
+		f.outageNodePeak = max(f.outageNodePeak, ol.Sum())
 	}
 }
 
@@ -394,6 +411,7 @@ func (f *Fleet) Finish(variant string) (*report.Distributed, error) {
 		NodesMax:               f.nodesMax,
 		StoreRoundTripsTotal:   f.roundTrips,
 		NodePeakWindowAdmitted: f.nodePeak,
+		OutageNodePeak:         f.outageNodePeak,
 		LeasesOutstandingMax:   f.leasesOutstandingMax,
 		OutageAdmitted:         f.outageAdmitted,
 		OutageRefused:          f.outageRefus,

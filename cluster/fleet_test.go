@@ -91,8 +91,13 @@ func TestSharedIsExactWithOneRoundTrip(t *testing.T) {
 
 func TestLeasedCutsRoundTrips(t *testing.T) {
 	c := Config{Nodes: 4, Balancer: "round-robin", Placement: "leased", Lease: 10}
-	// Demand under the limit (90/min): a node that holds tokens spends them locally.
+	// One client under the limit (90/min) and one far over it (1200/min): a node spends
+	// leased tokens locally, and after a short grant waits a lease's refill before asking.
 	res, admitted := drive(t, c, "token-bucket", perMinute, store.NewModel(), 1, 1.5, 3*time.Minute)
+	over, _ := drive(t, c, "token-bucket", perMinute, store.NewModel(), 1, 20, 3*time.Minute)
+	if over.StoreRoundTrips > 0.05 {
+		t.Errorf("over the limit: %.3f round trips per decision", over.StoreRoundTrips)
+	}
 	if res.StoreRoundTrips > 0.15 || res.StoreRoundTrips < 0.05 {
 		t.Errorf("%.3f round trips per decision, want about 1/10", res.StoreRoundTrips)
 	}
@@ -157,7 +162,7 @@ func TestOutagePolicies(t *testing.T) {
 		{"fail-closed", func(d *report.Distributed) bool { return d.OutageAdmitted == 0 && d.OutageRefused > 0 }},
 		{"fail-open", func(d *report.Distributed) bool { return d.OutageRefused == 0 && d.OutageAdmitted > 0 }},
 		{"fail-open-local", func(d *report.Distributed) bool {
-			return d.OutageAdmitted > 0 && d.OutageRefused > 0 && d.NodePeakWindowAdmitted <= d.GuardLimit
+			return d.OutageAdmitted > 0 && d.OutageRefused > 0 && d.OutageNodePeak == d.GuardLimit
 		}},
 	} {
 		c := Config{Nodes: 4, Balancer: "round-robin", Placement: "shared",

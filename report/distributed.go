@@ -42,6 +42,9 @@ type Distributed struct {
 	OutageAdmitted      int64   `json:"outage_admitted"`
 	OutageRefused       int64   `json:"outage_refused"`
 	OutageOverAdmission float64 `json:"outage_over_admission"`
+	// OutageNodePeak is the most one node admitted for one key in any window counting only
+	// what it admitted while the store was down: under fail-open-local, at most its guard.
+	OutageNodePeak int64 `json:"outage_node_peak"`
 	// Alerts counts the alerts the fleet raised; Alert is the first one's text.
 	Alerts int    `json:"alerts"`
 	Alert  string `json:"alert,omitempty"`
@@ -73,7 +76,7 @@ func hasDistributed(r *Report) bool {
 var distributedColumns = []string{
 	"algorithm", "variant", "placement", "balancer", "nodes", "requests", "admitted", "rejected",
 	"effective_limit", "over_admission", "client_share", "store_round_trips", "node_peak",
-	"leases_outstanding_max", "outage_admitted", "outage_refused", "alerts", "blocked_forever",
+	"leases_outstanding_max", "outage_admitted", "outage_refused", "outage_node_peak", "guard", "alerts", "blocked_forever",
 	"leaked_keys", "added_latency_ms",
 }
 
@@ -112,7 +115,8 @@ func DistributedTable(r *Report) Table {
 			strconv.FormatInt(d.EffectiveLimit, 10), strconv.FormatFloat(x.OverAdmission, 'f', 2, 64), share,
 			strconv.FormatFloat(d.StoreRoundTrips, 'f', 3, 64), strconv.FormatInt(d.NodePeakWindowAdmitted, 10),
 			dash(d.LeasesOutstandingMax, d.LeasesOutstandingMax > 0),
-			dash(d.OutageAdmitted, d.Alerts > 0), dash(d.OutageRefused, d.Alerts > 0), strconv.Itoa(d.Alerts),
+			dash(d.OutageAdmitted, d.Alerts > 0), dash(d.OutageRefused, d.Alerts > 0), dash(d.OutageNodePeak, d.Alerts > 0),
+			dash(d.GuardLimit, d.GuardLimit > 0), strconv.Itoa(d.Alerts),
 			strconv.FormatInt(d.BlockedForever, 10), strconv.FormatInt(d.LeakedKeys, 10),
 			strconv.FormatFloat(d.AddedLatencyMeanMS, 'f', 2, 64),
 		})

@@ -72,6 +72,12 @@ func Run(sc *Scenario, o Options) (*report.Report, error) {
 		Policy:      report.Policy{Limit: pol.Limit, Window: report.Duration(pol.Window), Burst: pol.EffectiveBurst()},
 		Key:         sc.Key,
 	}
+	if sc.Cluster != nil {
+		if err := runFleets(sc, rep, pol, algs, len(o.Algorithms) > 0 || len(sc.Algorithms) > 0, seed, o.Decisions); err != nil {
+			return nil, err
+		}
+		return rep, nil
+	}
 	for _, name := range algs {
 		lim, err := algorithms.New(name, pol)
 		if err != nil {
@@ -106,6 +112,11 @@ func (f *feeder) Fire(l *sim.Loop) {
 }
 
 func runOne(sc *Scenario, lim algorithms.Limiter, pol algorithms.Policy, seed uint64, dec *DecisionWriter) (report.Result, error) {
+	return runOneWith(sc, lim, pol, seed, dec, nil)
+}
+
+// runOneWith is runOne that also tells newKey each key's name when it is first seen.
+func runOneWith(sc *Scenario, lim algorithms.Limiter, pol algorithms.Policy, seed uint64, dec *DecisionWriter, newKey func(uint32, string)) (report.Result, error) {
 	var loop sim.Loop
 	col := report.NewCollector(pol.Limit, pol.Window, time.Duration(sc.BackendWindow))
 	ids := map[string]uint32{}
@@ -116,6 +127,9 @@ func runOne(sc *Scenario, lim algorithms.Limiter, pol algorithms.Policy, seed ui
 		if !ok {
 			id = uint32(len(ids))
 			ids[r.Key] = id
+			if newKey != nil {
+				newKey(id, r.Key)
+			}
 		}
 		d := lim.Allow(id, epoch+int64(r.At), r.Cost)
 		ref := col.Observe(id, int64(r.At), r.Cost, r.Class, d)

@@ -40,6 +40,9 @@ type Scenario struct {
 	// BackendWindow is the bin of backend_peak (default 1s).
 	BackendWindow Duration      `yaml:"backend_window"`
 	Traffic       []TrafficSpec `yaml:"traffic"`
+	// Cluster and Faults run the limit on a fleet of nodes (see cluster.go).
+	Cluster *ClusterSpec `yaml:"cluster"`
+	Faults  []FaultSpec  `yaml:"faults"`
 
 	// Source is where the scenario came from: a file path, or "builtin:NAME".
 	Source string `yaml:"-"`
@@ -290,6 +293,9 @@ func (s *Scenario) validate(file string) error {
 	}
 	if len(s.Traffic) == 0 {
 		return s.fail(file, "traffic", "a scenario needs at least one traffic source")
+	}
+	if err := s.validateCluster(file); err != nil {
+		return err
 	}
 	epoch := s.EpochTime()
 	for i, t := range s.Traffic {
