@@ -15,7 +15,7 @@ import (
 // ClusterSpec is the scenario's cluster section: the fleet the limit runs on.
 type ClusterSpec struct {
 	// Nodes is the node count at the start (default 1).
-	Nodes     int    `yaml:"nodes"`
+	Nodes     *int   `yaml:"nodes"`
 	Balancer  string `yaml:"balancer"`  // round-robin (default), random, hash
 	Placement string `yaml:"placement"` // local (default), shared, two-tier, leased, shared-nonatomic
 	// LocalRecompute makes local nodes take L/N of the new node count on scaling.
@@ -101,8 +101,9 @@ func (s *Scenario) validateCluster(file string) error {
 		return nil
 	}
 	c := s.Cluster
-	if c.Nodes == 0 {
-		c.Nodes = 1
+	if c.Nodes == nil {
+		one := 1
+		c.Nodes = &one
 	}
 	if c.Balancer == "" {
 		c.Balancer = "round-robin"
@@ -119,7 +120,7 @@ func (s *Scenario) validateCluster(file string) error {
 	if c.Prefix == "" {
 		c.Prefix = "rlsim:"
 	}
-	if err := s.checkFleetFields(file, "cluster", c.Nodes, c.Balancer, c.Placement, c.NonatomicKey); err != nil {
+	if err := s.checkFleetFields(file, "cluster", *c.Nodes, c.Balancer, c.Placement, c.NonatomicKey); err != nil {
 		return err
 	}
 	if c.Lease < 0 {
@@ -165,7 +166,7 @@ func (s *Scenario) validateCluster(file string) error {
 			return s.fail(file, f+".name", "variant %q is named twice", v.Name)
 		}
 		names[v.Name] = true
-		nodes := c.Nodes
+		nodes := *c.Nodes
 		if v.Nodes != nil {
 			nodes = *v.Nodes
 		}
@@ -265,7 +266,7 @@ func (s *Scenario) fleetVariants(pol algorithms.Policy) []fleetVariant {
 	c := s.Cluster
 	epoch := s.EpochTime()
 	base := cluster.Config{
-		Nodes: c.Nodes, Balancer: c.Balancer, Placement: c.Placement, LocalRecompute: c.LocalRecompute,
+		Nodes: *c.Nodes, Balancer: c.Balancer, Placement: c.Placement, LocalRecompute: c.LocalRecompute,
 		Lease: c.Lease, LeaseTTL: time.Duration(c.LeaseTTL), TTLWindowKey: c.NonatomicKey == "ttl-window",
 		Epoch: epoch.UnixNano(),
 	}
