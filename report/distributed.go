@@ -35,7 +35,7 @@ type Distributed struct {
 	GuardLimit int64 `json:"guard_limit,omitempty"`
 	// LeasesOutstandingMax is the most leased, unspent tokens the nodes held at once for
 	// one key: the bound on what leasing can over-admit.
-	LeasesOutstandingMax int64 `json:"leases_outstanding_max,omitempty"`
+	LeasesOutstandingMax int64 `json:"leases_outstanding_max"`
 	// OutageAdmitted and OutageRefused count decisions taken while the store was down;
 	// OutageOverAdmission is the peak window of one key that ended inside an outage over
 	// the limit.
