@@ -323,9 +323,9 @@ func (s *Scenario) fleetVariants(pol algorithms.Policy) []fleetVariant {
 }
 
 // clusterAlgorithms are the algorithms a fleet variant runs: the placements with a fixed
-// mechanism (leased, shared-nonatomic) run once; the shared ones only what the store has
-// a script for.
-func clusterAlgorithms(placement string, algs []string, explicit bool) []string {
+// mechanism (leased, shared-nonatomic) run once; the shared ones only the algorithms the
+// store has a script for (the others are left out of that variant's rows).
+func clusterAlgorithms(placement string, algs []string) []string {
 	switch placement {
 	case "leased":
 		return []string{"token-bucket"}
@@ -334,7 +334,7 @@ func clusterAlgorithms(placement string, algs []string, explicit bool) []string 
 	case "shared", "two-tier":
 		var out []string
 		for _, a := range algs {
-			if slices.Contains(store.Algorithms, a) || explicit {
+			if slices.Contains(store.Algorithms, a) {
 				out = append(out, a)
 			}
 		}
@@ -359,9 +359,10 @@ func (s *Scenario) openStore() (store.Store, error) {
 }
 
 // runFleets runs every fleet variant with every algorithm it takes.
-func runFleets(sc *Scenario, rep *report.Report, pol algorithms.Policy, algs []string, explicit bool, seed uint64, dec *DecisionWriter) error {
+func runFleets(sc *Scenario, rep *report.Report, pol algorithms.Policy, algs []string, seed uint64, dec *DecisionWriter) error {
+	rep.Results = []report.Result{} // a list in JSON even when no algorithm fits a variant
 	for vi, v := range sc.fleetVariants(pol) {
-		for _, alg := range clusterAlgorithms(v.cfg.Placement, algs, explicit) {
+		for _, alg := range clusterAlgorithms(v.cfg.Placement, algs) {
 			res, err := runFleet(sc, v, vi, alg, pol, seed, dec)
 			if err != nil {
 				return err

@@ -73,7 +73,7 @@ func Run(sc *Scenario, o Options) (*report.Report, error) {
 		Key:         sc.Key,
 	}
 	if sc.Cluster != nil {
-		if err := runFleets(sc, rep, pol, algs, len(o.Algorithms) > 0 || len(sc.Algorithms) > 0, seed, o.Decisions); err != nil {
+		if err := runFleets(sc, rep, pol, algs, seed, o.Decisions); err != nil {
 			return nil, err
 		}
 		return rep, nil
