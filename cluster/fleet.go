@@ -36,6 +36,7 @@ type Fleet struct {
 
 	names []string
 	keys  []keyStats
+	label string
 
 	decisions, roundTrips       int64
 	latencySum, latencyMax      time.Duration
@@ -169,8 +170,21 @@ func (f *Fleet) SetName(key uint32, name string) {
 	f.names[key] = name
 }
 
-// Name is the algorithm, or the mechanism the placement imposes.
+// SetLabel makes Name return "<algorithm>@<label>", so rows of several fleet variants in
+// one decisions file can be told apart; Algorithm keeps the bare name.
+func (f *Fleet) SetLabel(label string) { f.label = label }
+
+// Name is Algorithm, followed by "@" and the label when one is set.
 func (f *Fleet) Name() string {
+	if f.label != "" {
+		return f.Algorithm() + "@" + f.label
+	}
+	return f.Algorithm()
+}
+
+// Algorithm is the algorithm, or the mechanism the placement imposes ("lease",
+// "incr-expire").
+func (f *Fleet) Algorithm() string {
 	switch f.cfg.Placement {
 	case "leased":
 		return "lease"

@@ -26,6 +26,7 @@ type memoryOptions struct {
 	redisURL   string
 	prefix     string
 	prefixSet  bool
+	load       int
 }
 
 // defaultMemoryPrefix is where rlsim memory writes on a database it found empty.
@@ -38,8 +39,8 @@ func newMemoryCmd(g *globalOptions, streams IO) *cobra.Command {
 		Short: "Memory per key of every algorithm, in-process and in Redis",
 		Long: `memory sizes each algorithm's state for one client at its limit: the in-process bytes
 (counted from the limiter's own representation) and the bytes in Redis. With --redis it
-loads --keys clients per algorithm shaped exactly as the scripts write them, reads MEMORY
-USAGE, and deletes every key it wrote (and no other). It refuses a database that holds
+loads --keys clients per algorithm (at most --load) shaped exactly as the scripts write
+them, reads MEMORY USAGE, and deletes every key it wrote (and no other). It refuses a database that holds
 keys unless --prefix confines it to an unused prefix. Without --redis the Redis column is
 a model calibrated on Redis 7, marked "model".`,
 		Args: cobra.NoArgs,
@@ -54,6 +55,7 @@ a model calibrated on Redis 7, marked "model".`,
 	f.DurationVar(&o.window, "window", time.Minute, "window of the limit")
 	f.StringSliceVar(&o.algorithms, "algorithms", nil, "algorithms to size (default: all)")
 	f.StringVar(&o.redisURL, "redis", "", "measure on this Redis server (redis://host:port/db) instead of the model")
+	f.IntVar(&o.load, "load", 100_000, "with --redis: clients loaded per algorithm, at most --keys (totals scale the measured mean to --keys)")
 	f.StringVar(&o.prefix, "prefix", defaultMemoryPrefix, "with --redis: write only keys under this prefix (allows a non-empty database)")
 	return c
 }
@@ -73,6 +75,9 @@ func (o *memoryOptions) validate() error {
 			return usagef("--algorithms: unknown algorithm %q (want one of %s)", a, strings.Join(store.MemoryAlgorithms, ", "))
 		}
 	}
+	if o.load <= 0 {
+		return usagef("--load must be positive, got %d", o.load)
+	}
 	if o.prefixSet && o.redisURL == "" {
 		return usagef("--prefix needs --redis")
 	}
@@ -91,6 +96,7 @@ func runMemory(o *memoryOptions, streams IO) error {
 		Policy:         algorithms.Policy{Limit: o.limit, Window: o.window},
 		Algorithms:     o.algorithms,
 		Prefix:         o.prefix,
+		Load:           o.load,
 		EncodingLimits: []int64{64, store.ZsetListpackEntries, store.ZsetListpackEntries + 1, 256},
 	}
 	if o.redisURL != "" {
@@ -118,7 +124,7 @@ func runMemory(o *memoryOptions, streams IO) error {
 
 func memoryTables(rep *store.MemoryReport) []report.Table {
 	main := report.Table{
-		Title: fmt.Sprintf("memory per key — %d keys, limit %d per %s, Redis: %s", rep.Keys, rep.Limit, rep.Window, rep.Redis),
+		Title: fmt.Sprintf("memory per key — %d keys, limit %d per %s, Redis: %s", rep.Keys, rep.Limit, rep.Window, redisLabel(rep)),
 		Header: []string{"algorithm", "state_bytes_per_key", "redis_bytes_per_key", "redis_source", "redis_encoding",
 			"state_bytes_total", "redis_bytes_total", "redis_vs_two_counters"},
 	}
@@ -189,3 +195,10 @@ func humanBytes(b int64) string {
 }
 
 func log10(x float64) float64 { return math.Log10(x) }
+
+func redisLabel(rep *store.MemoryReport) string {
+	if rep.Loaded > 0 && rep.Loaded < rep.Keys {
+		return fmt.Sprintf("%s (%d clients loaded per algorithm)", rep.Redis, rep.Loaded)
+	}
+	return rep.Redis
+}

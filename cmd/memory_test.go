@@ -71,6 +71,7 @@ func TestMemoryBadFlags(t *testing.T) {
 		{"--algorithms", "nope"},
 		{"--prefix", "p:"},
 		{"--window", "100ns"},
+		{"--load", "0"},
 	} {
 		_, errOut, code := rlsim(t, append([]string{"memory"}, args...)...)
 		if code != 2 || !strings.HasPrefix(errOut, "rlsim: --") {
@@ -134,7 +135,10 @@ func TestMemoryMeasuresRealRedis(t *testing.T) {
 	}
 	defer c.Del(ctx, mine)
 	prefix := fmt.Sprintf("rlsim-test-memory:%d:", time.Now().UnixNano())
-	rep := memoryJSON(t, "--keys", "300", "--limit", "100", "--redis", url, "--prefix", prefix)
+	rep := memoryJSON(t, "--keys", "1000", "--load", "300", "--limit", "100", "--redis", url, "--prefix", prefix)
+	if rep.Loaded != 300 || rep.Results[0].RedisBytesTotal != int64(rep.Results[0].RedisBytesPerKey*1000) {
+		t.Errorf("loaded %d, total %d", rep.Loaded, rep.Results[0].RedisBytesTotal)
+	}
 	for _, r := range rep.Results {
 		if r.RedisSource != "measured" || r.RedisBytesPerKey <= 0 {
 			t.Errorf("%s: %+v", r.Algorithm, r)

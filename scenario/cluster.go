@@ -405,10 +405,12 @@ func runFleet(sc *Scenario, v fleetVariant, vi int, alg string, pol algorithms.P
 	if err != nil {
 		return report.Result{}, fmt.Errorf("scenario %s: cluster variant %s, %s: %w", sc.Name, v.name, alg, err)
 	}
+	fleet.SetLabel(v.name)
 	res, err := runOneWith(sc, fleet, pol, seed, dec, fleet.SetName)
 	if err != nil {
 		return res, err
 	}
+	res.Algorithm = fleet.Algorithm()
 	d, err := fleet.Finish(v.name)
 	if err != nil {
 		return res, fmt.Errorf("scenario %s: cluster variant %s, %s: store: %w", sc.Name, v.name, alg, err)

@@ -49,8 +49,8 @@ type step struct {
 }
 
 // randomTrace mixes bursts at one instant, steps within a window, landings exactly on
-// window boundaries and idle jumps of several windows.
-func randomTrace(rng *rand.Rand, p algorithms.Policy, n int) []step {
+// window boundaries, idle jumps of several windows and steps back in time (skewed nodes).
+func randomTrace(rng *rand.Rand, p algorithms.Policy, n int, backwards bool) []step {
 	algs := append(append([]string{}, Algorithms...), "lease")
 	now := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC).UnixNano() + rng.Int64N(int64(p.Window))
 	w := int64(p.Window)
@@ -64,6 +64,8 @@ func randomTrace(rng *rand.Rand, p algorithms.Policy, n int) []step {
 			now += w * (1 + rng.Int64N(3))
 		case r < 37:
 			now += rng.Int64N(1000) // sub-µs and µs steps
+		case r < 40 && backwards:
+			now -= rng.Int64N(w / 20) // a node whose clock runs behind
 		default:
 			now += rng.Int64N(w / 50)
 		}
@@ -144,7 +146,7 @@ func TestScriptsMatchModel(t *testing.T) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 7))
 			p := randomPolicy(rng)
-			trace := randomTrace(rng, p, 250)
+			trace := randomTrace(rng, p, 250, true)
 			want := runTrace(t, NewModel(), p, "rl:", trace)
 			if !strings.Contains(strings.Join(want, "\n"), "-> true") || !strings.Contains(strings.Join(want, "\n"), "-> false") {
 				t.Fatalf("policy %s: the trace should both admit and refuse", p)
@@ -182,7 +184,9 @@ func TestScriptsMatchModelOnRealRedis(t *testing.T) {
 		// key expired or went stale only if it does not expire before it is stale in
 		// virtual time, so the test's windows outlast its wall-clock run.
 		p.Window = max(p.Window, 10*time.Second)
-		trace := randomTrace(rng, p, 250)
+		// Nor may time step back: a stale key read with an earlier time is not a fresh
+		// one, so expiry would matter again (see the package comment on skew).
+		trace := randomTrace(rng, p, 250, false)
 		prefix := testPrefix(t, seed)
 		want := runTrace(t, NewModel(), p, prefix, trace)
 		got := runTrace(t, real, p, prefix, trace)
@@ -211,7 +215,7 @@ func TestNonAtomicMatchesModel(t *testing.T) {
 	for _, ttlWindow := range []bool{true, false} {
 		rng := rand.New(rand.NewPCG(3, 3))
 		p := algorithms.Policy{Limit: 5, Window: time.Second}
-		trace := randomTrace(rng, p, 300)
+		trace := randomTrace(rng, p, 300, true)
 		crashes := make([]bool, len(trace))
 		for i := range crashes {
 			crashes[i] = rng.IntN(4) == 0
@@ -249,4 +253,23 @@ func TestNonAtomicMatchesModel(t *testing.T) {
 			t.Errorf("ttl-window=%v: crashes left no key without a TTL; the test proves nothing", ttlWindow)
 		}
 	}
+}
+
+// Skewed nodes write the sliding log out of time order; the sorted set must trim by score
+// all the same.
+func TestSlidingLogOutOfOrderWrites(t *testing.T) {
+	p := algorithms.Policy{Limit: 4, Window: time.Second}
+	base := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC).UnixNano()
+	ms := int64(time.Millisecond)
+	var trace []step
+	// Two nodes, one 300ms behind the other, alternating.
+	for i := range int64(40) {
+		at := base + i*100*ms
+		if i%2 == 1 {
+			at -= 300 * ms
+		}
+		trace = append(trace, step{algorithm: "sliding-log", key: "u", now: at, cost: 1})
+	}
+	want := runTrace(t, NewModel(), p, "rl:", trace)
+	compareDecisions(t, "out-of-order sliding log: miniredis", want, runTrace(t, miniFace(t), p, "rl:", trace))
 }

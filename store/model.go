@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"time"
@@ -64,7 +65,7 @@ func (m *Model) Keys(prefix string) ([]KeyInfo, error) {
 		case kindBucket:
 			info.Type, info.Len = "hash", 2
 		case kindZset:
-			info.Type, info.Len = "zset", len(e.scores)
+			info.Type, info.Len = "zset", len(e.zset)
 		}
 		out = append(out, info)
 	}
@@ -86,12 +87,15 @@ const (
 	kindZset        // a sorted set of timestamps, as sliding_log.lua writes it
 )
 
+// zmember is a sliding-log member "<score>:<seq>".
+type zmember struct{ score, seq int64 }
+
 type entry struct {
 	kind     kind
-	value    int64   // string counter, or the bucket's s
-	t        int64   // the bucket's t
-	scores   []int64 // the sorted set's scores, ascending (members are implied)
-	expireAt int64   // ns on the virtual clock; 0 = no TTL
+	value    int64     // string counter, or the bucket's s
+	t        int64     // the bucket's t
+	zset     []zmember // the sorted set's members, ascending by score
+	expireAt int64     // ns on the virtual clock; 0 = no TTL
 }
 
 // keyspace is what the twins operate on; each method is the Redis command of its name.
@@ -160,25 +164,38 @@ func (ks *keyspace) zTrim(key string, cutoff int64) int64 {
 		return 0
 	}
 	i := 0
-	for i < len(e.scores) && e.scores[i] <= cutoff {
+	for i < len(e.zset) && e.zset[i].score <= cutoff {
 		i++
 	}
-	e.scores = e.scores[i:]
-	if len(e.scores) == 0 {
+	e.zset = e.zset[i:]
+	if len(e.zset) == 0 {
 		delete(ks.keys, key) // Redis deletes an emptied sorted set
 		return 0
 	}
-	return int64(len(e.scores))
+	return int64(len(e.zset))
 }
 
-// zAdd adds n members scored now (times are non-decreasing, so the set stays sorted).
+// zAdd adds the members "<now>:<card+1>" … "<now>:<card+n>" scored now, as
+// sliding_log.lua does. Like ZADD, a member already in the set is not added twice — which
+// happens when skewed nodes write the same time at the same set size. Members stay sorted
+// by score: nodes with skewed clocks can write a time earlier than one already held.
 func (ks *keyspace) zAdd(key string, now, n int64) {
 	e := ks.lookup(key)
 	if e == nil {
 		e = &entry{kind: kindZset}
 		ks.keys[key] = e
 	}
-	for range n {
-		e.scores = append(e.scores, now)
+	card := int64(len(e.zset))
+	for j := int64(1); j <= n; j++ {
+		m := zmember{score: now, seq: card + j}
+		lo, _ := slices.BinarySearchFunc(e.zset, now, func(z zmember, t int64) int { return cmp.Compare(z.score, t) })
+		hi := lo
+		for hi < len(e.zset) && e.zset[hi].score == now {
+			hi++
+		}
+		if slices.Contains(e.zset[lo:hi], m) {
+			continue
+		}
+		e.zset = slices.Insert(e.zset, hi, m)
 	}
 }

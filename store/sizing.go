@@ -16,10 +16,12 @@ type SizeOptions struct {
 	Policy algorithms.Policy
 	// Algorithms to size, in order (default MemoryAlgorithms).
 	Algorithms []string
-	// Redis, when not nil, is measured: Keys clients per algorithm are loaded under
-	// Prefix, measured and deleted. When nil, ModelBytes answers.
+	// Redis, when not nil, is measured: Load clients per algorithm (at most Keys) are
+	// loaded under Prefix, measured and deleted, and the totals scale their mean to Keys.
+	// When nil, ModelBytes answers.
 	Redis  *Redis
 	Prefix string
+	Load   int
 	// EncodingLimits are the sliding-log limits of the sorted-set encoding table.
 	EncodingLimits []int64
 }
@@ -54,8 +56,10 @@ type MemoryReport struct {
 	Keys   int    `json:"keys"`
 	Limit  int64  `json:"limit"`
 	Window string `json:"window"`
-	// Redis is "model (Redis 7.0.15 calibration)" or the measured server's version.
-	Redis   string      `json:"redis"`
+	// Redis is "model (calibrated on Redis 7.0.15)" or the measured server's version.
+	Redis string `json:"redis"`
+	// Loaded is how many clients per algorithm were loaded on the server (0 for the model).
+	Loaded  int         `json:"loaded"`
 	Results []MemoryRow `json:"results"`
 	// SlidingLogVsTwoCounters is the measured (or modelled) ratio of the sliding log's
 	// Redis bytes per key to the two-counter window's; 0 when either was not sized.
@@ -85,6 +89,10 @@ func Size(o SizeOptions) (*MemoryReport, error) {
 			return nil, err
 		}
 		rep.Redis = "measured on Redis " + v
+		rep.Loaded = o.Keys
+		if o.Load > 0 {
+			rep.Loaded = min(o.Load, o.Keys)
+		}
 		if err := CheckEmpty(o.Redis, o.Prefix, true); err != nil {
 			return nil, err
 		}
@@ -97,7 +105,7 @@ func Size(o SizeOptions) (*MemoryReport, error) {
 		}
 		row.StateBytesPerKey = state
 		if o.Redis != nil {
-			m, err := LoadAndMeasure(o.Redis, a, o.Policy, o.Keys, o.Prefix)
+			m, err := LoadAndMeasure(o.Redis, a, o.Policy, rep.Loaded, o.Prefix)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", a, err)
 			}

@@ -19,7 +19,10 @@
 // out of a real Redis whose clock the simulation cannot move — provided a key does not
 // expire on the server's wall clock before it is stale in virtual time, which holds
 // whenever the simulation runs faster than real time (the usual case: minutes of traffic
-// in seconds) and fails for windows shorter than the wall-clock time a run takes. Only the non-atomic
+// in seconds) and fails for windows shorter than the wall-clock time a run takes. It also
+// needs the times a key sees to be non-decreasing: with skewed node clocks a stale key read
+// at an earlier time is not a fresh one, so on a real server (TTLs on its own clock) skewed
+// runs can differ from the model, while miniredis, whose TTL clock is the model's, agrees. Only the non-atomic
 // INCR-then-EXPIRE variant depends on expiry by design, and it is compared on the model
 // and miniredis.
 //
