@@ -273,3 +273,23 @@ func TestSlidingLogOutOfOrderWrites(t *testing.T) {
 	want := runTrace(t, NewModel(), p, "rl:", trace)
 	compareDecisions(t, "out-of-order sliding log: miniredis", want, runTrace(t, miniFace(t), p, "rl:", trace))
 }
+
+// Keys of past windows that nobody reads again are dropped once expired, so a long run's
+// model does not grow with the number of windows.
+func TestModelSweepsExpiredKeys(t *testing.T) {
+	m := NewModel()
+	p := algorithms.Policy{Limit: 10, Window: time.Second}
+	lim, err := NewLimiter(m, "fixed-window", p, "rl:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC).UnixNano()
+	for i := range int64(20000) {
+		if _, err := lim.Allow("u", now+i*int64(time.Second), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m.Len() > 4096 {
+		t.Fatalf("the model holds %d keys after 20000 windows of one client", m.Len())
+	}
+}

@@ -73,7 +73,7 @@ func (m *Model) Keys(prefix string) ([]KeyInfo, error) {
 	return out, nil
 }
 
-// Len is the number of live keys (expired ones are counted until next touched).
+// Len is the number of keys held, expired ones included until a sweep or a read drops them.
 func (m *Model) Len() int { return len(m.ks.keys) }
 
 // Close does nothing.
@@ -102,6 +102,24 @@ type entry struct {
 type keyspace struct {
 	now  int64 // ns
 	keys map[string]*entry
+	// sweepAt is the key count at which the next sweep of expired keys runs: like Redis's
+	// active expiry it keeps keys nobody reads again (past windows) from piling up, at an
+	// amortized constant cost per key created.
+	sweepAt int
+}
+
+// add stores a new entry at key, sweeping expired keys when the keyspace has doubled.
+func (ks *keyspace) add(key string, e *entry) {
+	ks.keys[key] = e
+	if len(ks.keys) < ks.sweepAt {
+		return
+	}
+	for k, old := range ks.keys {
+		if old.expireAt != 0 && old.expireAt <= ks.now {
+			delete(ks.keys, k)
+		}
+	}
+	ks.sweepAt = max(2*len(ks.keys), 1024)
 }
 
 // lookup returns the live entry at key, deleting it first when its TTL has run out.
@@ -122,14 +140,14 @@ func (ks *keyspace) get(key string) int64 {
 }
 
 func (ks *keyspace) set(key string, v int64) {
-	ks.keys[key] = &entry{kind: kindString, value: v}
+	ks.add(key, &entry{kind: kindString, value: v})
 }
 
 func (ks *keyspace) incrBy(key string, n int64) int64 {
 	e := ks.lookup(key)
 	if e == nil {
 		e = &entry{kind: kindString}
-		ks.keys[key] = e
+		ks.add(key, e)
 	}
 	e.value += n
 	return e.value
@@ -152,7 +170,7 @@ func (ks *keyspace) setBucket(key string, t, s int64) {
 	e := ks.lookup(key)
 	if e == nil {
 		e = &entry{kind: kindBucket}
-		ks.keys[key] = e
+		ks.add(key, e)
 	}
 	e.t, e.value = t, s
 }
@@ -183,7 +201,7 @@ func (ks *keyspace) zAdd(key string, now, n int64) {
 	e := ks.lookup(key)
 	if e == nil {
 		e = &entry{kind: kindZset}
-		ks.keys[key] = e
+		ks.add(key, e)
 	}
 	card := int64(len(e.zset))
 	for j := int64(1); j <= n; j++ {
