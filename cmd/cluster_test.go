@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"net"
 	"time"
 
 	"encoding/json"
@@ -185,5 +186,39 @@ func TestClusterOnRealRedis(t *testing.T) {
 	defer st.Close()
 	if left, err := st.Keys(prefix); err != nil || len(left) != 0 {
 		t.Fatalf("the run left %d keys under its prefix (%v)", len(left), err)
+	}
+}
+
+func TestClusterGolden(t *testing.T) {
+	for _, format := range []string{"table", "json"} {
+		out, errOut, code := rlsim(t, "run", "cluster-outage", "--format", format)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		golden(t, "cluster-outage."+format, out)
+	}
+	out, _, _ := rlsim(t, "memory", "--keys", "1000000")
+	golden(t, "memory-model.table", out)
+}
+
+// A scenario whose Redis refuses connections fails at once with one line.
+func TestClusterUnreachableRedis(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	data, _ := os.ReadFile("../scenarios/cluster-shared.yaml")
+	text := strings.Replace(string(data), "  placement: shared\n", "  placement: shared\n  store: redis\n  redis_url: redis://"+addr+"\n", 1)
+	file := filepath.Join(t.TempDir(), "down.yaml")
+	os.WriteFile(file, []byte(text), 0o644)
+	start := time.Now()
+	out, errOut, code := rlsim(t, "run", file)
+	if code != 1 || out != "" || !strings.Contains(errOut, "cluster.redis_url: store unavailable") || strings.Count(errOut, "\n") != 1 {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if d := time.Since(start); d > 2*store.Timeout {
+		t.Fatalf("took %s", d)
 	}
 }

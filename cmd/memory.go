@@ -139,8 +139,12 @@ func memoryTables(rep *store.MemoryReport) []report.Table {
 		})
 	}
 	if rep.SlidingLogVsTwoCounters > 0 {
-		main.Notes = append(main.Notes, fmt.Sprintf("In Redis the sliding log costs %.1f× the two counters per key (%.2f orders of magnitude).",
-			rep.SlidingLogVsTwoCounters, log10(rep.SlidingLogVsTwoCounters)))
+		source := "measured"
+		if rep.Loaded == 0 {
+			source = "model"
+		}
+		main.Notes = append(main.Notes, fmt.Sprintf("In Redis the sliding log costs %.1f× the two counters per key (%.2f orders of magnitude; %s).",
+			rep.SlidingLogVsTwoCounters, log10(rep.SlidingLogVsTwoCounters), source))
 	}
 	enc := report.Table{
 		Title:  fmt.Sprintf("sliding-log sorted set by limit (zset-max-listpack-entries = %d) — Redis: %s", store.ZsetListpackEntries, rep.Redis),
