@@ -59,7 +59,6 @@ type keyStats struct {
 	admitted algorithms.Log // across the fleet, trailing window
 	peak     int64
 	refused  bool
-	leased   int64 // unspent tokens leased across nodes
 }
 
 type node struct {
@@ -341,9 +340,7 @@ func (f *Fleet) spendLease(nd *node, key uint32, nodeNow, cost int64, outage *Ou
 		nd.leases = append(nd.leases, lease{})
 	}
 	l := &nd.leases[key]
-	ks := &f.keys[key]
 	if l.tokens > 0 && nodeNow >= l.expires {
-		ks.leased -= l.tokens
 		l.tokens = 0
 	}
 	if l.tokens < cost && nodeNow >= l.askAfter {
@@ -356,7 +353,6 @@ func (f *Fleet) spendLease(nd *node, key uint32, nodeNow, cost int64, outage *Ou
 		trips = 1
 		if granted > 0 {
 			l.tokens += granted
-			ks.leased += granted
 			l.expires = nodeNow + int64(f.cfg.LeaseTTL)
 		}
 		if granted < want {
@@ -367,7 +363,6 @@ func (f *Fleet) spendLease(nd *node, key uint32, nodeNow, cost int64, outage *Ou
 		return false, trips
 	}
 	l.tokens -= cost
-	ks.leased -= cost
 	return true, trips
 }
 
@@ -377,10 +372,25 @@ func (f *Fleet) fail(err error) {
 	}
 }
 
+// outstanding is the leased, unspent, unexpired tokens all nodes hold for key at now.
+func (f *Fleet) outstanding(key uint32, now int64) int64 {
+	var sum int64
+	for _, nd := range f.nodes {
+		if int(key) < len(nd.leases) {
+			if l := nd.leases[key]; l.tokens > 0 && now+nd.skew < l.expires {
+				sum += l.tokens
+			}
+		}
+	}
+	return sum
+}
+
 // observe records one decision in the fleet's own measures.
 func (f *Fleet) observe(nd *node, key uint32, now, cost int64, allowed, inOutage bool) {
 	ks := &f.keys[key]
-	f.leasesOutstandingMax = max(f.leasesOutstandingMax, ks.leased)
+	if f.cfg.Placement == "leased" {
+		f.leasesOutstandingMax = max(f.leasesOutstandingMax, f.outstanding(key, now))
+	}
 	w := int64(f.policy.Window)
 	ks.admitted.Expire(now - w)
 	for int(key) >= len(nd.admitted) {
