@@ -257,7 +257,13 @@ func (f *Fleet) Allow(key uint32, now int64, cost int64) algorithms.Decision {
 	trips := 0
 	allowed, remaining := false, int64(0)
 	name := f.names[key]
-	switch f.cfg.Placement {
+	placement := f.cfg.Placement
+	if f.err != nil {
+		// The store failed outside a scripted outage: the run is over, and every later
+		// call would wait out its own timeout. Refuse without asking.
+		placement = ""
+	}
+	switch placement {
 	case "local":
 		d := nd.local.Allow(key, nodeNow, cost)
 		allowed, remaining = d.Allowed, d.Remaining

@@ -242,3 +242,39 @@ func TestSharedKeysHaveTTLOnRealRedis(t *testing.T) {
 		}
 	}
 }
+
+// failingStore answers like a store that has gone away.
+type failingStore struct {
+	store.Store
+	calls int
+}
+
+func (s *failingStore) Eval(*store.Script, []string, ...int64) ([]int64, error) {
+	s.calls++
+	return nil, store.ErrUnavailable
+}
+
+func (s *failingStore) SetNow(int64) error { return nil }
+
+func (s *failingStore) Name() string { return "failing" }
+
+// After the first store error the fleet stops calling the store (each call could wait
+// out a timeout) and the run reports the error.
+func TestStoreErrorStopsTheRun(t *testing.T) {
+	st := &failingStore{}
+	f, err := New(Config{Nodes: 2, Balancer: "round-robin", Placement: "shared", Epoch: epoch}, "gcra", perMinute, st, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range int64(100) {
+		if f.Allow(0, epoch+i*int64(time.Second), 1).Allowed {
+			t.Fatal("admitted without a store")
+		}
+	}
+	if st.calls != 1 {
+		t.Errorf("%d store calls after the store failed, want 1", st.calls)
+	}
+	if _, err := f.Finish("x"); err == nil {
+		t.Error("Finish did not report the store error")
+	}
+}
