@@ -96,9 +96,14 @@ type Measurement struct {
 	UsedMemoryPerKey float64
 	// Encoding is OBJECT ENCODING of the client's (first) key.
 	Encoding string
-	// Clients is how many clients were loaded.
+	// Clients is how many clients were loaded: as asked, or fewer to stay within
+	// LoadBudget.
 	Clients int
 }
+
+// LoadBudget bounds the bytes LoadAndMeasure writes for one algorithm: it loads fewer
+// clients than asked when they would take more (the first client's MEMORY USAGE tells).
+const LoadBudget = 1 << 30
 
 // ClientName is the client id rlsim memory loads as client i: fixed width, so every key
 // name of an algorithm has the same length.
@@ -164,10 +169,23 @@ func LoadAndMeasure(r *Redis, algorithm string, p algorithms.Policy, clients int
 		}
 	}
 	m.Encoding, _ = c.ObjectEncoding(ctx, templates[len(templates)-1]).Result()
+	var perClient int64
+	for _, k := range templates {
+		n, err := c.MemoryUsage(ctx, k, 0).Result()
+		if err != nil {
+			return m, r.wrap(fmt.Errorf("MEMORY USAGE %s: %w", k, err))
+		}
+		perClient += n
+	}
+	// Never load more than LoadBudget on someone's server: a long sliding log times many
+	// clients would otherwise run it out of memory.
+	clients = int(min(int64(clients), max(1, LoadBudget/max(perClient, 1))))
+	m.Clients = clients
 
 	// The other clients: RESTORE, pipelined, with the TTL of a window.
 	ttl := 2 * p.Window
-	const batch = 1000
+	// Pipelines of about 8 MiB at most, so each stays well inside the write timeout.
+	batch := int(max(1, min(1000, (8<<20)/max(perClient, 1))))
 	for start := 1; start < clients; start += batch {
 		pipe := c.Pipeline()
 		for i := start; i < min(start+batch, clients); i++ {

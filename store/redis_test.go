@@ -68,7 +68,8 @@ func TestCheckPolicy(t *testing.T) {
 		{algorithms.Policy{Limit: 100, Window: time.Minute}, true},
 		{algorithms.Policy{Limit: 100, Window: 500 * time.Nanosecond}, false},
 		{algorithms.Policy{Limit: 2000, Window: time.Millisecond}, false},
-		{algorithms.Policy{Limit: 100000, Window: 24 * time.Hour}, false},
+		{algorithms.Policy{Limit: 20000, Window: time.Minute}, true},
+		{algorithms.Policy{Limit: 10000000, Window: 24 * time.Hour}, false},
 		{algorithms.Policy{Limit: 0, Window: time.Minute}, false},
 	} {
 		if err := CheckPolicy(tc.p); (err == nil) != tc.ok {

@@ -103,10 +103,10 @@ func bucketLevel(ks *keyspace, key string, now, limit, window, burst int64) int6
 	if t, s, ok := ks.bucket(key); ok {
 		level = s
 		elapsed := now - t
-		if elapsed >= capacity {
+		if elapsed >= ceilDiv(capacity-level, limit) {
 			level = capacity
 		} else if elapsed > 0 {
-			level = min(capacity, level+elapsed*limit)
+			level += elapsed * limit
 		}
 	}
 	return level

@@ -36,8 +36,10 @@ type MemoryRow struct {
 	// RedisUsedMemoryPerKey is the growth of INFO used_memory per key (measured only).
 	RedisUsedMemoryPerKey float64 `json:"redis_used_memory_per_key,omitempty"`
 	RedisEncoding         string  `json:"redis_encoding"`
-	StateBytesTotal       int64   `json:"state_bytes_total"`
-	RedisBytesTotal       int64   `json:"redis_bytes_total"`
+	// RedisClientsLoaded is how many clients were loaded to measure (0 for the model).
+	RedisClientsLoaded int   `json:"redis_clients_loaded"`
+	StateBytesTotal    int64 `json:"state_bytes_total"`
+	RedisBytesTotal    int64 `json:"redis_bytes_total"`
 	// VsTwoCounters is RedisBytesPerKey over the two-counter window's (0 when that was
 	// not sized).
 	VsTwoCounters float64 `json:"redis_vs_two_counters,omitempty"`
@@ -110,6 +112,7 @@ func Size(o SizeOptions) (*MemoryReport, error) {
 				return nil, fmt.Errorf("%s: %w", a, err)
 			}
 			row.RedisBytesPerKey, row.RedisUsedMemoryPerKey, row.RedisEncoding = m.BytesPerKey, m.UsedMemoryPerKey, m.Encoding
+			row.RedisClientsLoaded = m.Clients
 			row.RedisSource = "measured"
 		} else {
 			b, enc, err := ModelBytes(a, o.Policy.Limit)

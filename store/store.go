@@ -96,7 +96,9 @@ func CheckPolicy(p algorithms.Policy) error {
 	}
 	burst := p.EffectiveBurst()
 	big := max(burst, p.Limit)
-	if float64(big)*float64(w)*float64(p.Limit) >= maxExact || float64(big)*float64(w)*4 >= maxExact {
+	// The largest products are counts times the window in µs (the bucket's scaled level,
+	// the two-counter comparison), with room for costs of a few times the limit.
+	if float64(big)*float64(w)*4 >= maxExact {
 		return fmt.Errorf("limit %d, burst %d per %s: the scripts' integers would pass 2^53; use a shorter window or smaller limits", p.Limit, burst, p.Window)
 	}
 	return nil

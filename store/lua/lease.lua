@@ -15,10 +15,12 @@ local state = redis.call('HMGET', KEYS[1], 't', 's')
 if state[1] then
   level = tonumber(state[2])
   local elapsed = now - tonumber(state[1])
-  if elapsed >= capacity then
+  -- Full once the time to refill what is missing has passed; comparing times first
+  -- keeps elapsed * limit below capacity + limit, well inside 2^53.
+  if elapsed >= math.ceil((capacity - level) / limit) then
     level = capacity
   elseif elapsed > 0 then
-    level = math.min(capacity, level + elapsed * limit)
+    level = level + elapsed * limit
   end
 end
 
