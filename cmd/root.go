@@ -96,5 +96,6 @@ choice costs.`,
 	root.AddCommand(newReplayCmd(g, streams))
 	root.AddCommand(newWorstCaseCmd(g, streams))
 	root.AddCommand(newClaimsCmd(g, streams))
+	root.AddCommand(newMemoryCmd(g, streams))
 	return root
 }

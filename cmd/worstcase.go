@@ -479,6 +479,11 @@ func addWorstOverAdmission(rep *report.Report, epoch time.Time, budget int) erro
 	}
 	for i := range rep.Results {
 		r := &rep.Results[i]
+		if r.Distributed != nil {
+			// A fleet's worst case is not its algorithm's: routing, leases and outages
+			// change it, and the search runs one limiter. Leave the column empty.
+			continue
+		}
 		t := worstcase.Target{Algorithm: r.Algorithm, Policy: pol, Epoch: epoch.UnixNano(), T: pol.Window}
 		v, err := worstOverAdmission(t, budget, rep.Seed)
 		if err != nil {

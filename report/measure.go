@@ -55,6 +55,8 @@ type Result struct {
 	WorstOverAdmission *float64 `json:"worst_over_admission"`
 	// Timeline is the run binned over time, for charts; nil unless the collector recorded it.
 	Timeline *Timeline `json:"-"`
+	// Distributed holds the fleet figures of a run with a cluster section; nil otherwise.
+	*Distributed
 }
 
 // Collector measures one algorithm's decisions as they happen, streaming: it keeps, per

@@ -76,6 +76,9 @@ var resultColumns = []string{
 
 // ResultsTable is the human table of one report.
 func ResultsTable(r *Report) Table {
+	if hasDistributed(r) {
+		return DistributedTable(r)
+	}
 	t := Table{
 		Title: fmt.Sprintf("%s — limit %d per %s, burst %d, key %s, seed %d",
 			r.Scenario, r.Policy.Limit, time.Duration(r.Policy.Window), r.Policy.Burst, r.Key, r.Seed),

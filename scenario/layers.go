@@ -163,12 +163,23 @@ type layer struct {
 }
 
 type cell struct {
-	lim algorithms.Limiter
-	col *report.Collector
-	ids map[traffic.Key]uint32
+	lim   algorithms.Limiter
+	col   *report.Collector
+	ids   map[traffic.Key]uint32
+	named namedLimiter // lim itself when it wants the keys' names, else nil
 }
 
-func newEngine(s *Scenario, algorithm string, specs []LimitSpec, layered bool) (*engine, error) {
+// namedLimiter is a limiter that is told each key's name when the key is first seen: a
+// fleet, whose store keys are named after the request's key.
+type namedLimiter interface {
+	algorithms.Limiter
+	SetName(key uint32, name string)
+}
+
+func newEngine(s *Scenario, algorithm string, specs []LimitSpec, layered bool, fleet namedLimiter) (*engine, error) {
+	if fleet != nil && layered {
+		return nil, fmt.Errorf("a cluster runs one limit; layered limits are not supported with it")
+	}
 	e := &engine{
 		harm:    report.NewHarm(time.Duration(specs[0].Window)),
 		network: traffic.NewNetwork(s.Proxies),
@@ -194,6 +205,9 @@ func newEngine(s *Scenario, algorithm string, specs []LimitSpec, layered bool) (
 		c, err := newCell(spec.policy())
 		if err != nil {
 			return nil, fmt.Errorf("layer %s: %w", spec.Name, err)
+		}
+		if fleet != nil {
+			c.lim, c.named = fleet, fleet
 		}
 		l.cells = append(l.cells, c)
 		for _, p := range spec.Plans {
@@ -246,6 +260,9 @@ func (e *engine) decide(r *traffic.Request) (allowed bool, key traffic.Key, ref 
 		if !ok {
 			id = uint32(len(c.ids))
 			c.ids[k] = id
+			if c.named != nil {
+				c.named.SetName(id, k.String())
+			}
 		}
 		d := c.lim.Allow(id, e.epoch+t, r.Cost)
 		ref = c.col.Observe(id, t, r.Cost, r.Class, d)

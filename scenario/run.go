@@ -76,6 +76,12 @@ func Run(sc *Scenario, o Options) (*report.Report, error) {
 		Policy:      report.Policy{Limit: pol.Limit, Window: report.Duration(pol.Window), Burst: pol.EffectiveBurst()},
 		Key:         sc.Key,
 	}
+	if sc.Cluster != nil {
+		if err := runFleets(sc, rep, pol, layers, algs, seed, o.Decisions); err != nil {
+			return nil, err
+		}
+		return rep, nil
+	}
 	if len(sc.Limits) > 0 {
 		first := layers[0].policy()
 		rep.Policy = report.Policy{Limit: first.Limit, Window: report.Duration(first.Window), Burst: first.EffectiveBurst()}
@@ -131,8 +137,14 @@ func (f *feeder) Fire(l *sim.Loop) {
 }
 
 func runOne(sc *Scenario, algorithm string, layers []LimitSpec, seed uint64, dec *DecisionWriter, progress *progressCounter) (report.Result, error) {
+	return runOneWith(sc, algorithm, layers, seed, dec, progress, nil)
+}
+
+// runOneWith is runOne with the single limit decided by fleet instead of a limiter of its
+// own, when fleet is not nil; the fleet learns each key's name when it is first seen.
+func runOneWith(sc *Scenario, algorithm string, layers []LimitSpec, seed uint64, dec *DecisionWriter, progress *progressCounter, fleet namedLimiter) (report.Result, error) {
 	var loop sim.Loop
-	eng, err := newEngine(sc, algorithm, layers, len(sc.Limits) > 0)
+	eng, err := newEngine(sc, algorithm, layers, len(sc.Limits) > 0, fleet)
 	if err != nil {
 		return report.Result{}, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}

@@ -50,6 +50,9 @@ type Scenario struct {
 	Traffic       []TrafficSpec `yaml:"traffic"`
 	// Clients, when set, adds closed-loop clients that retry (see ClientsSpec).
 	Clients *ClientsSpec `yaml:"clients"`
+	// Cluster and Faults run the limit on a fleet of nodes (see cluster.go).
+	Cluster *ClusterSpec `yaml:"cluster"`
+	Faults  []FaultSpec  `yaml:"faults"`
 
 	// Source is where the scenario came from: a file path, or "builtin:NAME".
 	Source string `yaml:"-"`
@@ -328,6 +331,9 @@ func (s *Scenario) validate(file string) error {
 	}
 	if len(s.Traffic) == 0 && s.Clients == nil {
 		return s.fail(file, "traffic", "a scenario needs at least one traffic source or a clients section")
+	}
+	if err := s.validateCluster(file); err != nil {
+		return err
 	}
 	epoch := s.EpochTime()
 	if s.Clients != nil {

@@ -1,0 +1,134 @@
+// Package cluster runs a rate limit on a fleet of nodes behind a load balancer: where the
+// counters live (placements), how requests reach nodes (balancers), node counts that
+// change mid-run, and the faults of a shared store (outages, latency, clock skew, a crash
+// between INCR and EXPIRE). A Fleet decides each request the way the fleet would and
+// measures what that did to the advertised limit.
+package cluster
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rlsim/rlsim/algorithms"
+)
+
+// Balancers are the ways a request picks its node.
+var Balancers = []string{"round-robin", "random", "hash"}
+
+// Placements are where the counters live.
+//
+//	local             each node enforces its share L/N alone (recomputed on scaling or not)
+//	shared            every decision is one atomic script on the shared store
+//	two-tier          a loose node-local guard first, then the exact shared script
+//	leased            a node borrows Lease tokens at a time from a central bucket and
+//	                  spends them locally; unspent tokens lapse after LeaseTTL
+//	shared-nonatomic  INCR, then EXPIRE as a second command that a crash can skip
+var Placements = []string{"local", "shared", "two-tier", "leased", "shared-nonatomic"}
+
+// OutagePolicies are what nodes do while the store is down.
+//
+//	fail-open        admit everything
+//	fail-closed      refuse everything
+//	fail-open-local  admit what the node-local guard admits
+var OutagePolicies = []string{"fail-open", "fail-closed", "fail-open-local"}
+
+// Config describes a fleet.
+type Config struct {
+	// Nodes is the node count at t=0 (≥ 1).
+	Nodes int
+	// Balancer is one of Balancers; hash routes by the client key (FNV-1a).
+	Balancer string
+	// Placement is one of Placements.
+	Placement string
+	// LocalRecompute makes local nodes take L/N of the new count when it changes (their
+	// counters start afresh); without it every node keeps L/N of the initial count.
+	LocalRecompute bool
+	// Lease is the tokens a leased node borrows at once (default 10); LeaseTTL is how long
+	// borrowed tokens stay spendable (default the policy's window).
+	Lease    int64
+	LeaseTTL time.Duration
+	// Guard is the node-local guard's policy per key (two-tier, fail-open-local); zero
+	// means twice the node's share: limit ⌈2L/N⌉ per window.
+	Guard algorithms.Policy
+	// TTLWindowKey, for shared-nonatomic, names the counter by client only, its window
+	// being its TTL; otherwise the key carries the window index.
+	TTLWindowKey bool
+	// Scale changes the node count at given times, in order.
+	Scale []Scale
+	// Outages are the spans the store is down, in order, not overlapping.
+	Outages []Outage
+	// Latency is the store's round-trip time, added to each decision per round trip.
+	Latency time.Duration
+	// Skew spreads node clocks over [−Skew, +Skew]: node i runs at Skew·(2·frac(i·φ) − 1)
+	// from the true time (φ the golden ratio), fixed for the node's life.
+	Skew time.Duration
+	// CrashProbability is the chance that the process dies between INCR and EXPIRE on a
+	// request that created its key (shared-nonatomic).
+	CrashProbability float64
+	// Epoch is the Unix time (ns) of t=0, so Scale and Outages can be given as offsets.
+	Epoch int64
+	// Prefix is put before every store key.
+	Prefix string
+}
+
+// Scale sets the node count to Nodes from At on.
+type Scale struct {
+	At    time.Duration
+	Nodes int
+}
+
+// Outage makes the store unreachable over [At, At+For).
+type Outage struct {
+	At, For time.Duration
+	Policy  string
+}
+
+// MaxNodes bounds a fleet so that a typo cannot ask for a billion nodes.
+const MaxNodes = 100_000
+
+// Validate reports the first thing wrong with c, naming the field.
+func (c *Config) Validate() error {
+	switch {
+	case c.Nodes < 1 || c.Nodes > MaxNodes:
+		return fmt.Errorf("nodes: must be between 1 and %d, got %d", MaxNodes, c.Nodes)
+	case !slices.Contains(Balancers, c.Balancer):
+		return fmt.Errorf("balancer: unknown balancer %q (want one of %s)", c.Balancer, strings.Join(Balancers, ", "))
+	case !slices.Contains(Placements, c.Placement):
+		return fmt.Errorf("placement: unknown placement %q (want one of %s)", c.Placement, strings.Join(Placements, ", "))
+	case c.Lease < 0:
+		return fmt.Errorf("lease: must not be negative, got %d", c.Lease)
+	case c.LeaseTTL < 0:
+		return fmt.Errorf("lease_ttl: must not be negative")
+	case c.Latency < 0:
+		return fmt.Errorf("latency: must not be negative")
+	case c.Skew < 0:
+		return fmt.Errorf("skew: must not be negative")
+	case c.CrashProbability < 0 || c.CrashProbability > 1:
+		return fmt.Errorf("crash probability: must be between 0 and 1, got %g", c.CrashProbability)
+	}
+	for i, s := range c.Scale {
+		if s.Nodes < 1 || s.Nodes > MaxNodes {
+			return fmt.Errorf("scale[%d].nodes: must be between 1 and %d, got %d", i, MaxNodes, s.Nodes)
+		}
+		if i > 0 && s.At < c.Scale[i-1].At {
+			return fmt.Errorf("scale[%d].at: steps must be in time order", i)
+		}
+	}
+	for i, o := range c.Outages {
+		if o.For <= 0 {
+			return fmt.Errorf("outages[%d].for: must be a positive duration", i)
+		}
+		if !slices.Contains(OutagePolicies, o.Policy) {
+			return fmt.Errorf("outages[%d].policy: unknown policy %q (want one of %s)", i, o.Policy, strings.Join(OutagePolicies, ", "))
+		}
+		if i > 0 && o.At < c.Outages[i-1].At+c.Outages[i-1].For {
+			return fmt.Errorf("outages[%d].at: outages must be in time order and not overlap", i)
+		}
+	}
+	return nil
+}
+
+// UsesStore reports whether the placement talks to the shared store.
+func (c *Config) UsesStore() bool { return c.Placement != "local" }

@@ -1,0 +1,509 @@
+package cluster
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/store"
+)
+
+// Fleet decides requests as a fleet of nodes would and measures the result. It implements
+// algorithms.Limiter so a scenario runs it like any single limiter; Name must be told each
+// key's client name (SetName) before the key's first decision, for hash routing and store
+// key names. It is not safe for concurrent use.
+type Fleet struct {
+	cfg       Config
+	algorithm string
+	policy    algorithms.Policy
+	rng       *rand.Rand
+	st        store.Store
+
+	nodes     []*node // every node ever started; the first active are in service
+	active    int
+	nodeShare algorithms.Policy // the per-node policy of local placement
+	guard     algorithms.Policy
+	scaleNext int
+	rr        int
+
+	shared    *store.Limiter
+	leaser    *store.Limiter
+	nonAtomic *store.NonAtomic
+
+	names []string
+	keys  []keyStats
+	label string
+
+	decisions, roundTrips       int64
+	latencySum, latencyMax      time.Duration
+	outageAdmitted, outageRefus int64
+	outagePeak                  int64
+	alerted                     int // outages alerted so far (index+1 of the last)
+	alerts                      int
+	alert                       string
+	crashes                     int64
+	leasesOutstandingMax        int64
+	nodePeak                    int64
+	outageNodePeak              int64
+	nodesMax                    int
+	err                         error
+}
+
+var _ algorithms.Limiter = (*Fleet)(nil)
+
+type keyStats struct {
+	admitted algorithms.Log // across the fleet, trailing window
+	peak     int64
+	refused  bool
+}
+
+type node struct {
+	skew         int64
+	local        algorithms.Limiter // local placement
+	guard        algorithms.Limiter // two-tier and fail-open-local
+	admitted     []algorithms.Log   // per key, this node's admissions in the trailing window
+	duringOutage []algorithms.Log   // per key, this node's admissions while the store was down
+	leases       []lease            // per key
+}
+
+type lease struct {
+	tokens  int64
+	expires int64 // ns
+	// askAfter is when the node may ask the central bucket again after it came back
+	// short: the time the bucket takes to refill one lease. Until then the node refuses
+	// on its own, so a client over its limit does not cost a round trip per request.
+	askAfter int64
+}
+
+// New builds a fleet deciding with algorithm under policy p. st is the shared store
+// (ignored by the local placement); rng is the run's random source (random balancer,
+// crashes).
+func New(c Config, algorithm string, p algorithms.Policy, st store.Store, rng *rand.Rand) (*Fleet, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if c.Lease == 0 {
+		c.Lease = 10
+	}
+	if c.LeaseTTL == 0 {
+		c.LeaseTTL = p.Window
+	}
+	f := &Fleet{cfg: c, algorithm: algorithm, policy: p, rng: rng, st: st, nodesMax: c.Nodes}
+	f.nodeShare = share(p, c.Nodes)
+	f.guard = c.Guard
+	if f.guard.Limit == 0 {
+		f.guard = algorithms.Policy{Limit: (2*p.Limit + int64(c.Nodes) - 1) / int64(c.Nodes), Window: p.Window}
+	}
+	if f.guard.Window == 0 {
+		f.guard.Window = p.Window
+	}
+	if _, err := algorithms.New(algorithm, f.nodeShare); err != nil {
+		return nil, err
+	}
+	var err error
+	switch c.Placement {
+	case "shared", "two-tier":
+		f.shared, err = store.NewLimiter(st, algorithm, p, c.Prefix)
+	case "leased":
+		f.leaser, err = store.NewLimiter(st, "lease", p, c.Prefix)
+	case "shared-nonatomic":
+		f.nonAtomic, err = store.NewNonAtomic(st, p, c.Prefix, c.TTLWindowKey)
+	}
+	if err != nil {
+		return nil, err
+	}
+	f.resize(c.Nodes)
+	return f, nil
+}
+
+// share is the per-node policy when n nodes split p.
+func share(p algorithms.Policy, n int) algorithms.Policy {
+	s := algorithms.Policy{Limit: max(p.Limit/int64(n), 1), Window: p.Window}
+	if p.Burst > 0 {
+		s.Burst = max(p.Burst/int64(n), 1)
+	}
+	return s
+}
+
+// resize puts n nodes in service, starting new ones as needed.
+func (f *Fleet) resize(n int) {
+	if f.cfg.LocalRecompute && f.cfg.Placement == "local" && n != f.active && f.active > 0 {
+		f.nodeShare = share(f.policy, n)
+		for _, nd := range f.nodes {
+			nd.local, _ = algorithms.New(f.algorithm, f.nodeShare)
+		}
+	}
+	for len(f.nodes) < n {
+		nd := &node{skew: skewOf(len(f.nodes), f.cfg.Skew)}
+		nd.local, _ = algorithms.New(f.algorithm, f.nodeShare)
+		nd.guard, _ = algorithms.New(f.algorithm, f.guard)
+		f.nodes = append(f.nodes, nd)
+	}
+	f.active = n
+	f.nodesMax = max(f.nodesMax, n)
+}
+
+// skewOf is node i's clock offset: fixed for the node's life (its clock never jumps),
+// spread over [−Skew, +Skew] by the golden-ratio sequence so any n nodes cover the range.
+func skewOf(i int, skew time.Duration) int64 {
+	if skew == 0 {
+		return 0
+	}
+	frac := math.Mod(float64(i)*0.6180339887498949, 1)
+	return int64(float64(skew) * (2*frac - 1))
+}
+
+// SetName tells the fleet key's client name; call it before key's first decision.
+func (f *Fleet) SetName(key uint32, name string) {
+	for int(key) >= len(f.names) {
+		f.names = append(f.names, "")
+		f.keys = append(f.keys, keyStats{})
+	}
+	f.names[key] = name
+}
+
+// SetLabel makes Name return "<algorithm>@<label>", so rows of several fleet variants in
+// one decisions file can be told apart; Algorithm keeps the bare name.
+func (f *Fleet) SetLabel(label string) { f.label = label }
+
+// Name is Algorithm, followed by "@" and the label when one is set.
+func (f *Fleet) Name() string {
+	if f.label != "" {
+		return f.Algorithm() + "@" + f.label
+	}
+	return f.Algorithm()
+}
+
+// Algorithm is the algorithm, or the mechanism the placement imposes ("lease",
+// "incr-expire").
+func (f *Fleet) Algorithm() string {
+	switch f.cfg.Placement {
+	case "leased":
+		return "lease"
+	case "shared-nonatomic":
+		return "incr-expire"
+	}
+	return f.algorithm
+}
+
+// Keys is the number of client keys seen.
+func (f *Fleet) Keys() int { return len(f.names) }
+
+// StateBytes is the in-process state the nodes hold (local counters and guards).
+func (f *Fleet) StateBytes() int64 {
+	var b int64
+	for _, nd := range f.nodes {
+		b += nd.local.StateBytes() + nd.guard.StateBytes()
+	}
+	return b
+}
+
+// Err is the first store error the run met (a store that failed outside a scripted
+// outage); decisions after it are refused.
+func (f *Fleet) Err() error { return f.err }
+
+// route picks the node for key.
+func (f *Fleet) route(key uint32) int {
+	switch f.cfg.Balancer {
+	case "random":
+		return f.rng.IntN(f.active)
+	case "hash":
+		h := fnv.New32a()
+		h.Write([]byte(f.names[key]))
+		return int(h.Sum32() % uint32(f.active))
+	}
+	i := f.rr % f.active
+	f.rr++
+	return i
+}
+
+// outageAt returns the outage covering elapsed, if any.
+func (f *Fleet) outageAt(elapsed time.Duration) (int, *Outage) {
+	for i := range f.cfg.Outages {
+		o := &f.cfg.Outages[i]
+		if elapsed >= o.At && elapsed < o.At+o.For {
+			return i, o
+		}
+	}
+	return -1, nil
+}
+
+// Allow decides a request for key at now (ns since the Unix epoch, virtual).
+func (f *Fleet) Allow(key uint32, now int64, cost int64) algorithms.Decision {
+	cost = max(cost, 1)
+	if int(key) >= len(f.names) {
+		f.SetName(key, fmt.Sprintf("key-%d", key))
+	}
+	elapsed := time.Duration(now - f.cfg.Epoch)
+	for f.scaleNext < len(f.cfg.Scale) && f.cfg.Scale[f.scaleNext].At <= elapsed {
+		f.resize(f.cfg.Scale[f.scaleNext].Nodes)
+		f.scaleNext++
+	}
+	ni := f.route(key)
+	nd := f.nodes[ni]
+	nodeNow := now + nd.skew
+	oi, outage := f.outageAt(elapsed)
+	if outage != nil && f.cfg.UsesStore() && f.alerted <= oi {
+		f.raise(oi, outage)
+	}
+
+	trips := 0
+	allowed, remaining := false, int64(0)
+	name := f.names[key]
+	placement := f.cfg.Placement
+	if f.err != nil {
+		// The store failed outside a scripted outage: the run is over, and every later
+		// call would wait out its own timeout. Refuse without asking.
+		placement = ""
+	}
+	switch placement {
+	case "local":
+		d := nd.local.Allow(key, nodeNow, cost)
+		allowed, remaining = d.Allowed, d.Remaining
+	case "shared", "two-tier":
+		if f.cfg.Placement == "two-tier" {
+			if g := nd.guard.Allow(key, nodeNow, cost); !g.Allowed {
+				break // the guard refuses without asking the store
+			}
+		}
+		if outage != nil {
+			allowed = f.failover(outage, nd, key, nodeNow, cost, f.cfg.Placement == "two-tier")
+			break
+		}
+		trips = 1
+		r, err := f.shared.Allow(name, nodeNow, cost)
+		f.fail(err)
+		allowed, remaining = r.Allowed && err == nil, r.Remaining
+	case "leased":
+		allowed, trips = f.spendLease(nd, key, nodeNow, cost, outage)
+	case "shared-nonatomic":
+		if outage != nil {
+			allowed = f.failover(outage, nd, key, nodeNow, cost, false)
+			break
+		}
+		crash := f.cfg.CrashProbability > 0 && f.rng.Float64() < f.cfg.CrashProbability
+		r, err := f.nonAtomic.Allow(name, nodeNow, cost, crash)
+		f.fail(err)
+		trips = r.RoundTrips
+		if r.Crashed {
+			f.crashes++
+		}
+		allowed, remaining = r.Allowed && err == nil, r.Remaining
+	}
+	if f.err != nil {
+		allowed = false
+	}
+
+	f.decisions++
+	f.roundTrips += int64(trips)
+	lat := time.Duration(trips) * f.cfg.Latency
+	f.latencySum += lat
+	f.latencyMax = max(f.latencyMax, lat)
+	f.observe(nd, key, now, cost, allowed, outage != nil && f.cfg.UsesStore())
+	return algorithms.Decision{Allowed: allowed, Remaining: remaining}
+}
+
+// failover decides during an outage by the outage's policy; guarded says the node-local
+// guard has already admitted this request (two-tier).
+func (f *Fleet) failover(o *Outage, nd *node, key uint32, nodeNow, cost int64, guarded bool) bool {
+	switch o.Policy {
+	case "fail-open":
+		return true
+	case "fail-open-local":
+		if guarded {
+			return true
+		}
+		return nd.guard.Allow(key, nodeNow, cost).Allowed
+	}
+	return false
+}
+
+func (f *Fleet) raise(oi int, o *Outage) {
+	f.alerted = oi + 1
+	f.alerts++
+	if f.alert != "" {
+		return
+	}
+	what := map[string]string{
+		"fail-open":       "nodes fail open: no limit is enforced",
+		"fail-closed":     "nodes fail closed: every request is refused",
+		"fail-open-local": fmt.Sprintf("nodes fall back to their local guard of %d per %s per key", f.guard.Limit, f.guard.Window),
+	}[o.Policy]
+	f.alert = fmt.Sprintf("store unreachable at %s for %s; %s", o.At, o.For, what)
+}
+
+// spendLease spends a leased token for key on nd, borrowing Lease more from the central
+// bucket (one round trip) when the node holds too few.
+func (f *Fleet) spendLease(nd *node, key uint32, nodeNow, cost int64, outage *Outage) (allowed bool, trips int) {
+	for int(key) >= len(nd.leases) {
+		nd.leases = append(nd.leases, lease{})
+	}
+	l := &nd.leases[key]
+	if l.tokens > 0 && nodeNow >= l.expires {
+		l.tokens = 0
+	}
+	if l.tokens < cost && nodeNow >= l.askAfter {
+		if outage != nil {
+			return f.failover(outage, nd, key, nodeNow, cost, false), 0
+		}
+		want := max(f.cfg.Lease, cost)
+		granted, err := f.leaser.Lease(f.names[key], nodeNow, want)
+		f.fail(err)
+		trips = 1
+		if granted > 0 {
+			l.tokens += granted
+			l.expires = nodeNow + int64(f.cfg.LeaseTTL)
+		}
+		if granted < want {
+			l.askAfter = nodeNow + want*int64(f.policy.Window)/f.policy.Limit
+		}
+	}
+	if l.tokens < cost {
+		return false, trips
+	}
+	l.tokens -= cost
+	return true, trips
+}
+
+func (f *Fleet) fail(err error) {
+	if err != nil && f.err == nil {
+		f.err = err
+	}
+}
+
+// outstanding is the leased, unspent, unexpired tokens all nodes hold for key at now.
+func (f *Fleet) outstanding(key uint32, now int64) int64 {
+	var sum int64
+	for _, nd := range f.nodes {
+		if int(key) < len(nd.leases) {
+			if l := nd.leases[key]; l.tokens > 0 && now+nd.skew < l.expires {
+				sum += l.tokens
+			}
+		}
+	}
+	return sum
+}
+
+// observe records one decision in the fleet's own measures.
+func (f *Fleet) observe(nd *node, key uint32, now, cost int64, allowed, inOutage bool) {
+	ks := &f.keys[key]
+	if f.cfg.Placement == "leased" {
+		f.leasesOutstandingMax = max(f.leasesOutstandingMax, f.outstanding(key, now))
+	}
+	w := int64(f.policy.Window)
+	ks.admitted.Expire(now - w)
+	for int(key) >= len(nd.admitted) {
+		nd.admitted = append(nd.admitted, algorithms.Log{})
+	}
+	nl := &nd.admitted[key]
+	nl.Expire(now - w)
+	if inOutage {
+		if allowed {
+			f.outageAdmitted++
+		} else {
+			f.outageRefus++
+		}
+	}
+	if !allowed {
+		ks.refused = true
+		return
+	}
+	ks.admitted.Push(now, cost)
+	ks.peak = max(ks.peak, ks.admitted.Sum())
+	nl.Push(now, cost)
+	f.nodePeak = max(f.nodePeak, nl.Sum())
+	if inOutage {
+		f.outagePeak = max(f.outagePeak, ks.admitted.Sum())
+		for int(key) >= len(nd.duringOutage) {
+			nd.duringOutage = append(nd.duringOutage, algorithms.Log{})
+		}
+		ol := &nd.duringOutage[key]
+		ol.Expire(now - w)
+		ol.Push(now, cost)
+		f.outageNodePeak = max(f.outageNodePeak, ol.Sum())
+	}
+}
+
+// Finish inspects the store for keys left without a TTL and returns the fleet's figures.
+func (f *Fleet) Finish(variant string) (*report.Distributed, error) {
+	d := &report.Distributed{
+		Variant:                variant,
+		Placement:              f.cfg.Placement,
+		Balancer:               f.cfg.Balancer,
+		Nodes:                  f.cfg.Nodes,
+		NodesMax:               f.nodesMax,
+		StoreRoundTripsTotal:   f.roundTrips,
+		NodePeakWindowAdmitted: f.nodePeak,
+		OutageNodePeak:         f.outageNodePeak,
+		LeasesOutstandingMax:   f.leasesOutstandingMax,
+		OutageAdmitted:         f.outageAdmitted,
+		OutageRefused:          f.outageRefus,
+		OutageOverAdmission:    float64(f.outagePeak) / float64(f.policy.Limit),
+		Alerts:                 f.alerts,
+		Alert:                  f.alert,
+		Crashes:                f.crashes,
+	}
+	if f.cfg.UsesStore() {
+		d.Store = f.st.Name()
+	}
+	if f.cfg.Placement == "two-tier" || f.hasPolicy("fail-open-local") {
+		d.GuardLimit = f.guard.Limit
+	}
+	if f.decisions > 0 {
+		d.StoreRoundTrips = float64(f.roundTrips) / float64(f.decisions)
+		d.AddedLatencyMeanMS = float64(f.latencySum) / float64(f.decisions) / float64(time.Millisecond)
+	}
+	d.AddedLatencyMaxMS = float64(f.latencyMax) / float64(time.Millisecond)
+	first := true
+	for _, ks := range f.keys {
+		d.EffectiveLimit = max(d.EffectiveLimit, ks.peak)
+		if !ks.refused {
+			continue
+		}
+		s := float64(ks.peak) / float64(f.policy.Limit)
+		if first || s < d.ClientShareMin {
+			d.ClientShareMin = s
+		}
+		d.ClientShareMax = max(d.ClientShareMax, s)
+		first = false
+	}
+	if f.err != nil {
+		return d, f.err
+	}
+	if !f.cfg.UsesStore() {
+		return d, nil
+	}
+	keys, err := f.st.Keys(f.cfg.Prefix)
+	if err != nil {
+		return d, err
+	}
+	counterBytes, _, _ := store.ModelBytes("fixed-window", f.policy.Limit)
+	for _, k := range keys {
+		if k.TTL != store.NoTTL {
+			continue
+		}
+		if k.Type == "string" && f.cfg.TTLWindowKey && k.Value >= f.policy.Limit {
+			d.BlockedForever++
+			continue
+		}
+		d.LeakedKeys++
+		d.LeakedBytes += counterBytes
+	}
+	return d, nil
+}
+
+func (f *Fleet) hasPolicy(p string) bool {
+	for _, o := range f.cfg.Outages {
+		if o.Policy == p {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,208 @@
+package cmd
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/store"
+)
+
+type memoryOptions struct {
+	*globalOptions
+	keys       int
+	limit      int64
+	window     time.Duration
+	algorithms []string
+	redisURL   string
+	prefix     string
+	prefixSet  bool
+	load       int
+}
+
+// defaultMemoryPrefix is where rlsim memory writes on a database it found empty.
+const defaultMemoryPrefix = "rlsim-memory:"
+
+func newMemoryCmd(g *globalOptions, streams IO) *cobra.Command {
+	o := &memoryOptions{globalOptions: g}
+	c := &cobra.Command{
+		Use:   "memory",
+		Short: "Memory per key of every algorithm, in-process and in Redis",
+		Long: `memory sizes each algorithm's state for one client at its limit: the in-process bytes
+(counted from the limiter's own representation) and the bytes in Redis. With --redis it
+loads --keys clients per algorithm (at most --load) shaped exactly as the scripts write
+them, reads MEMORY USAGE, and deletes every key it wrote (and no other). It refuses a database that holds
+keys unless --prefix confines it to an unused prefix. Without --redis the Redis column is
+a model calibrated on Redis 7, marked "model".`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			o.prefixSet = c.Flags().Changed("prefix")
+			return runMemory(o, streams)
+		},
+	}
+	f := c.Flags()
+	f.IntVar(&o.keys, "keys", 1_000_000, "number of active client keys the totals are for (and, with --redis, loaded)")
+	f.Int64Var(&o.limit, "limit", 100, "limit per window each client is held at")
+	f.DurationVar(&o.window, "window", time.Minute, "window of the limit")
+	f.StringSliceVar(&o.algorithms, "algorithms", nil, "algorithms to size (default: all)")
+	f.StringVar(&o.redisURL, "redis", "", "measure on this Redis server (redis://host:port/db) instead of the model")
+	f.IntVar(&o.load, "load", 100_000, "with --redis: clients loaded per algorithm, at most --keys (totals scale the measured mean to --keys)")
+	f.StringVar(&o.prefix, "prefix", defaultMemoryPrefix, "with --redis: write only keys under this prefix (allows a non-empty database)")
+	return c
+}
+
+func (o *memoryOptions) validate() error {
+	if o.keys <= 0 {
+		return usagef("--keys must be positive, got %d", o.keys)
+	}
+	if o.keys > 100_000_000 {
+		return usagef("--keys %d is more than 100000000", o.keys)
+	}
+	if err := store.CheckPolicy(algorithms.Policy{Limit: o.limit, Window: o.window}); err != nil {
+		return usagef("--limit/--window: %v", err)
+	}
+	for _, a := range o.algorithms {
+		if !slices.Contains(store.MemoryAlgorithms, a) {
+			return usagef("--algorithms: unknown algorithm %q (want one of %s)", a, strings.Join(store.MemoryAlgorithms, ", "))
+		}
+	}
+	if o.load <= 0 {
+		return usagef("--load must be positive, got %d", o.load)
+	}
+	if o.prefixSet && o.redisURL == "" {
+		return usagef("--prefix needs --redis")
+	}
+	if o.prefixSet && o.prefix == "" {
+		return usagef("--prefix must not be empty")
+	}
+	return nil
+}
+
+func runMemory(o *memoryOptions, streams IO) error {
+	if err := o.validate(); err != nil {
+		return err
+	}
+	opts := store.SizeOptions{
+		Keys:           o.keys,
+		Policy:         algorithms.Policy{Limit: o.limit, Window: o.window},
+		Algorithms:     o.algorithms,
+		Prefix:         o.prefix,
+		Load:           o.load,
+		EncodingLimits: []int64{64, store.ZsetListpackEntries, store.ZsetListpackEntries + 1, 256},
+	}
+	if o.redisURL != "" {
+		r, err := store.NewRedis(o.redisURL)
+		if err != nil {
+			return fmt.Errorf("--redis: %w", err)
+		}
+		defer r.Close()
+		if err := store.CheckEmpty(r, o.prefix, o.prefixSet); err != nil {
+			return fmt.Errorf("--redis %s: %w", o.redisURL, err)
+		}
+		opts.Redis = r
+	}
+	rep, err := store.Size(opts)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := renderMemory(&buf, o.format, rep); err != nil {
+		return err
+	}
+	_, err = streams.Out.Write(buf.Bytes())
+	return err
+}
+
+func memoryTables(rep *store.MemoryReport) []report.Table {
+	main := report.Table{
+		Title: fmt.Sprintf("memory per key — %d keys, limit %d per %s, Redis: %s", rep.Keys, rep.Limit, rep.Window, redisLabel(rep)),
+		Header: []string{"algorithm", "state_bytes_per_key", "redis_bytes_per_key", "redis_source", "redis_encoding",
+			"state_bytes_total", "redis_bytes_total", "redis_vs_two_counters"},
+	}
+	for _, r := range rep.Results {
+		vs := "-"
+		if r.VsTwoCounters > 0 {
+			vs = strconv.FormatFloat(r.VsTwoCounters, 'f', 1, 64) + "×"
+		}
+		main.Rows = append(main.Rows, []string{
+			r.Algorithm, strconv.FormatFloat(r.StateBytesPerKey, 'f', 0, 64), strconv.FormatFloat(r.RedisBytesPerKey, 'f', 0, 64),
+			r.RedisSource, r.RedisEncoding, humanBytes(r.StateBytesTotal), humanBytes(r.RedisBytesTotal), vs,
+		})
+	}
+	if rep.SlidingLogVsTwoCounters > 0 {
+		source := "measured"
+		if rep.Loaded == 0 {
+			source = "model"
+		}
+		main.Notes = append(main.Notes, fmt.Sprintf("In Redis the sliding log costs %.1f× the two counters per key (%.2f orders of magnitude; %s).",
+			rep.SlidingLogVsTwoCounters, log10(rep.SlidingLogVsTwoCounters), source))
+	}
+	enc := report.Table{
+		Title:  fmt.Sprintf("sliding-log sorted set by limit (zset-max-listpack-entries = %d) — Redis: %s", store.ZsetListpackEntries, rep.Redis),
+		Header: []string{"limit", "encoding", "redis_bytes_per_key", "bytes_per_entry"},
+	}
+	for _, e := range rep.ZsetEncoding {
+		enc.Rows = append(enc.Rows, []string{strconv.FormatInt(e.Limit, 10), e.Encoding,
+			strconv.FormatFloat(e.RedisBytesPerKey, 'f', 0, 64), strconv.FormatFloat(e.BytesPerEntry, 'f', 1, 64)})
+	}
+	return []report.Table{main, enc}
+}
+
+func renderMemory(w io.Writer, format string, rep *store.MemoryReport) error {
+	if format == "json" {
+		return report.WriteJSON(w, rep)
+	}
+	for i, t := range memoryTables(rep) {
+		if i > 0 && format != "csv" {
+			fmt.Fprintln(w)
+		}
+		var err error
+		switch format {
+		case "csv":
+			if i > 0 {
+				continue // one table per CSV stream: the per-algorithm one
+			}
+			err = report.WriteTableCSV(w, t)
+		case "markdown":
+			err = report.WriteMarkdown(w, t)
+		default:
+			err = report.WriteText(w, t)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// humanBytes prints a byte count in binary units ("3.4 GiB").
+func humanBytes(b int64) string {
+	const unit = 1024
+	if b < unit {
+		return strconv.FormatInt(b, 10) + " B"
+	}
+	v, i := float64(b), 0
+	for v >= unit && i < 4 {
+		v /= unit
+		i++
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64) + " " + []string{"B", "KiB", "MiB", "GiB", "TiB"}[i]
+}
+
+func log10(x float64) float64 { return math.Log10(x) }
+
+func redisLabel(rep *store.MemoryReport) string {
+	if rep.Loaded > 0 && rep.Loaded < rep.Keys {
+		return fmt.Sprintf("%s (%d clients loaded per algorithm)", rep.Redis, rep.Loaded)
+	}
+	return rep.Redis
+}

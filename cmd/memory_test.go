@@ -1,0 +1,158 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/rlsim/rlsim/store"
+)
+
+func memoryJSON(t *testing.T, args ...string) store.MemoryReport {
+	t.Helper()
+	out, errOut, code := rlsim(t, append([]string{"memory", "--format", "json"}, args...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep store.MemoryReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	return rep
+}
+
+func TestMemoryModel(t *testing.T) {
+	rep := memoryJSON(t, "--keys", "1000000", "--limit", "100")
+	if !strings.HasPrefix(rep.Redis, "model") || len(rep.Results) != len(store.MemoryAlgorithms) {
+		t.Fatalf("want a model row per algorithm, got %+v", rep)
+	}
+	for _, r := range rep.Results {
+		if r.RedisSource != "model" || r.StateBytesPerKey <= 0 || r.RedisBytesPerKey <= 0 {
+			t.Errorf("%s: %+v", r.Algorithm, r)
+		}
+		if r.RedisBytesTotal != int64(r.RedisBytesPerKey)*1_000_000 {
+			t.Errorf("%s: total %d is not per key × keys", r.Algorithm, r.RedisBytesTotal)
+		}
+	}
+	// The calibration's ratio at limit 100: 3656 B against 2 × 88 B.
+	if rep.SlidingLogVsTwoCounters < 20 || rep.SlidingLogVsTwoCounters > 22 {
+		t.Errorf("sliding log vs two counters = %.1f, want about 20.8", rep.SlidingLogVsTwoCounters)
+	}
+	checkEncodingChange(t, rep)
+}
+
+func checkEncodingChange(t *testing.T, rep store.MemoryReport) {
+	t.Helper()
+	enc := map[int64]store.EncodingRow{}
+	for _, e := range rep.ZsetEncoding {
+		enc[e.Limit] = e
+	}
+	at, past := enc[128], enc[129]
+	if at.Encoding != "listpack" || past.Encoding != "skiplist" {
+		t.Fatalf("want listpack at 128 and skiplist at 129, got %+v", rep.ZsetEncoding)
+	}
+	if past.BytesPerEntry < 2*at.BytesPerEntry {
+		t.Errorf("the skiplist should cost far more per entry: %+v", rep.ZsetEncoding)
+	}
+}
+
+func TestMemoryBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"--keys", "0"},
+		{"--limit", "0"},
+		{"--algorithms", "nope"},
+		{"--prefix", "p:"},
+		{"--window", "100ns"},
+		{"--load", "0"},
+	} {
+		_, errOut, code := rlsim(t, append([]string{"memory"}, args...)...)
+		if code != 2 || !strings.HasPrefix(errOut, "rlsim: --") {
+			t.Errorf("%v: exit %d, %q", args, code, errOut)
+		}
+	}
+}
+
+func TestMemoryRefusedRedisIsQuickAndClear(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	start := time.Now()
+	out, errOut, code := rlsim(t, "memory", "--redis", "redis://"+addr)
+	if code != 1 || out != "" || !strings.Contains(errOut, "store unavailable") || strings.Count(errOut, "\n") != 1 {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if d := time.Since(start); d > 2*store.Timeout {
+		t.Fatalf("took %s", d)
+	}
+}
+
+// A database that holds keys is refused without --prefix, and nothing is touched.
+func TestMemoryRefusesNonEmptyDatabase(t *testing.T) {
+	m := miniredis.RunT(t)
+	m.Set("someone-elses", "1")
+	_, errOut, code := rlsim(t, "memory", "--keys", "10", "--redis", "redis://"+m.Addr())
+	if code != 1 || !strings.Contains(errOut, "holds 1 keys") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if keys := m.Keys(); len(keys) != 1 || keys[0] != "someone-elses" {
+		t.Fatalf("keys now %v", keys)
+	}
+	m.Set("p:taken", "1")
+	_, errOut, code = rlsim(t, "memory", "--keys", "10", "--redis", "redis://"+m.Addr(), "--prefix", "p:")
+	if code != 1 || !strings.Contains(errOut, "already exist") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+}
+
+// On a real server (RLSIM_REDIS_URL): real bytes, under the prefix only, all deleted,
+// other keys untouched.
+func TestMemoryMeasuresRealRedis(t *testing.T) {
+	url := os.Getenv("RLSIM_REDIS_URL")
+	if url == "" {
+		t.Skip("RLSIM_REDIS_URL not set")
+	}
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(opt)
+	defer c.Close()
+	ctx := context.Background()
+	mine := fmt.Sprintf("rlsim-test-bystander:%d", time.Now().UnixNano())
+	if err := c.Set(ctx, mine, "keep me", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Del(ctx, mine)
+	prefix := fmt.Sprintf("rlsim-test-memory:%d:", time.Now().UnixNano())
+	rep := memoryJSON(t, "--keys", "1000", "--load", "300", "--limit", "100", "--redis", url, "--prefix", prefix)
+	if rep.Loaded != 300 || rep.Results[0].RedisBytesTotal != int64(rep.Results[0].RedisBytesPerKey*1000) {
+		t.Errorf("loaded %d, total %d", rep.Loaded, rep.Results[0].RedisBytesTotal)
+	}
+	for _, r := range rep.Results {
+		if r.RedisSource != "measured" || r.RedisBytesPerKey <= 0 {
+			t.Errorf("%s: %+v", r.Algorithm, r)
+		}
+	}
+	if rep.SlidingLogVsTwoCounters < 5 {
+		t.Errorf("sliding log vs two counters = %.1f", rep.SlidingLogVsTwoCounters)
+	}
+	checkEncodingChange(t, rep)
+	if v, err := c.Get(ctx, mine).Result(); err != nil || v != "keep me" {
+		t.Fatalf("a key rlsim did not write changed: %q %v", v, err)
+	}
+	left, _, err := c.Scan(ctx, 0, prefix+"*", 10000).Result()
+	if err != nil || len(left) != 0 {
+		t.Fatalf("keys left under the prefix: %v %v", left, err)
+	}
+}

@@ -1,0 +1,421 @@
+package scenario
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/cluster"
+	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/store"
+)
+
+// ClusterSpec is the scenario's cluster section: the fleet the limit runs on.
+type ClusterSpec struct {
+	// Nodes is the node count at the start (default 1).
+	Nodes     *int   `yaml:"nodes"`
+	Balancer  string `yaml:"balancer"`  // round-robin (default), random, hash
+	Placement string `yaml:"placement"` // local (default), shared, two-tier, leased, shared-nonatomic
+	// LocalRecompute makes local nodes take L/N of the new node count on scaling.
+	LocalRecompute bool `yaml:"local_recompute"`
+	// Lease is the tokens a leased node borrows at once (default 10), LeaseTTL how long
+	// they stay spendable (default the policy's window).
+	Lease    int64    `yaml:"lease"`
+	LeaseTTL Duration `yaml:"lease_ttl"`
+	// Guard is the node-local guard per key (two-tier, fail-open-local); default ⌈2L/N⌉.
+	Guard *PolicySpec `yaml:"guard"`
+	// NonatomicKey is ttl-window (default: the counter is named by client only and its
+	// window is its TTL) or timestamped (the name carries the window index).
+	NonatomicKey string      `yaml:"nonatomic_key"`
+	Scale        []ScaleSpec `yaml:"scale"`
+	// Store is the shared store's face: model (default), miniredis, or redis at RedisURL.
+	Store    string `yaml:"store"`
+	RedisURL string `yaml:"redis_url"`
+	// Prefix is put before every store key (default "rlsim:").
+	Prefix string `yaml:"prefix"`
+	// Variants run the scenario once per entry, each overriding some fields, and put the
+	// results side by side; without variants the cluster runs as written.
+	Variants []VariantSpec `yaml:"variants"`
+}
+
+// ScaleSpec changes the node count at a time.
+type ScaleSpec struct {
+	At    Offset `yaml:"at"`
+	Nodes int    `yaml:"nodes"`
+}
+
+// VariantSpec is one variant of the fleet: a name and the fields it changes.
+type VariantSpec struct {
+	Name           string   `yaml:"name"`
+	Nodes          *int     `yaml:"nodes"`
+	Balancer       string   `yaml:"balancer"`
+	Placement      string   `yaml:"placement"`
+	LocalRecompute *bool    `yaml:"local_recompute"`
+	Lease          *int64   `yaml:"lease"`
+	NonatomicKey   string   `yaml:"nonatomic_key"`
+	OutagePolicy   string   `yaml:"outage_policy"`
+	Crash          *float64 `yaml:"crash_probability"`
+}
+
+// FaultSpec is one entry of the faults list: exactly one fault.
+type FaultSpec struct {
+	Outage  *OutageSpec  `yaml:"outage"`
+	Latency *LatencySpec `yaml:"latency"`
+	Skew    *SkewSpec    `yaml:"skew"`
+	Crash   *CrashSpec   `yaml:"crash_between_incr_expire"`
+}
+
+// OutageSpec makes the store unreachable from At for For; nodes follow Policy meanwhile.
+type OutageSpec struct {
+	At     Offset   `yaml:"at"`
+	For    Duration `yaml:"for"`
+	Policy string   `yaml:"policy"`
+}
+
+// LatencySpec is the store's round-trip time.
+type LatencySpec struct {
+	RoundTrip Duration `yaml:"round_trip"`
+}
+
+// SkewSpec spreads node clocks over [−Max, +Max].
+type SkewSpec struct {
+	Max Duration `yaml:"max"`
+}
+
+// CrashSpec is the chance a process dies between INCR and EXPIRE.
+type CrashSpec struct {
+	Probability float64 `yaml:"probability"`
+}
+
+var nonatomicKeys = []string{"ttl-window", "timestamped"}
+var storeFaces = []string{"model", "miniredis", "redis"}
+
+// validateCluster checks the cluster and faults sections; faults need a cluster.
+func (s *Scenario) validateCluster(file string) error {
+	if s.Cluster == nil {
+		if len(s.Faults) > 0 {
+			return s.fail(file, "faults", "faults need a cluster section")
+		}
+		return nil
+	}
+	c := s.Cluster
+	if c.Nodes == nil {
+		one := 1
+		c.Nodes = &one
+	}
+	if c.Balancer == "" {
+		c.Balancer = "round-robin"
+	}
+	if c.Placement == "" {
+		c.Placement = "local"
+	}
+	if c.NonatomicKey == "" {
+		c.NonatomicKey = "ttl-window"
+	}
+	if c.Store == "" {
+		c.Store = "model"
+	}
+	if c.Prefix == "" {
+		c.Prefix = "rlsim:"
+	}
+	if err := s.checkFleetFields(file, "cluster", *c.Nodes, c.Balancer, c.Placement, c.NonatomicKey); err != nil {
+		return err
+	}
+	if c.Lease < 0 {
+		return s.fail(file, "cluster.lease", "must not be negative, got %d", c.Lease)
+	}
+	if c.LeaseTTL < 0 {
+		return s.fail(file, "cluster.lease_ttl", "must not be negative")
+	}
+	if c.Guard != nil {
+		if c.Guard.Window == 0 {
+			c.Guard.Window = s.Policy.Window
+		}
+		if err := s.validatePolicy(file, "cluster.guard", *c.Guard); err != nil {
+			return err
+		}
+	}
+	if !slices.Contains(storeFaces, c.Store) {
+		return s.fail(file, "cluster.store", "unknown store %q (want one of %s)", c.Store, strings.Join(storeFaces, ", "))
+	}
+	if c.Store == "redis" && c.RedisURL == "" {
+		return s.fail(file, "cluster.redis_url", "is required with store: redis")
+	}
+	epoch := s.EpochTime()
+	for i, st := range c.Scale {
+		f := fmt.Sprintf("cluster.scale[%d]", i)
+		if !st.At.Set {
+			return s.fail(file, f+".at", "is required")
+		}
+		if st.Nodes < 1 || st.Nodes > cluster.MaxNodes {
+			return s.fail(file, f+".nodes", "must be between 1 and %d, got %d", cluster.MaxNodes, st.Nodes)
+		}
+		if i > 0 && st.At.resolve(epoch) < c.Scale[i-1].At.resolve(epoch) {
+			return s.fail(file, f+".at", "scale steps must be in time order")
+		}
+	}
+	names := map[string]bool{}
+	for i, v := range c.Variants {
+		f := fmt.Sprintf("cluster.variants[%d]", i)
+		if v.Name == "" {
+			return s.fail(file, f+".name", "is required")
+		}
+		if names[v.Name] {
+			return s.fail(file, f+".name", "variant %q is named twice", v.Name)
+		}
+		names[v.Name] = true
+		nodes := *c.Nodes
+		if v.Nodes != nil {
+			nodes = *v.Nodes
+		}
+		if err := s.checkFleetFields(file, f, nodes, or(v.Balancer, c.Balancer), or(v.Placement, c.Placement), or(v.NonatomicKey, c.NonatomicKey)); err != nil {
+			return err
+		}
+		if v.Lease != nil && *v.Lease < 0 {
+			return s.fail(file, f+".lease", "must not be negative")
+		}
+		if v.OutagePolicy != "" && !slices.Contains(cluster.OutagePolicies, v.OutagePolicy) {
+			return s.fail(file, f+".outage_policy", "unknown policy %q (want one of %s)", v.OutagePolicy, strings.Join(cluster.OutagePolicies, ", "))
+		}
+		if v.Crash != nil && (*v.Crash < 0 || *v.Crash > 1) {
+			return s.fail(file, f+".crash_probability", "must be between 0 and 1, got %g", *v.Crash)
+		}
+	}
+	var lastOutageEnd time.Duration
+	for i, ft := range s.Faults {
+		f := fmt.Sprintf("faults[%d]", i)
+		n := 0
+		for _, set := range []bool{ft.Outage != nil, ft.Latency != nil, ft.Skew != nil, ft.Crash != nil} {
+			if set {
+				n++
+			}
+		}
+		if n != 1 {
+			return s.fail(file, f, "each fault entry holds exactly one fault (outage, latency, skew or crash_between_incr_expire), found %d", n)
+		}
+		switch {
+		case ft.Outage != nil:
+			o := ft.Outage
+			if !o.At.Set {
+				return s.fail(file, f+".outage.at", "is required")
+			}
+			if o.For <= 0 {
+				return s.fail(file, f+".outage.for", "must be a positive duration")
+			}
+			if o.Policy == "" {
+				o.Policy = "fail-closed"
+			}
+			if !slices.Contains(cluster.OutagePolicies, o.Policy) {
+				return s.fail(file, f+".outage.policy", "unknown policy %q (want one of %s)", o.Policy, strings.Join(cluster.OutagePolicies, ", "))
+			}
+			at := o.At.resolve(epoch)
+			if at < lastOutageEnd {
+				return s.fail(file, f+".outage.at", "outages must be in time order and not overlap")
+			}
+			lastOutageEnd = at + time.Duration(o.For)
+		case ft.Latency != nil:
+			if ft.Latency.RoundTrip < 0 {
+				return s.fail(file, f+".latency.round_trip", "must not be negative")
+			}
+		case ft.Skew != nil:
+			if ft.Skew.Max < 0 {
+				return s.fail(file, f+".skew.max", "must not be negative")
+			}
+		case ft.Crash != nil:
+			if p := ft.Crash.Probability; p < 0 || p > 1 {
+				return s.fail(file, f+".crash_between_incr_expire.probability", "must be between 0 and 1, got %g", p)
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Scenario) checkFleetFields(file, field string, nodes int, balancer, placement, nonatomicKey string) error {
+	if nodes < 1 || nodes > cluster.MaxNodes {
+		return s.fail(file, field+".nodes", "must be between 1 and %d, got %d", cluster.MaxNodes, nodes)
+	}
+	if !slices.Contains(cluster.Balancers, balancer) {
+		return s.fail(file, field+".balancer", "unknown balancer %q (want one of %s)", balancer, strings.Join(cluster.Balancers, ", "))
+	}
+	if !slices.Contains(cluster.Placements, placement) {
+		return s.fail(file, field+".placement", "unknown placement %q (want one of %s)", placement, strings.Join(cluster.Placements, ", "))
+	}
+	if !slices.Contains(nonatomicKeys, nonatomicKey) {
+		return s.fail(file, field+".nonatomic_key", "unknown key kind %q (want ttl-window or timestamped)", nonatomicKey)
+	}
+	return nil
+}
+
+func or(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// fleetVariant is one fleet a cluster scenario runs.
+type fleetVariant struct {
+	name string
+	cfg  cluster.Config
+}
+
+// fleetVariants builds the fleet configurations of a cluster scenario, in file order.
+func (s *Scenario) fleetVariants(pol algorithms.Policy) []fleetVariant {
+	c := s.Cluster
+	epoch := s.EpochTime()
+	base := cluster.Config{
+		Nodes: *c.Nodes, Balancer: c.Balancer, Placement: c.Placement, LocalRecompute: c.LocalRecompute,
+		Lease: c.Lease, LeaseTTL: time.Duration(c.LeaseTTL), TTLWindowKey: c.NonatomicKey == "ttl-window",
+		Epoch: epoch.UnixNano(),
+	}
+	if c.Guard != nil {
+		base.Guard = c.Guard.Policy()
+	}
+	for _, st := range c.Scale {
+		base.Scale = append(base.Scale, cluster.Scale{At: st.At.resolve(epoch), Nodes: st.Nodes})
+	}
+	for _, ft := range s.Faults {
+		switch {
+		case ft.Outage != nil:
+			base.Outages = append(base.Outages, cluster.Outage{At: ft.Outage.At.resolve(epoch), For: time.Duration(ft.Outage.For), Policy: ft.Outage.Policy})
+		case ft.Latency != nil:
+			base.Latency = time.Duration(ft.Latency.RoundTrip)
+		case ft.Skew != nil:
+			base.Skew = time.Duration(ft.Skew.Max)
+		case ft.Crash != nil:
+			base.CrashProbability = ft.Crash.Probability
+		}
+	}
+	if len(c.Variants) == 0 {
+		return []fleetVariant{{name: c.Placement, cfg: base}}
+	}
+	var out []fleetVariant
+	for _, v := range c.Variants {
+		cfg := base
+		cfg.Outages = slices.Clone(base.Outages)
+		if v.Nodes != nil {
+			cfg.Nodes = *v.Nodes
+		}
+		cfg.Balancer = or(v.Balancer, cfg.Balancer)
+		cfg.Placement = or(v.Placement, cfg.Placement)
+		if v.LocalRecompute != nil {
+			cfg.LocalRecompute = *v.LocalRecompute
+		}
+		if v.Lease != nil {
+			cfg.Lease = *v.Lease
+		}
+		if v.NonatomicKey != "" {
+			cfg.TTLWindowKey = v.NonatomicKey == "ttl-window"
+		}
+		if v.Crash != nil {
+			cfg.CrashProbability = *v.Crash
+		}
+		if v.OutagePolicy != "" {
+			for i := range cfg.Outages {
+				cfg.Outages[i].Policy = v.OutagePolicy
+			}
+		}
+		out = append(out, fleetVariant{name: v.Name, cfg: cfg})
+	}
+	return out
+}
+
+// clusterAlgorithms are the algorithms a fleet variant runs: the placements with a fixed
+// mechanism (leased, shared-nonatomic) run once; the shared ones only the algorithms the
+// store has a script for (the others are left out of that variant's rows).
+func clusterAlgorithms(placement string, algs []string) []string {
+	switch placement {
+	case "leased":
+		return []string{"token-bucket"}
+	case "shared-nonatomic":
+		return []string{"fixed-window"}
+	case "shared", "two-tier":
+		var out []string
+		for _, a := range algs {
+			if slices.Contains(store.Algorithms, a) {
+				out = append(out, a)
+			}
+		}
+		return out
+	}
+	return algs
+}
+
+// openStore opens the scenario's store face for one run; keys go under prefix.
+func (s *Scenario) openStore() (store.Store, error) {
+	switch s.Cluster.Store {
+	case "miniredis":
+		return store.NewMiniredis()
+	case "redis":
+		r, err := store.NewRedis(s.Cluster.RedisURL)
+		if err != nil {
+			return nil, fmt.Errorf("scenario %s: cluster.redis_url: %w", s.Name, err)
+		}
+		return r, nil
+	}
+	return store.NewModel(), nil
+}
+
+// runFleets runs every fleet variant with every algorithm it takes.
+func runFleets(sc *Scenario, rep *report.Report, pol algorithms.Policy, layers []LimitSpec, algs []string, seed uint64, dec *DecisionWriter) error {
+	rep.Results = []report.Result{} // a list in JSON even when no algorithm fits a variant
+	for vi, v := range sc.fleetVariants(pol) {
+		for _, alg := range clusterAlgorithms(v.cfg.Placement, algs) {
+			res, err := runFleet(sc, v, vi, alg, pol, layers, seed, dec)
+			if err != nil {
+				return err
+			}
+			rep.Results = append(rep.Results, res)
+		}
+	}
+	return nil
+}
+
+func runFleet(sc *Scenario, v fleetVariant, vi int, alg string, pol algorithms.Policy, layers []LimitSpec, seed uint64, dec *DecisionWriter) (report.Result, error) {
+	st, err := sc.openStore()
+	if err != nil {
+		return report.Result{}, err
+	}
+	defer st.Close()
+	cfg := v.cfg
+	cfg.Prefix = fmt.Sprintf("%s%s:%d:%s:", sc.Cluster.Prefix, sc.Name, vi, alg)
+	if r, ok := st.(*store.Redis); ok && st.Name() == "redis" {
+		// Touch only keys this run writes: refuse a prefix someone already uses, and
+		// delete what the run wrote when it ends.
+		keys, err := r.Keys(cfg.Prefix)
+		if err != nil {
+			return report.Result{}, err
+		}
+		if len(keys) > 0 {
+			return report.Result{}, fmt.Errorf("scenario %s: keys under %q already exist on the Redis server; refusing to touch them", sc.Name, cfg.Prefix)
+		}
+		defer func() {
+			if keys, err := r.Keys(cfg.Prefix); err == nil {
+				names := make([]string, len(keys))
+				for i, k := range keys {
+					names[i] = k.Name
+				}
+				r.Delete(names...)
+			}
+		}()
+	}
+	fleet, err := cluster.New(cfg, alg, pol, st, NewRNG(seed^uint64(vi+1)*0x9e3779b97f4a7c15))
+	if err != nil {
+		return report.Result{}, fmt.Errorf("scenario %s: cluster variant %s, %s: %w", sc.Name, v.name, alg, err)
+	}
+	fleet.SetLabel(v.name)
+	res, err := runOneWith(sc, alg, layers, seed, dec, nil, fleet)
+	if err != nil {
+		return res, err
+	}
+	res.Algorithm = fleet.Algorithm()
+	d, err := fleet.Finish(v.name)
+	if err != nil {
+		return res, fmt.Errorf("scenario %s: cluster variant %s, %s: store: %w", sc.Name, v.name, alg, err)
+	}
+	d.EffectiveLimit = res.PeakWindowAdmitted
+	res.Distributed = d
+	return res, nil
+}

@@ -1,0 +1,60 @@
+package store
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/rlsim/rlsim/algorithms"
+)
+
+// benchmarkFace runs the two-counter script for 100 clients on one face, one decision per
+// iteration, 1 ms of virtual time apart.
+func benchmarkFace(b *testing.B, st Store, prefix string) {
+	lim, err := NewLimiter(st, "sliding-window", algorithms.Policy{Limit: 100, Window: time.Minute}, prefix)
+	if err != nil {
+		b.Fatal(err)
+	}
+	now := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC).UnixNano()
+	clients := make([]string, 100)
+	for i := range clients {
+		clients[i] = ClientName(i)
+	}
+	for i := 0; b.Loop(); i++ {
+		if _, err := lim.Allow(clients[i%len(clients)], now+int64(i)*int64(time.Millisecond), 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkScript compares the faces in one run: go test -bench Script ./store
+func BenchmarkScript(b *testing.B) {
+	b.Run("model", func(b *testing.B) { benchmarkFace(b, NewModel(), "rl:") })
+	b.Run("miniredis", func(b *testing.B) {
+		r, err := NewMiniredis()
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer r.Close()
+		benchmarkFace(b, r, "rl:")
+	})
+	b.Run("redis", func(b *testing.B) {
+		url := os.Getenv("RLSIM_REDIS_URL")
+		if url == "" {
+			b.Skip("RLSIM_REDIS_URL not set")
+		}
+		r, err := NewRedis(url)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer r.Close()
+		prefix := "rlsim-bench:" + time.Now().Format("150405.000000") + ":"
+		benchmarkFace(b, r, prefix)
+		keys, _ := r.Keys(prefix)
+		names := make([]string, len(keys))
+		for i, k := range keys {
+			names[i] = k.Name
+		}
+		r.Delete(names...)
+	})
+}

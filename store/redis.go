@@ -1,0 +1,227 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+)
+
+// Timeout bounds every round trip to a Redis server, connecting included, so a server that
+// refuses or stalls gives an error within a few seconds instead of a hang.
+const Timeout = 2 * time.Second
+
+// Redis is the store face that runs the embedded Lua scripts on a Redis server: a real one
+// (NewRedis) or an embedded miniredis (NewMiniredis) whose clock follows the virtual time.
+type Redis struct {
+	client *redis.Client
+	mini   *miniredis.Miniredis // nil for a real server
+	last   int64                // the virtual time miniredis was last moved to (ns)
+	name   string
+}
+
+var _ Store = (*Redis)(nil)
+
+// NewRedis connects to the Redis server at url ("redis://127.0.0.1:6379/0") and checks it
+// answers PING within Timeout. Every later error wraps ErrUnavailable.
+func NewRedis(url string) (*Redis, error) {
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("redis URL %q: %w", url, err)
+	}
+	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = Timeout, Timeout, Timeout
+	opt.MaxRetries = -1 // one attempt: a retry would double the time to a clear error
+	opt.DialerRetries = 1
+	quietOnce.Do(func() { redis.SetLogger(quietLogger{}) })
+	opt.PoolSize = 2
+	opt.DisableIdentity = true
+	r := &Redis{client: redis.NewClient(opt), name: "redis"}
+	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	defer cancel()
+	if err := r.client.Ping(ctx).Err(); err != nil {
+		r.client.Close()
+		return nil, r.wrap(fmt.Errorf("redis at %s: %w", opt.Addr, err))
+	}
+	return r, nil
+}
+
+// quietLogger drops go-redis's own log lines: rlsim writes only to the streams a command
+// was given, and every failure reaches the caller as an error anyway.
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
+
+var quietOnce sync.Once
+
+// NewMiniredis starts an embedded miniredis on a loopback port and connects to it. Its
+// clock stays at the Unix epoch until SetNow moves it.
+func NewMiniredis() (*Redis, error) {
+	m := miniredis.NewMiniRedis()
+	if err := m.StartAddr("127.0.0.1:0"); err != nil {
+		return nil, fmt.Errorf("starting miniredis: %w", err)
+	}
+	r := &Redis{
+		client: redis.NewClient(&redis.Options{Addr: m.Addr(), DialTimeout: Timeout, ReadTimeout: Timeout,
+			WriteTimeout: Timeout, MaxRetries: -1, PoolSize: 2, DisableIdentity: true}),
+		mini: m,
+		name: "miniredis",
+	}
+	return r, nil
+}
+
+// Client is the connection, for callers that measure the server (rlsim memory).
+func (r *Redis) Client() *redis.Client { return r.client }
+
+// Name returns "redis" or "miniredis".
+func (r *Redis) Name() string { return r.name }
+
+func (r *Redis) wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	var nerr net.Error
+	if errors.As(err, &nerr) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, redis.ErrClosed) {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return err
+}
+
+func (r *Redis) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), Timeout)
+}
+
+// Eval runs s by EVALSHA, loading it with EVAL the first time.
+func (r *Redis) Eval(s *Script, keys []string, args ...int64) ([]int64, error) {
+	ctx, cancel := r.ctx()
+	defer cancel()
+	argv := make([]any, len(args))
+	for i, a := range args {
+		argv[i] = strconv.FormatInt(a, 10)
+	}
+	v, err := s.lua.Run(ctx, r.client, keys, argv...).Int64Slice()
+	if err != nil {
+		return nil, r.wrap(fmt.Errorf("script %s: %w", s.Name, err))
+	}
+	return v, nil
+}
+
+// IncrBy runs INCRBY.
+func (r *Redis) IncrBy(key string, n int64) (int64, error) {
+	ctx, cancel := r.ctx()
+	defer cancel()
+	v, err := r.client.IncrBy(ctx, key, n).Result()
+	return v, r.wrap(err)
+}
+
+// PExpire runs PEXPIRE.
+func (r *Redis) PExpire(key string, ms int64) error {
+	ctx, cancel := r.ctx()
+	defer cancel()
+	return r.wrap(r.client.PExpire(ctx, key, time.Duration(ms)*time.Millisecond).Err())
+}
+
+// SetNow moves an embedded miniredis's clock (TIME, and TTLs by fast-forwarding them) to
+// now; a real server keeps its own clock.
+func (r *Redis) SetNow(now int64) error {
+	if r.mini == nil {
+		return nil
+	}
+	if d := now - r.last; d > 0 && r.last != 0 {
+		r.mini.FastForward(time.Duration(d))
+	}
+	if now > r.last {
+		r.last = now
+		r.mini.SetTime(time.Unix(0, now))
+	}
+	return nil
+}
+
+// Keys lists the keys under prefix with SCAN (never KEYS), sorted by name.
+func (r *Redis) Keys(prefix string) ([]KeyInfo, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*Timeout)
+	defer cancel()
+	var names []string
+	iter := r.client.Scan(ctx, 0, escapeGlob(prefix)+"*", 1000).Iterator()
+	for iter.Next(ctx) {
+		names = append(names, iter.Val())
+	}
+	if err := iter.Err(); err != nil {
+		return nil, r.wrap(err)
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	out := make([]KeyInfo, 0, len(names))
+	for _, n := range names {
+		typ, err := r.client.Type(ctx, n).Result()
+		if err != nil {
+			return nil, r.wrap(err)
+		}
+		if typ == "none" {
+			continue // expired between SCAN and now
+		}
+		ttl, err := r.client.PTTL(ctx, n).Result()
+		if err != nil {
+			return nil, r.wrap(err)
+		}
+		info := KeyInfo{Name: n, Type: typ, TTL: ttl}
+		if ttl < 0 {
+			info.TTL = NoTTL
+		}
+		switch typ {
+		case "string":
+			info.Value, _ = r.client.Get(ctx, n).Int64()
+		case "hash":
+			l, _ := r.client.HLen(ctx, n).Result()
+			info.Len = int(l)
+		case "zset":
+			l, _ := r.client.ZCard(ctx, n).Result()
+			info.Len = int(l)
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+// Delete removes the named keys (callers pass only keys they wrote) with DEL, not UNLINK,
+// so the memory is back before the next measurement reads used_memory.
+func (r *Redis) Delete(keys ...string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*Timeout)
+	defer cancel()
+	for len(keys) > 0 {
+		n := min(len(keys), 500)
+		if err := r.client.Del(ctx, keys[:n]...).Err(); err != nil {
+			return r.wrap(err)
+		}
+		keys = keys[n:]
+	}
+	return nil
+}
+
+// Close closes the connection and stops an embedded server.
+func (r *Redis) Close() error {
+	err := r.client.Close()
+	if r.mini != nil {
+		r.mini.Close()
+	}
+	return err
+}
+
+// escapeGlob quotes the glob characters of a SCAN MATCH pattern.
+func escapeGlob(s string) string {
+	var b []byte
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '*', '?', '[', ']', '\\':
+			b = append(b, '\\')
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
+}

@@ -1,0 +1,197 @@
+package store
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/rlsim/rlsim/algorithms"
+)
+
+// SizeOptions say what rlsim memory sizes.
+type SizeOptions struct {
+	// Keys is the number of active client keys the totals are for.
+	Keys int
+	// Policy is the limit each client is held to; every client is sized at its limit.
+	Policy algorithms.Policy
+	// Algorithms to size, in order (default MemoryAlgorithms).
+	Algorithms []string
+	// Redis, when not nil, is measured: Load clients per algorithm (at most Keys) are
+	// loaded under Prefix, measured and deleted, and the totals scale their mean to Keys.
+	// When nil, ModelBytes answers.
+	Redis  *Redis
+	Prefix string
+	Load   int
+	// EncodingLimits are the sliding-log limits of the sorted-set encoding table.
+	EncodingLimits []int64
+}
+
+// MemoryRow is one algorithm's memory per client key.
+type MemoryRow struct {
+	Algorithm        string  `json:"algorithm"`
+	StateBytesPerKey float64 `json:"state_bytes_per_key"`
+	RedisBytesPerKey float64 `json:"redis_bytes_per_key"`
+	// RedisSource is "measured" (MEMORY USAGE on the server) or "model".
+	RedisSource string `json:"redis_source"`
+	// RedisUsedMemoryPerKey is the growth of INFO used_memory per key (measured only).
+	RedisUsedMemoryPerKey float64 `json:"redis_used_memory_per_key,omitempty"`
+	RedisEncoding         string  `json:"redis_encoding"`
+	// RedisClientsLoaded is how many clients were loaded to measure (0 for the model).
+	RedisClientsLoaded int   `json:"redis_clients_loaded"`
+	StateBytesTotal    int64 `json:"state_bytes_total"`
+	RedisBytesTotal    int64 `json:"redis_bytes_total"`
+	// VsTwoCounters is RedisBytesPerKey over the two-counter window's (0 when that was
+	// not sized).
+	VsTwoCounters float64 `json:"redis_vs_two_counters,omitempty"`
+}
+
+// EncodingRow is the sliding log's sorted set at one limit.
+type EncodingRow struct {
+	Limit            int64   `json:"limit"`
+	Encoding         string  `json:"encoding"`
+	RedisBytesPerKey float64 `json:"redis_bytes_per_key"`
+	BytesPerEntry    float64 `json:"bytes_per_entry"`
+}
+
+// MemoryReport is the result of rlsim memory.
+type MemoryReport struct {
+	Keys   int    `json:"keys"`
+	Limit  int64  `json:"limit"`
+	Window string `json:"window"`
+	// Redis is "model (calibrated on Redis 7.0.15)" or the measured server's version.
+	Redis string `json:"redis"`
+	// Loaded is how many clients per algorithm were loaded on the server (0 for the model).
+	Loaded  int         `json:"loaded"`
+	Results []MemoryRow `json:"results"`
+	// SlidingLogVsTwoCounters is the measured (or modelled) ratio of the sliding log's
+	// Redis bytes per key to the two-counter window's; 0 when either was not sized.
+	SlidingLogVsTwoCounters float64       `json:"sliding_log_vs_two_counters"`
+	ZsetEncoding            []EncodingRow `json:"zset_encoding"`
+}
+
+// encodingSample is how many clients are loaded per limit of the encoding table.
+const encodingSample = 200
+
+// Size measures or models every algorithm's memory per key.
+func Size(o SizeOptions) (*MemoryReport, error) {
+	if o.Keys <= 0 {
+		return nil, fmt.Errorf("keys must be positive, got %d", o.Keys)
+	}
+	if err := CheckPolicy(o.Policy); err != nil {
+		return nil, err
+	}
+	algs := o.Algorithms
+	if len(algs) == 0 {
+		algs = MemoryAlgorithms
+	}
+	rep := &MemoryReport{Keys: o.Keys, Limit: o.Policy.Limit, Window: o.Policy.Window.String(), Redis: "model (calibrated on Redis 7.0.15)"}
+	if o.Redis != nil {
+		v, err := serverVersion(o.Redis)
+		if err != nil {
+			return nil, err
+		}
+		rep.Redis = "measured on Redis " + v
+		rep.Loaded = o.Keys
+		if o.Load > 0 {
+			rep.Loaded = min(o.Load, o.Keys)
+		}
+		if err := CheckEmpty(o.Redis, o.Prefix, true); err != nil {
+			return nil, err
+		}
+	}
+	for _, a := range algs {
+		row := MemoryRow{Algorithm: a}
+		state, err := inProcessBytesPerKey(a, o.Policy)
+		if err != nil {
+			return nil, err
+		}
+		row.StateBytesPerKey = state
+		if o.Redis != nil {
+			m, err := LoadAndMeasure(o.Redis, a, o.Policy, rep.Loaded, o.Prefix)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", a, err)
+			}
+			row.RedisBytesPerKey, row.RedisUsedMemoryPerKey, row.RedisEncoding = m.BytesPerKey, m.UsedMemoryPerKey, m.Encoding
+			row.RedisClientsLoaded = m.Clients
+			row.RedisSource = "measured"
+		} else {
+			b, enc, err := ModelBytes(a, o.Policy.Limit)
+			if err != nil {
+				return nil, err
+			}
+			row.RedisBytesPerKey, row.RedisEncoding, row.RedisSource = float64(b), enc, "model"
+		}
+		row.StateBytesTotal = int64(row.StateBytesPerKey * float64(o.Keys))
+		row.RedisBytesTotal = int64(row.RedisBytesPerKey * float64(o.Keys))
+		rep.Results = append(rep.Results, row)
+	}
+	var two, log float64
+	for _, r := range rep.Results {
+		switch r.Algorithm {
+		case "sliding-window":
+			two = r.RedisBytesPerKey
+		case "sliding-log":
+			log = r.RedisBytesPerKey
+		}
+	}
+	if two > 0 {
+		for i := range rep.Results {
+			rep.Results[i].VsTwoCounters = rep.Results[i].RedisBytesPerKey / two
+		}
+		rep.SlidingLogVsTwoCounters = log / two
+	}
+	for _, limit := range o.EncodingLimits {
+		p := o.Policy
+		p.Limit = limit
+		if err := CheckPolicy(p); err != nil {
+			return nil, fmt.Errorf("sliding-log at limit %d: %w", limit, err)
+		}
+		row := EncodingRow{Limit: limit}
+		if o.Redis != nil {
+			m, err := LoadAndMeasure(o.Redis, "sliding-log", p, encodingSample, o.Prefix)
+			if err != nil {
+				return nil, fmt.Errorf("sliding-log at limit %d: %w", limit, err)
+			}
+			row.RedisBytesPerKey, row.Encoding = m.BytesPerKey, m.Encoding
+		} else {
+			b, enc, _ := ModelBytes("sliding-log", limit)
+			row.RedisBytesPerKey, row.Encoding = float64(b), enc
+		}
+		row.BytesPerEntry = row.RedisBytesPerKey / float64(limit)
+		rep.ZsetEncoding = append(rep.ZsetEncoding, row)
+	}
+	return rep, nil
+}
+
+// inProcessBytesPerKey runs the in-process limiter with a sample of clients each brought
+// to its limit and returns its own count of state bytes per key.
+func inProcessBytesPerKey(name string, p algorithms.Policy) (float64, error) {
+	lim, err := algorithms.New(name, p)
+	if err != nil {
+		return 0, err
+	}
+	const sample = 64
+	now := time.Date(2026, 1, 1, 10, 0, 30, 0, time.UTC).UnixNano()
+	step := max(int64(p.Window)/(2*p.Limit), 1)
+	for i := int64(0); i < p.Limit; i++ { // time never goes back, across keys too
+		for k := uint32(0); k < sample; k++ {
+			lim.Allow(k, now+i*step, 1)
+		}
+	}
+	return float64(lim.StateBytes()) / float64(lim.Keys()), nil
+}
+
+func serverVersion(r *Redis) (string, error) {
+	ctx, cancel := r.ctx()
+	defer cancel()
+	info, err := r.client.Info(ctx, "server").Result()
+	if err != nil {
+		return "", r.wrap(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
+			return v, nil
+		}
+	}
+	return "?", nil
+}
