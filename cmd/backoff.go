@@ -212,10 +212,19 @@ type backoffReport struct {
 }
 
 func runBackoff(o *backoffOptions, streams IO) error {
+	formats, err := parseCharts(o.charts)
+	if err != nil {
+		return err
+	}
+	if o.out == "" {
+		formats = nil
+	}
 	e, err := o.experiment()
 	if err != nil {
 		return err
 	}
+	// The herd chart draws the first run's series.
+	e.KeepSeries = e.KeepSeries || len(formats) > 0
 	results, err := e.Run()
 	if err != nil {
 		return err
@@ -226,6 +235,14 @@ func runBackoff(o *backoffOptions, streams IO) error {
 	}
 	if o.model == "rate-limited" {
 		rep.RetryAfter = o.retryAfter
+	}
+	// Render everything before writing anything: a failure leaves no file behind.
+	charts, err := renderBackoffCharts(o, rep, formats)
+	if err != nil {
+		return err
+	}
+	if err := writeOutFiles(o.out, charts); err != nil {
+		return err
 	}
 	if o.series != "" {
 		if err := writeAtomically(o.series, func(w io.Writer) error { return writeSeries(w, o.bin, results) }); err != nil {

@@ -1,0 +1,91 @@
+package cmd
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestBackoffChartsSameSeedSameBytes: the herd and the experiment's two figures are
+// written under --out, and the same seed draws the same bytes.
+func TestBackoffChartsSameSeedSameBytes(t *testing.T) {
+	run := func(args ...string) string {
+		t.Helper()
+		dir := t.TempDir()
+		_, errOut, code := rlsim(t, append(append([]string{"backoff"}, args...), "--charts", "svg", "--out", dir)...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		return dir
+	}
+	storm := []string{"--model", "rate-limited", "--clients", "200", "--limit", "20", "--runs", "2", "--strategies", "exponential,full-jitter"}
+	a, b := run(storm...), run(storm...)
+	herd := readFile(t, filepath.Join(a, "backoff-rate-limited", "herd.svg"))
+	if !bytes.Equal(herd, readFile(t, filepath.Join(b, "backoff-rate-limited", "herd.svg"))) {
+		t.Fatal("same seed, different herd.svg")
+	}
+	for _, want := range []string{"exponential", "full-jitter", "per 10ms bin", "time since start (s)", "seed 1"} {
+		if !bytes.Contains(herd, []byte(want)) {
+			t.Errorf("herd.svg lacks %q", want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(a, "backoff-rate-limited", "backoff.svg")); err == nil {
+		t.Error("one client count drew a chart against clients")
+	}
+
+	sweep := []string{"--clients", "10,20,30", "--runs", "3", "--strategies", "exponential,full-jitter"}
+	c, d := run(sweep...), run(sweep...)
+	for _, name := range []string{"backoff.svg", "herd.svg"} {
+		got := readFile(t, filepath.Join(c, "backoff-occ", name))
+		if !bytes.Equal(got, readFile(t, filepath.Join(d, "backoff-occ", name))) {
+			t.Errorf("same seed, different %s", name)
+		}
+		if name == "backoff.svg" && (!bytes.Contains(got, []byte("total calls")) || !bytes.Contains(got, []byte("completion (s)"))) {
+			t.Errorf("backoff.svg lacks its two panels")
+		}
+	}
+}
+
+func TestBackoffChartsOff(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{{"--charts", "none", "--out", dir}, {"--charts", "svg", "--out", ""}} {
+		_, errOut, code := rlsim(t, append([]string{"backoff", "--clients", "5,10", "--runs", "1"}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("--charts none wrote %d files", len(entries))
+	}
+	_, errOut, code := rlsim(t, "backoff", "--charts", "gif")
+	if code != 2 || !strings.Contains(errOut, "--charts") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+}
+
+// TestRetryStormFolderHasTheHerd: a scenario with retrying clients gets its herd chart
+// in the results folder, embedded in index.html.
+func TestRetryStormFolderHasTheHerd(t *testing.T) {
+	dir := t.TempDir()
+	_, errOut, code := rlsim(t, "compare", "--scenario", "testdata/small-storm.yaml", "--charts", "svg", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	herd := readFile(t, filepath.Join(dir, "small-storm", "herd.svg"))
+	index := readFile(t, filepath.Join(dir, "index.html"))
+	summary := readFile(t, filepath.Join(dir, "small-storm", "summary.md"))
+	if !bytes.Contains(herd, []byte("exponential")) || !bytes.Contains(index, []byte("small-storm/herd.svg")) || !bytes.Contains(summary, []byte("herd.svg")) {
+		t.Fatalf("herd chart missing or not linked")
+	}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
