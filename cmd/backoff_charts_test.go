@@ -89,3 +89,24 @@ func readFile(t *testing.T, path string) []byte {
 	}
 	return b
 }
+
+// TestKeyingChartInFolderAndIndex: a scenario with attackers gets its legit-vs-attacker
+// chart in its folder and on the index page; one without attackers or layers does not.
+func TestKeyingChartInFolderAndIndex(t *testing.T) {
+	dir := t.TempDir()
+	_, errOut, code := rlsim(t, "compare", "--scenario", "ip-rotation", "--scenario", "login-attack", "--scenario", "token-burst",
+		"--algorithms", "sliding-window,gcra", "--charts", "svg", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	index := readFile(t, filepath.Join(dir, "index.html"))
+	for _, sc := range []string{"ip-rotation", "login-attack"} {
+		svg := readFile(t, filepath.Join(dir, sc, "keying.svg"))
+		if !bytes.Contains(svg, []byte("attacker admitted")) || !bytes.Contains(index, []byte(sc+"/keying.svg")) {
+			t.Errorf("%s: keying chart missing from its folder or the index", sc)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "token-burst", "keying.svg")); err == nil {
+		t.Error("token-burst has no attackers and no layers, yet got a keying chart")
+	}
+}

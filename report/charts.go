@@ -15,8 +15,8 @@ func Caption(r *Report) string {
 
 // Figures are the charts of one scenario's report, in the order a reader wants them: the
 // busiest key's trailing window against the limit over time, what each algorithm admitted
-// and refused over time, accuracy, and memory,
-// then the herd of retrying clients (HerdFigures). Figures that have no data (no timelines
+// and refused over time, accuracy, memory, legit against attacker outcomes
+// (KeyingFigures), then the herd of retrying clients (HerdFigures). Figures that have no data (no timelines
 // recorded, no keys, no retrying clients) are left out.
 func Figures(r *Report) []*chart.Figure {
 	caption := Caption(r)
@@ -84,5 +84,6 @@ func Figures(r *Report) []*chart.Figure {
 			Caption: caption,
 		}, names, []chart.BarSeries{{Name: "in-process", Values: memory}}))
 	}
+	figs = append(figs, KeyingFigures(r)...)
 	return append(figs, HerdFigures(r)...)
 }

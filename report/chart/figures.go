@@ -198,8 +198,10 @@ func EffectiveLimitFigure(meta Meta, xLabel string, series []Series, advertised 
 	}}}
 }
 
-// KeyingFigure draws, per keying policy, the share of legitimate requests refused and the
-// share of attacker requests admitted, in percent: a good key keeps both low.
+// KeyingFigure draws, per category (a keying policy, or an algorithm under one keying),
+// the share of legitimate requests refused and the share of attacker requests admitted,
+// in percent: a good key keeps both low. A nil attackerAdmitRate (a run without
+// attackers) leaves that series out.
 func KeyingFigure(meta Meta, policies []string, legitRejectRate, attackerAdmitRate []float64) *Figure {
 	pct := func(v []float64) []float64 {
 		out := make([]float64, len(v))
@@ -208,11 +210,12 @@ func KeyingFigure(meta Meta, policies []string, legitRejectRate, attackerAdmitRa
 		}
 		return out
 	}
+	series := []BarSeries{{Name: "legit refused", Values: pct(legitRejectRate)}}
+	if attackerAdmitRate != nil {
+		series = append(series, BarSeries{Name: "attacker admitted", Values: pct(attackerAdmitRate)})
+	}
 	return &Figure{Name: "keying", Meta: meta, Panels: []Panel{BarPanel{
 		YLabel: "share of the class's requests (%)", Categories: policies, ValueFormat: "%.1f",
-		Series: []BarSeries{
-			{Name: "legit refused", Values: pct(legitRejectRate)},
-			{Name: "attacker admitted", Values: pct(attackerAdmitRate)},
-		},
+		Series: series,
 	}}}
 }
