@@ -237,18 +237,6 @@ func runBackoff(o *backoffOptions, streams IO) error {
 		rep.RetryAfter = o.retryAfter
 	}
 	// Render everything before writing anything: a failure leaves no file behind.
-	charts, err := renderBackoffCharts(o, rep, formats)
-	if err != nil {
-		return err
-	}
-	if err := writeOutFiles(o.out, charts); err != nil {
-		return err
-	}
-	if o.series != "" {
-		if err := writeAtomically(o.series, func(w io.Writer) error { return writeSeries(w, o.bin, results) }); err != nil {
-			return err
-		}
-	}
 	var buf bytes.Buffer
 	switch o.format {
 	case "json":
@@ -261,6 +249,27 @@ func runBackoff(o *backoffOptions, streams IO) error {
 		err = report.WriteText(&buf, backoffTable(rep, false))
 	}
 	if err != nil {
+		return err
+	}
+	var series bytes.Buffer
+	if o.series != "" {
+		if err := writeSeries(&series, o.bin, results); err != nil {
+			return err
+		}
+	}
+	charts, err := renderBackoffCharts(o, rep, formats)
+	if err != nil {
+		return err
+	}
+	if o.series != "" {
+		if err := writeAtomically(o.series, func(w io.Writer) error {
+			_, err := w.Write(series.Bytes())
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	if err := writeOutFiles(o.out, charts); err != nil {
 		return err
 	}
 	_, err = streams.Out.Write(buf.Bytes())

@@ -110,3 +110,16 @@ func TestKeyingChartInFolderAndIndex(t *testing.T) {
 		t.Error("token-burst has no attackers and no layers, yet got a keying chart")
 	}
 }
+
+// TestBackoffChartsUnwritableOut: a folder that cannot be written is one error line, and
+// nothing goes to stdout.
+func TestBackoffChartsUnwritableOut(t *testing.T) {
+	blocker := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(blocker, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := rlsim(t, "backoff", "--clients", "5", "--runs", "1", "--charts", "svg", "--out", blocker)
+	if code != 1 || out != "" || !strings.HasPrefix(errOut, "rlsim: ") || strings.Count(errOut, "\n") != 1 {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
