@@ -150,9 +150,13 @@ func (e Experiment) Run() ([]Result, error) {
 			for j := range jobs {
 				st := e.Model.Run(e.Strategies[j.s], e.Clients[j.c], RunSeed(e.Seed, e.Clients[j.c], j.r))
 				st.PeakArrivals = peak(st.Retries)
-				if j.r > 0 || !e.KeepSeries {
+				switch {
+				case j.r > 0 || !e.KeepSeries:
 					// Only the peaks are averaged; do not hold every series.
 					st.Attempts, st.Retries = nil, nil
+				case st.Retries == nil:
+					// Kept but nothing was retried: an empty series, not a missing one.
+					st.Retries = []int64{}
 				}
 				stats[(j.s*nc+j.c)*nr+j.r] = st
 			}

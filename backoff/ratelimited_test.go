@@ -110,7 +110,7 @@ func TestPeakArrivalsCountsRetriesOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := rs[0]
-	if r.CallsMean != 200 || r.PeakArrivals != 0 || r.PeakArrivalsMax != 0 || peak(r.Attempts) < 50 {
+	if r.CallsMean != 200 || r.PeakArrivals != 0 || r.PeakArrivalsMax != 0 || peak(r.Attempts) < 50 || r.Arrivals == nil || len(r.Arrivals) != 0 {
 		t.Fatalf("calls %.0f, peak_arrivals %.1f (max %d), attempts per bin %v", r.CallsMean, r.PeakArrivals, r.PeakArrivalsMax, r.Attempts)
 	}
 }

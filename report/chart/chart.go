@@ -365,6 +365,10 @@ func (p LinePanel) build(leg *legend) (*plot.Plot, error) {
 	}
 	if !p.LogY {
 		pl.Y.Min = math.Min(pl.Y.Min, 0)
+		if pl.Y.Max <= pl.Y.Min {
+			// All zeros: gonum would widen to -1..1 and hide the line on the middle.
+			pl.Y.Max = pl.Y.Min + 1
+		}
 		// Headroom so the highest (and lowest) line is not drawn on the frame.
 		pl.Y.Max += 0.08 * (pl.Y.Max - pl.Y.Min)
 		if pl.Y.Min < 0 {

@@ -180,8 +180,11 @@ func HerdFigure(meta Meta, arrivals []Series, bin time.Duration) *Figure {
 
 // BinPoints turns counts per bin (bin i covers [i·bin, (i+1)·bin)) into points at each
 // bin's start, X in seconds, with a closing zero at the end of the last bin, ready for a
-// stepped line.
+// stepped line. No counts at all draw as one empty bin.
 func BinPoints(counts []int64, bin time.Duration) []Point {
+	if len(counts) == 0 {
+		counts = []int64{0}
+	}
 	pts := make([]Point, 0, len(counts)+1)
 	for i, v := range counts {
 		pts = append(pts, Point{X: (time.Duration(i) * bin).Seconds(), Y: float64(v)})

@@ -12,7 +12,7 @@ func TestBinPoints(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
-	if got := BinPoints(nil, time.Second); !reflect.DeepEqual(got, []Point{{0, 0}}) {
+	if got := BinPoints(nil, time.Second); !reflect.DeepEqual(got, []Point{{0, 0}, {1, 0}}) {
 		t.Fatalf("empty: %v", got)
 	}
 }
