@@ -58,8 +58,8 @@ lockstep, low for full jitter.
 
 With --charts (default svg) and --out (default out/), the command also draws
 DIR/backoff-MODEL/: backoff.{svg,png}, calls and completion time against clients per
-strategy (for a sweep of two or more client counts), and herd.{svg,png}, arrivals per
-bin over time per strategy (the first run at the largest client count).`,
+strategy (for a sweep of two or more client counts), and herd.{svg,png}, the retries
+per bin over time per strategy (the first run at the largest client count).`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if o.model == "rate-limited" {
