@@ -109,6 +109,27 @@ func TestKeyingChartInFolderAndIndex(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "token-burst", "keying.svg")); err == nil {
 		t.Error("token-burst has no attackers and no layers, yet got a keying chart")
 	}
+	// ip-rotation's compare_keys run the same traffic keyed by ip: the chart sets the
+	// keys side by side, and the same seed draws the same bytes.
+	svg := readFile(t, filepath.Join(dir, "ip-rotation", "keying.svg"))
+	if !bytes.Contains(svg, []byte("per key and algorithm")) || !bytes.Contains(svg, []byte("--key ip")) {
+		t.Error("ip-rotation's keying chart does not compare its keys")
+	}
+	again := t.TempDir()
+	if _, errOut, code := rlsim(t, "compare", "--scenario", "ip-rotation", "--algorithms", "sliding-window,gcra", "--charts", "svg", "--out", again); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !bytes.Equal(svg, readFile(t, filepath.Join(again, "ip-rotation", "keying.svg"))) {
+		t.Error("same seed, different keying.svg")
+	}
+	// A key chosen by the user replaces the comparison: one panel of algorithms.
+	chosen := t.TempDir()
+	if _, errOut, code := rlsim(t, "compare", "--scenario", "ip-rotation", "--algorithms", "gcra", "--key", "ip", "--charts", "svg", "--out", chosen); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if got := readFile(t, filepath.Join(chosen, "ip-rotation", "keying.svg")); !bytes.Contains(got, []byte("per algorithm")) || bytes.Contains(got, []byte("per key")) {
+		t.Error("with --key the chart should compare algorithms only")
+	}
 }
 
 // TestBackoffChartsUnwritableOut: a folder that cannot be written is one error line, and

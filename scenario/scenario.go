@@ -50,6 +50,9 @@ type Scenario struct {
 	Traffic       []TrafficSpec `yaml:"traffic"`
 	// Clients, when set, adds closed-loop clients that retry (see ClientsSpec).
 	Clients *ClientsSpec `yaml:"clients"`
+	// CompareKeys are other keys the results folder's keying chart runs this scenario
+	// with, beside its own key or layers (see comparekeys.go).
+	CompareKeys []string `yaml:"compare_keys"`
 
 	// Source is where the scenario came from: a file path, or "builtin:NAME".
 	Source string `yaml:"-"`
@@ -325,6 +328,9 @@ func (s *Scenario) validate(file string) error {
 	}
 	if s.BackendWindow == 0 {
 		s.BackendWindow = Duration(time.Second)
+	}
+	if err := s.validateCompareKeys(file); err != nil {
+		return err
 	}
 	if len(s.Traffic) == 0 && s.Clients == nil {
 		return s.fail(file, "traffic", "a scenario needs at least one traffic source or a clients section")
