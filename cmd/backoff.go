@@ -31,6 +31,8 @@ type backoffOptions struct {
 	series      string
 	workers     int
 	rl          rateLimitedFlags
+	// reproduce are the flags the user set that shape the results, for chart captions.
+	reproduce []string
 }
 
 func newBackoffCmd(g *globalOptions, streams IO) *cobra.Command {
@@ -78,6 +80,7 @@ per bin over time per strategy (the first run at the largest client count).`,
 					o.cap = 30 * time.Second
 				}
 			}
+			o.reproduce = reproducingFlags(c.Flags())
 			return runBackoff(o, streams)
 		},
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/rlsim/rlsim/report/chart"
 )
 
@@ -66,14 +68,39 @@ func backoffFigures(o *backoffOptions, rep backoffReport) []*chart.Figure {
 	return figs
 }
 
-// backoffCommand is the command line that reproduces a run, for chart captions.
+// backoffCommand is the command line that reproduces a run, for chart captions: the
+// model, client counts and runs, every other flag the user set that shapes the results,
+// and the seed.
 func backoffCommand(o *backoffOptions, seed uint64) string {
 	parts := []string{"rlsim backoff", "--model " + o.model, "--clients " + o.clients, "--runs " + strconv.Itoa(o.runs)}
-	if len(o.strategies) > 0 {
-		parts = append(parts, "--strategies "+strings.Join(o.strategies, ","))
-	}
+	parts = append(parts, o.reproduce...)
 	parts = append(parts, "--seed "+strconv.FormatUint(seed, 10))
 	return strings.Join(parts, " ")
+}
+
+// notReproducing are flags that change where and how results are written, not the
+// results themselves (or that backoffCommand writes itself).
+var notReproducing = []string{"model", "clients", "runs", "seed", "out", "charts", "format", "series", "workers", "decisions"}
+
+// reproducingFlags lists the flags set on the command line that shape the results, as
+// "--name value", in the flag set's (sorted) order.
+func reproducingFlags(fs *pflag.FlagSet) []string {
+	var out []string
+	fs.Visit(func(f *pflag.Flag) {
+		if slices.Contains(notReproducing, f.Name) {
+			return
+		}
+		v := f.Value.String()
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			v = strings.Join(sv.GetSlice(), ",")
+		}
+		if f.Value.Type() == "bool" {
+			out = append(out, "--"+f.Name+"="+v)
+			return
+		}
+		out = append(out, "--"+f.Name+" "+v)
+	})
+	return out
 }
 
 // renderBackoffCharts renders the figures in every format, before anything is written,

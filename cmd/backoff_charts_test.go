@@ -26,7 +26,8 @@ func TestBackoffChartsSameSeedSameBytes(t *testing.T) {
 	if !bytes.Equal(herd, readFile(t, filepath.Join(b, "backoff-rate-limited", "herd.svg"))) {
 		t.Fatal("same seed, different herd.svg")
 	}
-	for _, want := range []string{"exponential", "full-jitter", "per 10ms bin", "time since start (s)", "seed 1"} {
+	for _, want := range []string{"exponential", "full-jitter", "per 10ms bin", "time since start (s)", "seed 1",
+		"rlsim backoff --model rate-limited --clients 200 --runs 2 --limit 20 --strategies exponential,full-jitter --seed 1"} {
 		if !bytes.Contains(herd, []byte(want)) {
 			t.Errorf("herd.svg lacks %q", want)
 		}
