@@ -31,14 +31,15 @@ type Result struct {
 	// CompletionMSMean is the mean time, in milliseconds, until the last client finished
 	// (succeeded or gave up).
 	CompletionMSMean float64 `json:"completion_ms_mean"`
-	// PeakArrivals is the mean over runs of the most attempts that reached the server in
-	// one bin: the height of the highest wave.
+	// PeakArrivals is the mean over runs of the most retries that reached the server in
+	// one bin (of Bin, 10 ms by default): the height of the highest retry wave. A retry is
+	// every attempt after the first try of a request, so the clients' own first requests,
+	// which all leave together by the premise of the experiment, are not counted; what is
+	// left is the herd the strategy makes. Clients in lockstep make tall waves, jitter
+	// flattens them.
 	PeakArrivals float64 `json:"peak_arrivals"`
-	// PeakArrivalsMax is the highest wave of any run.
+	// PeakArrivalsMax is the highest retry wave of any run.
 	PeakArrivalsMax int64 `json:"peak_arrivals_max"`
-	// PeakRetries is the mean over runs of the most retries (attempts after a client's
-	// first) in one bin: the retry waves alone, apart from clients that all start at once.
-	PeakRetries float64 `json:"peak_retries"`
 	// GiveUps is the mean number of jobs per run abandoned at the attempt limit or the
 	// deadline.
 	GiveUps float64 `json:"give_ups"`
@@ -49,25 +50,24 @@ type Result struct {
 	// share refused by the limit again (rate-limited model with --retry-after honor); null
 	// when there was none.
 	RetryAfterRefusedShare *float64 `json:"retry_after_refused_share,omitempty"`
-	// Series and RetrySeries are the first run's attempts and retries per bin, kept only
-	// when asked for (the waves).
-	Series, RetrySeries []int64 `json:"-"`
+	// Arrivals is the first run's retries per bin (the series PeakArrivals takes the
+	// highest bin of) and Attempts its attempts of any kind per bin; both are kept only when
+	// asked for (Experiment.KeepSeries), to draw the waves.
+	Arrivals, Attempts []int64 `json:"-"`
 }
 
 // RunStats is what one run measured.
 type RunStats struct {
 	Calls      int64
 	Completion time.Duration
-	// Arrivals counts the attempts reaching the server per bin, from t=0.
-	Arrivals []int64
-	// PeakArrivals is the highest bin of Arrivals.
+	// Attempts counts the attempts of any kind reaching the server per bin, from t=0.
+	Attempts []int64
+	// Retries counts the retries among them per bin (attempts after the first try of a
+	// request); PeakArrivals is its highest bin, the height of the highest retry wave.
+	Retries      []int64
 	PeakArrivals int64
-	// Retries counts the retries among the arrivals per bin (attempts after a client's
-	// first); PeakRetries is its highest bin, the height of the highest retry wave.
-	Retries     []int64
-	PeakRetries int64
-	GiveUps     int64
-	Duplicates  int64
+	GiveUps      int64
+	Duplicates   int64
 	// HonouredRetries and HonouredRefused count retries timed by Retry-After and those of
 	// them the limit refused again.
 	HonouredRetries, HonouredRefused int64
@@ -84,7 +84,7 @@ func peak(bins []int64) int64 {
 
 // arrive counts one attempt reaching the server at t.
 func (s *RunStats) arrive(t, bin time.Duration, retry bool) {
-	s.Arrivals = traffic.Count(s.Arrivals, t, bin)
+	s.Attempts = traffic.Count(s.Attempts, t, bin)
 	if retry {
 		s.Retries = traffic.Count(s.Retries, t, bin)
 	}
@@ -107,8 +107,8 @@ type Experiment struct {
 	Clients    []int
 	Runs       int
 	Seed       uint64
-	// KeepSeries keeps the arrivals and retries per bin of each point's first run in
-	// Result.Series and Result.RetrySeries.
+	// KeepSeries keeps the retries and attempts per bin of each point's first run in
+	// Result.Arrivals and Result.Attempts.
 	KeepSeries bool
 	// Workers bounds the runs simulated at once; 0 means one per CPU. The result does
 	// not depend on it.
@@ -149,10 +149,14 @@ func (e Experiment) Run() ([]Result, error) {
 		wg.Go(func() {
 			for j := range jobs {
 				st := e.Model.Run(e.Strategies[j.s], e.Clients[j.c], RunSeed(e.Seed, e.Clients[j.c], j.r))
-				st.PeakArrivals, st.PeakRetries = peak(st.Arrivals), peak(st.Retries)
-				if j.r > 0 || !e.KeepSeries {
+				st.PeakArrivals = peak(st.Retries)
+				switch {
+				case j.r > 0 || !e.KeepSeries:
 					// Only the peaks are averaged; do not hold every series.
-					st.Arrivals, st.Retries = nil, nil
+					st.Attempts, st.Retries = nil, nil
+				case st.Retries == nil:
+					// Kept but nothing was retried: an empty series, not a missing one.
+					st.Retries = []int64{}
 				}
 				stats[(j.s*nc+j.c)*nr+j.r] = st
 			}
@@ -179,7 +183,7 @@ func (e Experiment) Run() ([]Result, error) {
 func summarize(strategy string, clients int, runs []RunStats) Result {
 	r := Result{Strategy: strategy, Clients: clients, Runs: len(runs)}
 	// Sum in integers and divide once, so the means print without float noise.
-	var calls, giveUps, duplicates, peaks, retryPeaks, honoured, refused int64
+	var calls, giveUps, duplicates, peaks, honoured, refused int64
 	var completion time.Duration
 	for _, s := range runs {
 		calls += s.Calls
@@ -187,7 +191,6 @@ func summarize(strategy string, clients int, runs []RunStats) Result {
 		giveUps += s.GiveUps
 		duplicates += s.Duplicates
 		peaks += s.PeakArrivals
-		retryPeaks += s.PeakRetries
 		r.PeakArrivalsMax = max(r.PeakArrivalsMax, s.PeakArrivals)
 		honoured += s.HonouredRetries
 		refused += s.HonouredRefused
@@ -198,8 +201,7 @@ func summarize(strategy string, clients int, runs []RunStats) Result {
 	r.GiveUps = float64(giveUps) / n
 	r.Duplicates = float64(duplicates) / n
 	r.PeakArrivals = float64(peaks) / n
-	r.PeakRetries = float64(retryPeaks) / n
-	r.Series, r.RetrySeries = runs[0].Arrivals, runs[0].Retries
+	r.Arrivals, r.Attempts = runs[0].Retries, runs[0].Attempts
 	if honoured > 0 {
 		share := float64(refused) / float64(honoured)
 		r.RetryAfterRefusedShare = &share

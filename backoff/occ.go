@@ -15,14 +15,14 @@ import (
 // still the one read, and then bumps it. A client whose write was refused sleeps its
 // strategy's backoff and starts over with a new read; it stops after its first accepted
 // write, or gives up at MaxAttempts writes or past Deadline. Every hop takes
-// |Normal(HopMean, HopStdDev)|. Calls are the write calls; arrivals are writes reaching the
-// server.
+// |Normal(HopMean, HopStdDev)|. Calls are the write calls; arrivals are retried writes
+// (every write after a client's first) reaching the server.
 //
 // The first failure sleeps Delay(1): with base 5 ms that is 10 ms for exponential, as in
 // the blog's simulator, whose attempt counter is already 1 when the first sleep is drawn.
 type OCC struct {
 	HopMean, HopStdDev time.Duration
-	// Bin is the width of the arrival bins of peak_arrivals.
+	// Bin is the width of the bins of peak_arrivals (retried writes per bin).
 	Bin time.Duration
 	// MaxAttempts bounds the writes per client (0: no bound).
 	MaxAttempts int

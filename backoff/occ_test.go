@@ -125,7 +125,7 @@ func TestOCCMaxAttemptsAndDeadline(t *testing.T) {
 
 func TestOCCOneClientWritesOnce(t *testing.T) {
 	st := DefaultOCC.Run(strategies(t, "none")[0], 1, 1)
-	if st.Calls != 1 || peak(st.Arrivals) != 1 || st.Completion < 20*time.Millisecond || st.Completion > 70*time.Millisecond {
+	if st.Calls != 1 || peak(st.Attempts) != 1 || len(st.Retries) != 0 || st.Completion < 20*time.Millisecond || st.Completion > 70*time.Millisecond {
 		t.Fatalf("one client: %+v", st)
 	}
 }

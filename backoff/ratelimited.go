@@ -156,7 +156,7 @@ func (m RateLimited) Run(strategy traffic.Backoff, clients int, seed uint64) Run
 	loop.Run(math.MaxInt64)
 	s := pop.Stats
 	return RunStats{
-		Calls: s.Calls, Completion: s.Completion, Arrivals: s.Arrivals, Retries: s.Retries, GiveUps: s.GiveUps,
+		Calls: s.Calls, Completion: s.Completion, Attempts: s.Arrivals, Retries: s.Retries, GiveUps: s.GiveUps,
 		Duplicates: api.duplicates, HonouredRetries: s.HonouredRetries, HonouredRefused: s.HonouredRefused,
 	}
 }

@@ -86,14 +86,31 @@ func TestRetryStormWaves(t *testing.T) {
 		t.Fatal(err)
 	}
 	expo, full := rs[0], rs[1]
-	t.Logf("peak retries: exponential %.1f, full-jitter %.1f; completion %.0f ms vs %.0f ms", expo.PeakRetries, full.PeakRetries, expo.CompletionMSMean, full.CompletionMSMean)
-	if expo.PeakRetries < 400 {
-		t.Errorf("exponential: highest retry wave %.1f of 1000 clients, want a synchronized wave", expo.PeakRetries)
+	t.Logf("peak retries: exponential %.1f, full-jitter %.1f; completion %.0f ms vs %.0f ms", expo.PeakArrivals, full.PeakArrivals, expo.CompletionMSMean, full.CompletionMSMean)
+	if expo.PeakArrivals < 400 {
+		t.Errorf("exponential: highest retry wave %.1f of 1000 clients, want a synchronized wave", expo.PeakArrivals)
 	}
-	if full.PeakRetries*10 > expo.PeakRetries {
-		t.Errorf("full-jitter: highest retry wave %.1f, want under a tenth of exponential's %.1f", full.PeakRetries, expo.PeakRetries)
+	if full.PeakArrivals*10 > expo.PeakArrivals {
+		t.Errorf("full-jitter: highest retry wave %.1f, want under a tenth of exponential's %.1f", full.PeakArrivals, expo.PeakArrivals)
 	}
 	if full.CompletionMSMean >= expo.CompletionMSMean || full.CallsMean >= expo.CallsMean {
 		t.Errorf("full-jitter should finish sooner with fewer calls: %+v vs %+v", full, expo)
+	}
+}
+
+// TestPeakArrivalsCountsRetriesOnly: clients that all start together and all pass make a
+// tall bin of first tries, but no herd; peak_arrivals must say 0.
+func TestPeakArrivalsCountsRetriesOnly(t *testing.T) {
+	m := DefaultRateLimited
+	m.Hiccup = Hiccup{}
+	m.Policy.Limit = 1_000_000
+	e := Experiment{Model: m, Strategies: strategies(t, "exponential"), Clients: []int{200}, Runs: 2, Seed: 1, KeepSeries: true}
+	rs, err := e.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rs[0]
+	if r.CallsMean != 200 || r.PeakArrivals != 0 || r.PeakArrivalsMax != 0 || peak(r.Attempts) < 50 || r.Arrivals == nil || len(r.Arrivals) != 0 {
+		t.Fatalf("calls %.0f, peak_arrivals %.1f (max %d), attempts per bin %v", r.CallsMean, r.PeakArrivals, r.PeakArrivalsMax, r.Attempts)
 	}
 }

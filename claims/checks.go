@@ -62,8 +62,9 @@ func All() []Check {
 			Measure: tokenBucketBurst,
 		},
 		{
-			Claim:   "A page load fans out to 8 parallel requests: a strict window at 10/s breaks normal page loads that a token bucket lets through",
-			Command: "rlsim compare --scenario page-load-fan-out",
+			Claim:   "A page load fans out to 8 parallel requests: a strict window at 10/s breaks normal page loads that a token bucket of 10/s with burst 20 lets through, though no user averages 10/s",
+			Command: "rlsim compare --scenario page-load --algorithms sliding-log,sliding-window,token-bucket",
+			Measure: pageLoadFanOut,
 		},
 		{
 			Claim:   "A crash between INCR and EXPIRE leaves a key without TTL that refuses its user for good",
@@ -78,8 +79,9 @@ func All() []Check {
 			Command: "rlsim compare --scenario uneven-routing",
 		},
 		{
-			Claim:   "Full jitter cuts both total calls and time to finish compared with no jitter and with equal jitter",
-			Command: "rlsim backoff --strategies exponential,full-jitter,equal-jitter,decorrelated-jitter",
+			Claim:   "Full jitter cuts both total calls and time to finish compared with no jitter (capped exponential) and with equal jitter",
+			Command: "rlsim backoff --model occ --clients 100 --runs 100",
+			Measure: fullJitter,
 		},
 	}
 }

@@ -31,6 +31,8 @@ type backoffOptions struct {
 	series      string
 	workers     int
 	rl          rateLimitedFlags
+	// reproduce are the flags the user set that shape the results, for chart captions.
+	reproduce []string
 }
 
 func newBackoffCmd(g *globalOptions, streams IO) *cobra.Command {
@@ -48,7 +50,18 @@ model and averages the runs.
   rate-limited  clients against an API guarded by one of rlsim's limiters, with a hiccup
                 (a window of 503s or slowness) that makes them all fail at once.
 
---clients takes one count, a list (10,50,100) or a sweep A..B/STEP (10..190/10).`,
+--clients takes one count, a list (10,50,100) or a sweep A..B/STEP (10..190/10).
+
+peak_arrivals is the herd: the most retries (every attempt after the first try of a
+request) reaching the server in one --bin, averaged over runs. The clients' first tries
+all leave together by the premise of both models and are not counted, so the figure is
+what the strategy made of the failure: tall for exponential backoff, whose clients stay in
+lockstep, low for full jitter.
+
+With --charts (default svg) and --out (default out/), the command also draws
+DIR/backoff-MODEL/: backoff.{svg,png}, calls and completion time against clients per
+strategy (for a sweep of two or more client counts), and herd.{svg,png}, the retries
+per bin over time per strategy (the first run at the largest client count).`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if o.model == "rate-limited" {
@@ -67,6 +80,7 @@ model and averages the runs.
 					o.cap = 30 * time.Second
 				}
 			}
+			o.reproduce = reproducingFlags(c.Flags())
 			return runBackoff(o, streams)
 		},
 	}
@@ -78,10 +92,10 @@ model and averages the runs.
 	f.DurationVar(&o.base, "base", 5*time.Millisecond, "backoff base; 500ms unless set for rate-limited")
 	f.DurationVar(&o.cap, "cap", 2*time.Second, "backoff cap; 30s unless set for rate-limited")
 	f.StringVar(&o.retryAfter, "retry-after", "honor", "honor or ignore the server's Retry-After (rate-limited model)")
-	f.DurationVar(&o.bin, "bin", 10*time.Millisecond, "bin width of peak_arrivals")
+	f.DurationVar(&o.bin, "bin", 10*time.Millisecond, "bin width of peak_arrivals: the most retries (attempts after a request's first try) reaching the server in one bin")
 	f.IntVar(&o.maxAttempts, "max-attempts", 0, "attempts per request before a client gives up (0: no limit)")
 	f.DurationVar(&o.deadline, "deadline", 0, "time a job may take before its client gives up (0: none)")
-	f.StringVar(&o.series, "series", "", "write the first run's attempts and retries per bin as CSV to this file (for charts of the waves)")
+	f.StringVar(&o.series, "series", "", "write the first run's attempts and arrivals (retries) per bin as CSV to this file")
 	o.rl.register(f)
 	f.IntVar(&o.workers, "workers", 0, "runs simulated at once (default: one per CPU; results do not depend on it)")
 	return c
@@ -201,10 +215,19 @@ type backoffReport struct {
 }
 
 func runBackoff(o *backoffOptions, streams IO) error {
+	formats, err := parseCharts(o.charts)
+	if err != nil {
+		return err
+	}
+	if o.out == "" {
+		formats = nil
+	}
 	e, err := o.experiment()
 	if err != nil {
 		return err
 	}
+	// The herd chart draws the first run's series.
+	e.KeepSeries = e.KeepSeries || len(formats) > 0
 	results, err := e.Run()
 	if err != nil {
 		return err
@@ -216,11 +239,7 @@ func runBackoff(o *backoffOptions, streams IO) error {
 	if o.model == "rate-limited" {
 		rep.RetryAfter = o.retryAfter
 	}
-	if o.series != "" {
-		if err := writeAtomically(o.series, func(w io.Writer) error { return writeSeries(w, o.bin, results) }); err != nil {
-			return err
-		}
-	}
+	// Render everything before writing anything: a failure leaves no file behind.
 	var buf bytes.Buffer
 	switch o.format {
 	case "json":
@@ -235,6 +254,27 @@ func runBackoff(o *backoffOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
+	var series bytes.Buffer
+	if o.series != "" {
+		if err := writeSeries(&series, o.bin, results); err != nil {
+			return err
+		}
+	}
+	charts, err := renderBackoffCharts(o, rep, formats)
+	if err != nil {
+		return err
+	}
+	if o.series != "" {
+		if err := writeAtomically(o.series, func(w io.Writer) error {
+			_, err := w.Write(series.Bytes())
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	if err := writeOutFiles(o.out, charts); err != nil {
+		return err
+	}
 	_, err = streams.Out.Write(buf.Bytes())
 	return err
 }
@@ -245,7 +285,7 @@ func backoffTable(r backoffReport, machine bool) report.Table {
 		Title: fmt.Sprintf("backoff, model %s — %s; base %s, cap %s, bin %s, seed %d",
 			r.Model, r.Setup, time.Duration(r.Base), time.Duration(r.Cap), time.Duration(r.Bin), r.Seed),
 		Header: []string{"strategy", "clients", "runs", "calls_mean", "completion_ms_mean", "peak_arrivals",
-			"peak_arrivals_max", "peak_retries", "give_ups", "duplicates", "retry_after_refused_share"},
+			"peak_arrivals_max", "give_ups", "duplicates", "retry_after_refused_share"},
 	}
 	num := func(v float64, prec int) string {
 		if machine {
@@ -263,28 +303,28 @@ func backoffTable(r backoffReport, machine bool) report.Table {
 		t.Rows = append(t.Rows, []string{
 			x.Strategy, strconv.Itoa(x.Clients), strconv.Itoa(x.Runs),
 			num(x.CallsMean, 1), num(x.CompletionMSMean, 1), num(x.PeakArrivals, 1),
-			strconv.FormatInt(x.PeakArrivalsMax, 10), num(x.PeakRetries, 1), num(x.GiveUps, 2), num(x.Duplicates, 2), share,
+			strconv.FormatInt(x.PeakArrivalsMax, 10), num(x.GiveUps, 2), num(x.Duplicates, 2), share,
 		})
 	}
 	return t
 }
 
-// writeSeries writes, per strategy and client count, the first run's attempts and
-// retries per bin.
+// writeSeries writes, per strategy and client count, the first run's attempts of any kind
+// and arrivals (retries, whose highest bin is peak_arrivals) per bin.
 func writeSeries(w io.Writer, bin time.Duration, results []backoff.Result) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write([]string{"strategy", "clients", "t_ms", "arrivals", "retries"}); err != nil {
+	if err := cw.Write([]string{"strategy", "clients", "t_ms", "attempts", "arrivals"}); err != nil {
 		return err
 	}
 	binMS := float64(bin) / float64(time.Millisecond)
 	for _, r := range results {
-		for i, v := range r.Series {
-			var retries int64
-			if i < len(r.RetrySeries) {
-				retries = r.RetrySeries[i]
+		for i, v := range r.Attempts {
+			var arrivals int64
+			if i < len(r.Arrivals) {
+				arrivals = r.Arrivals[i]
 			}
 			if err := cw.Write([]string{r.Strategy, strconv.Itoa(r.Clients),
-				strconv.FormatFloat(float64(i)*binMS, 'g', -1, 64), strconv.FormatInt(v, 10), strconv.FormatInt(retries, 10)}); err != nil {
+				strconv.FormatFloat(float64(i)*binMS, 'g', -1, 64), strconv.FormatInt(v, 10), strconv.FormatInt(arrivals, 10)}); err != nil {
 				return err
 			}
 		}

@@ -19,7 +19,6 @@ type backoffJSON struct {
 		CallsMean        float64 `json:"calls_mean"`
 		CompletionMSMean float64 `json:"completion_ms_mean"`
 		PeakArrivals     float64 `json:"peak_arrivals"`
-		PeakRetries      float64 `json:"peak_retries"`
 		GiveUps          float64 `json:"give_ups"`
 		Duplicates       float64 `json:"duplicates"`
 	} `json:"results"`
@@ -71,7 +70,7 @@ func TestBackoffTableAndSeries(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if lines[0] != "strategy,clients,t_ms,arrivals,retries" || len(lines) < 3 || !strings.HasPrefix(lines[1], "none,20,0,") {
+	if lines[0] != "strategy,clients,t_ms,attempts,arrivals" || len(lines) < 3 || !strings.HasPrefix(lines[1], "none,20,0,") {
 		t.Fatalf("series file:\n%s", data)
 	}
 }
@@ -105,8 +104,8 @@ func TestBackoffRateLimitedWavesAndDuplicates(t *testing.T) {
 	if r.Model != "rate-limited" || len(r.Results) != 2 || r.Results[0].Clients != 1000 {
 		t.Fatalf("%+v", r)
 	}
-	if expo, full := r.Results[0], r.Results[1]; expo.PeakRetries < 400 || full.PeakRetries*10 > expo.PeakRetries {
-		t.Errorf("retry waves: exponential %.1f, full-jitter %.1f; want a wave only without jitter", expo.PeakRetries, full.PeakRetries)
+	if expo, full := r.Results[0], r.Results[1]; expo.PeakArrivals < 400 || full.PeakArrivals*10 > expo.PeakArrivals {
+		t.Errorf("peak_arrivals: exponential %.1f, full-jitter %.1f; want a wave only without jitter", expo.PeakArrivals, full.PeakArrivals)
 	}
 	dup := backoffRun(t, "--model", "rate-limited", "--runs", "1", "--clients", "50", "--strategies", "full-jitter",
 		"--limit", "1000", "--hiccup-kind", "slow", "--timeout", "1s", "--non-idempotent")

@@ -144,6 +144,13 @@ func runCompare(o *compareOptions, streams IO) error {
 			if err := addWorstOverAdmission(rep, sc.EpochTime(), o.worstBudget); err != nil {
 				return err
 			}
+			// The keying chart compares the scenario's key with its compare_keys, unless
+			// the user chose the key or layers.
+			if len(chartFormats) > 0 && o.out != "" && o.key == "" && len(o.layers) == 0 {
+				if rep.KeyRuns, err = keyRuns(sc, opts); err != nil {
+					return err
+				}
+			}
 			bar.scenarioDone()
 			for _, x := range rep.Results {
 				requests += x.Requests

@@ -46,6 +46,11 @@ func writeResults(dir string, formats []string, reports []*report.Report) error 
 	if err != nil {
 		return err
 	}
+	return writeOutFiles(dir, files)
+}
+
+// writeOutFiles writes rendered files under dir, each by rename over its old version.
+func writeOutFiles(dir string, files []outFile) error {
 	for _, f := range files {
 		path := filepath.Join(dir, f.path)
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -107,6 +112,12 @@ func renderResults(formats []string, reports []*report.Report) ([]outFile, error
 			{"results.csv", func(w io.Writer) error { return report.WriteCSV(w, []*report.Report{r}) }},
 			{"timeline.csv", func(w io.Writer) error { return report.WriteTimelineCSV(w, r) }},
 			{"summary.md", func(w io.Writer) error { return report.WriteSummary(w, r, linked) }},
+		}
+		if len(r.Retries) > 0 {
+			steps = append(steps, struct {
+				name   string
+				render func(io.Writer) error
+			}{"retries.csv", func(w io.Writer) error { return report.WriteRetriesCSV(w, []*report.Report{r}) }})
 		}
 		for _, s := range steps {
 			if _, err := add(s.name, s.render); err != nil {

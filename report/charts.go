@@ -15,7 +15,9 @@ func Caption(r *Report) string {
 
 // Figures are the charts of one scenario's report, in the order a reader wants them: the
 // busiest key's trailing window against the limit over time, what each algorithm admitted
-// and refused over time, accuracy, and memory. Figures that have no data (no timelines recorded, no keys) are left out.
+// and refused over time, accuracy, memory, legit against attacker outcomes
+// (KeyingFigures), then the herd of retrying clients (HerdFigures). Figures that have no data (no timelines
+// recorded, no keys, no retrying clients) are left out.
 func Figures(r *Report) []*chart.Figure {
 	caption := Caption(r)
 	var figs []*chart.Figure
@@ -60,7 +62,7 @@ func Figures(r *Report) []*chart.Figure {
 		)
 	}
 	if len(r.Results) == 0 {
-		return figs
+		return append(figs, HerdFigures(r)...)
 	}
 	var names []string
 	var over, falseReject, memory []float64
@@ -82,5 +84,6 @@ func Figures(r *Report) []*chart.Figure {
 			Caption: caption,
 		}, names, []chart.BarSeries{{Name: "in-process", Values: memory}}))
 	}
-	return figs
+	figs = append(figs, KeyingFigures(r)...)
+	return append(figs, HerdFigures(r)...)
 }

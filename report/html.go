@@ -44,7 +44,8 @@ type indexChartView struct {
 type indexPageView struct {
 	Name, Dir, Description, Caption string
 	Findings                        []string
-	Table                           Table
+	Retries                         bool
+	Tables                          []Table
 	Charts                          []indexChartView
 }
 
@@ -58,10 +59,14 @@ func WriteIndex(w io.Writer, pages []IndexPage) error {
 			Dir:         p.Dir,
 			Description: p.Report.Description,
 			Caption:     Caption(p.Report),
-			Findings:    Findings(p.Report),
-			Table:       dropEmptyColumns(ResultsTable(p.Report)),
+			Findings:    AllFindings(p.Report),
+			Retries:     len(p.Report.Retries) > 0,
 		}
-		v.Table.Title = ""
+		for _, t := range Tables(p.Report) {
+			t = dropEmptyColumns(t)
+			t.Title = ""
+			v.Tables = append(v.Tables, t)
+		}
 		for _, c := range p.Charts {
 			cv := indexChartView{Title: c.Title, Href: p.Dir + "/" + c.Name}
 			if len(c.SVG) > 0 {
@@ -111,14 +116,16 @@ svg.chart { width: 100%; height: auto; display: block; }
 <p>{{.Description}}</p>
 {{- end}}
 <p class="caption">{{.Caption}}</p>
+{{- range .Tables}}
 <div class="wide"><table>
-<thead><tr>{{range .Table.Header}}<th>{{.}}</th>{{end}}</tr></thead>
+<thead><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>
-{{- range .Table.Rows}}
+{{- range .Rows}}
 <tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
 {{- end}}
 </tbody>
 </table></div>
+{{- end}}
 <ul>
 {{- range .Findings}}
 <li>{{.}}</li>
@@ -134,7 +141,7 @@ svg.chart { width: 100%; height: auto; display: block; }
 <figcaption>{{.Title}} (<a href="{{.Href}}">{{.Href}}</a>)</figcaption>
 </figure>
 {{- end}}
-<p>Files: <a href="{{.Dir}}/summary.md">summary.md</a>, <a href="{{.Dir}}/results.json">results.json</a>, <a href="{{.Dir}}/results.csv">results.csv</a>, <a href="{{.Dir}}/timeline.csv">timeline.csv</a></p>
+<p>Files: <a href="{{.Dir}}/summary.md">summary.md</a>, <a href="{{.Dir}}/results.json">results.json</a>, <a href="{{.Dir}}/results.csv">results.csv</a>, <a href="{{.Dir}}/timeline.csv">timeline.csv</a>{{if .Retries}}, <a href="{{.Dir}}/retries.csv">retries.csv</a>{{end}}</p>
 </section>
 {{- end}}
 </body>

@@ -51,6 +51,9 @@ type Report struct {
 	UnreadLineProblems []string `json:"unread_line_problems,omitempty"`
 	// Retries holds the closed-loop clients' results of a scenario with a clients section.
 	Retries []RetryResult `json:"retries,omitempty"`
+	// KeyRuns are the same traffic run under the scenario's compare_keys, for the keying
+	// chart; not part of the JSON (each is `rlsim compare --key K` on the scenario).
+	KeyRuns []KeyRun `json:"-"`
 }
 
 // Table is a rendered-agnostic table: a title, a header and rows of cells. One model

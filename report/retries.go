@@ -20,9 +20,11 @@ type RetryResult struct {
 	CallsMean float64 `json:"calls_mean"`
 	// CompletionMSMean is the mean time to drain: until the last client finished, in ms.
 	CompletionMSMean float64 `json:"completion_ms_mean"`
-	// PeakArrivals and PeakRetries are the mean highest bins of attempts and of retries.
+	// PeakArrivals is the mean over runs of the most retries (attempts after the first try
+	// of a request) reaching the server in one bin of Bin: the highest retry wave. The
+	// clients' first requests, which leave together by the scenario's premise, are not
+	// counted.
 	PeakArrivals float64 `json:"peak_arrivals"`
-	PeakRetries  float64 `json:"peak_retries"`
 	// WaveHeights are the heights of the first run's retry waves, in time order (runs of
 	// bins holding at least WaveThreshold retries each).
 	WaveHeights   []int64  `json:"wave_heights"`
@@ -33,6 +35,9 @@ type RetryResult struct {
 	// RetryAfterRefusedShare is the share of retries timed by Retry-After that the limit
 	// refused again; null when Retry-After timed none.
 	RetryAfterRefusedShare *float64 `json:"retry_after_refused_share"`
+	// Arrivals is the first run's retries per bin of Bin, from t=0 (the series the herd
+	// chart draws); not part of the JSON.
+	Arrivals []int64 `json:"-"`
 }
 
 // maxWavesShown bounds the wave heights a table cell lists.
@@ -43,7 +48,7 @@ func RetriesTable(r *Report) Table {
 	t := Table{
 		Title: fmt.Sprintf("%s — clients retrying, seed %d", r.Scenario, r.Seed),
 		Header: []string{"algorithm", "strategy", "clients", "runs", "calls_mean", "completion_ms_mean",
-			"peak_retries", "waves", "wave_heights", "give_ups", "duplicates", "retry_after_refused_share"},
+			"peak_arrivals", "waves", "wave_heights", "give_ups", "duplicates", "retry_after_refused_share"},
 	}
 	for _, x := range r.Retries {
 		heights := make([]string, 0, maxWavesShown+1)
@@ -61,13 +66,13 @@ func RetriesTable(r *Report) Table {
 		t.Rows = append(t.Rows, []string{
 			x.Algorithm, x.Strategy, strconv.Itoa(x.Clients), strconv.Itoa(x.Runs),
 			strconv.FormatFloat(x.CallsMean, 'f', 1, 64), strconv.FormatFloat(x.CompletionMSMean, 'f', 1, 64),
-			strconv.FormatFloat(x.PeakRetries, 'f', 1, 64), strconv.Itoa(len(x.WaveHeights)), strings.Join(heights, " "),
+			strconv.FormatFloat(x.PeakArrivals, 'f', 1, 64), strconv.Itoa(len(x.WaveHeights)), strings.Join(heights, " "),
 			strconv.FormatFloat(x.GiveUps, 'f', 2, 64), strconv.FormatFloat(x.Duplicates, 'f', 2, 64), share,
 		})
 	}
 	if len(r.Retries) > 0 {
 		x := r.Retries[0]
-		t.Notes = append(t.Notes, fmt.Sprintf("waves: runs of %s bins with at least %d retries each (first run); completion is the time to drain",
+		t.Notes = append(t.Notes, fmt.Sprintf("peak_arrivals: most retries in one %s bin (mean over runs); waves: runs of bins with at least %d retries each (first run); completion is the time to drain",
 			time.Duration(x.Bin), x.WaveThreshold))
 	}
 	return t
@@ -76,7 +81,7 @@ func RetriesTable(r *Report) Table {
 // retryCSVColumns are the machine columns of the retries CSV.
 var retryCSVColumns = []string{
 	"scenario", "seed", "algorithm", "strategy", "clients", "runs", "calls_mean", "completion_ms_mean",
-	"peak_arrivals", "peak_retries", "waves", "wave_heights", "wave_threshold", "bin", "give_ups", "duplicates",
+	"peak_arrivals", "waves", "wave_heights", "wave_threshold", "bin", "give_ups", "duplicates",
 	"retry_after_refused_share",
 }
 
@@ -100,7 +105,7 @@ func WriteRetriesCSV(w io.Writer, reports []*Report) error {
 			}
 			if err := cw.Write([]string{
 				r.Scenario, strconv.FormatUint(r.Seed, 10), x.Algorithm, x.Strategy, strconv.Itoa(x.Clients), strconv.Itoa(x.Runs),
-				f(x.CallsMean), f(x.CompletionMSMean), f(x.PeakArrivals), f(x.PeakRetries), strconv.Itoa(len(x.WaveHeights)),
+				f(x.CallsMean), f(x.CompletionMSMean), f(x.PeakArrivals), strconv.Itoa(len(x.WaveHeights)),
 				strings.Join(heights, " "), strconv.FormatInt(x.WaveThreshold, 10), time.Duration(x.Bin).String(),
 				f(x.GiveUps), f(x.Duplicates), share,
 			}); err != nil {

@@ -95,11 +95,13 @@ func WriteSummary(w io.Writer, r *Report, charts []ChartFile) error {
 	}
 	fmt.Fprintf(&b, "Policy: %d per %s (burst %d), keyed on %s, seed %d. Reproduce with `rlsim compare --scenario %s --seed %d`.\n\n",
 		r.Policy.Limit, time.Duration(r.Policy.Window), r.Policy.Burst, r.Key, r.Seed, r.Scenario, r.Seed)
-	if err := WriteMarkdown(&b, ResultsTable(r)); err != nil {
-		return err
+	for _, t := range Tables(r) {
+		if err := WriteMarkdown(&b, t); err != nil {
+			return err
+		}
+		b.WriteString("\n")
 	}
-	b.WriteString("\n")
-	for _, f := range Findings(r) {
+	for _, f := range AllFindings(r) {
 		fmt.Fprintf(&b, "- %s\n", f)
 	}
 	if len(charts) > 0 {
@@ -108,7 +110,11 @@ func WriteSummary(w io.Writer, r *Report, charts []ChartFile) error {
 			fmt.Fprintf(&b, "![%s](%s)\n\n", c.Title, c.Name)
 		}
 	}
-	b.WriteString("Files: [results.json](results.json), [results.csv](results.csv), [timeline.csv](timeline.csv).\n")
+	b.WriteString("Files: [results.json](results.json), [results.csv](results.csv), [timeline.csv](timeline.csv)")
+	if len(r.Retries) > 0 {
+		b.WriteString(", [retries.csv](retries.csv)")
+	}
+	b.WriteString(".\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -217,8 +217,8 @@ func runClients(sc *Scenario, pol algorithms.Policy, algs []string, seed uint64)
 			out = append(out, report.RetryResult{
 				Algorithm: alg, Strategy: r.Strategy, Clients: r.Clients, Runs: r.Runs,
 				CallsMean: r.CallsMean, CompletionMSMean: r.CompletionMSMean,
-				PeakArrivals: r.PeakArrivals, PeakRetries: r.PeakRetries,
-				WaveHeights: backoff.Waves(r.RetrySeries, threshold), WaveThreshold: threshold, Bin: report.Duration(m.Bin),
+				PeakArrivals: r.PeakArrivals, Arrivals: r.Arrivals,
+				WaveHeights: backoff.Waves(r.Arrivals, threshold), WaveThreshold: threshold, Bin: report.Duration(m.Bin),
 				GiveUps: r.GiveUps, Duplicates: r.Duplicates, RetryAfterRefusedShare: r.RetryAfterRefusedShare,
 			})
 		}

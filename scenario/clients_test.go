@@ -46,8 +46,8 @@ func TestRetryStormShowsWavesWithoutJitter(t *testing.T) {
 	if expo.Strategy != "exponential" || len(expo.WaveHeights) < 5 || expo.WaveHeights[0] < 400 {
 		t.Errorf("exponential: waves %v, want several, the first of hundreds of clients", expo.WaveHeights)
 	}
-	if len(full.WaveHeights) != 0 || full.PeakRetries*10 > expo.PeakRetries {
-		t.Errorf("full-jitter: waves %v, peak retries %.1f (exponential %.1f): want no wave", full.WaveHeights, full.PeakRetries, expo.PeakRetries)
+	if len(full.WaveHeights) != 0 || full.PeakArrivals*10 > expo.PeakArrivals {
+		t.Errorf("full-jitter: waves %v, peak arrivals %.1f (exponential %.1f): want no wave", full.WaveHeights, full.PeakArrivals, expo.PeakArrivals)
 	}
 	if full.CompletionMSMean >= expo.CompletionMSMean {
 		t.Errorf("full-jitter drains in %.0f ms, exponential in %.0f ms", full.CompletionMSMean, expo.CompletionMSMean)

@@ -53,6 +53,9 @@ type Scenario struct {
 	// Cluster and Faults run the limit on a fleet of nodes (see cluster.go).
 	Cluster *ClusterSpec `yaml:"cluster"`
 	Faults  []FaultSpec  `yaml:"faults"`
+	// CompareKeys are other keys the results folder's keying chart runs this scenario
+	// with, beside its own key or layers (see comparekeys.go).
+	CompareKeys []string `yaml:"compare_keys"`
 
 	// Source is where the scenario came from: a file path, or "builtin:NAME".
 	Source string `yaml:"-"`
@@ -328,6 +331,9 @@ func (s *Scenario) validate(file string) error {
 	}
 	if s.BackendWindow == 0 {
 		s.BackendWindow = Duration(time.Second)
+	}
+	if err := s.validateCompareKeys(file); err != nil {
+		return err
 	}
 	if len(s.Traffic) == 0 && s.Clients == nil {
 		return s.fail(file, "traffic", "a scenario needs at least one traffic source or a clients section")

@@ -75,8 +75,9 @@ type Figure struct {
 	// Panels are laid out left to right, top to bottom, Columns to a row (default 1).
 	Panels  []Panel
 	Columns int
-	// SharedY gives every panel the same Y range, so heights compare across panels.
-	SharedY bool
+	// SharedY gives every panel the same Y range, so heights compare across panels;
+	// SharedX the same X range, so times do.
+	SharedY, SharedX bool
 	// Width and Height are the page size; zero means 10 × 5.6 inches.
 	Width, Height vg.Length
 }
@@ -216,6 +217,9 @@ func (f *Figure) draw(dc draw.Canvas) error {
 	if f.SharedY {
 		shareY(plots)
 	}
+	if f.SharedX {
+		shareX(plots)
+	}
 
 	// The legend gets its own column to the right of the panels, so it can never sit on
 	// top of a line or a bar.
@@ -281,6 +285,16 @@ func shareY(plots []*plot.Plot) {
 	}
 	for _, p := range plots {
 		p.Y.Min, p.Y.Max = lo, hi
+	}
+}
+
+func shareX(plots []*plot.Plot) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, p := range plots {
+		lo, hi = math.Min(lo, p.X.Min), math.Max(hi, p.X.Max)
+	}
+	for _, p := range plots {
+		p.X.Min, p.X.Max = lo, hi
 	}
 }
 
@@ -351,6 +365,10 @@ func (p LinePanel) build(leg *legend) (*plot.Plot, error) {
 	}
 	if !p.LogY {
 		pl.Y.Min = math.Min(pl.Y.Min, 0)
+		if pl.Y.Max <= pl.Y.Min {
+			// All zeros: gonum would widen to -1..1 and hide the line on the middle.
+			pl.Y.Max = pl.Y.Min + 1
+		}
 		// Headroom so the highest (and lowest) line is not drawn on the frame.
 		pl.Y.Max += 0.08 * (pl.Y.Max - pl.Y.Min)
 		if pl.Y.Min < 0 {

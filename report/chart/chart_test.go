@@ -254,6 +254,8 @@ func FuzzRender(f *testing.F) {
 			{Name: "bars", Meta: meta, Panels: []Panel{BarPanel{LogY: logY, ValueFormat: "%.2f",
 				Categories: []string{"x", "y"}, Series: []BarSeries{{Name: "s", Values: []float64{a, b}}},
 				Limits: []HLine{{Name: "limit", Y: c}}}}},
+			HerdFigure(meta, []Series{{Name: "h", Points: []Point{{0, a}, {1, b}, {2, c}}}, {Name: "g", Points: []Point{{a, 1}, {b, 2}}}}, time.Millisecond),
+			KeyingFigure(meta, []string{"ip", "user"}, []float64{a, b}, []float64{c, a}),
 		}
 		for _, fig := range figs {
 			_ = fig.Render(&bytes.Buffer{}, "svg")

@@ -3,6 +3,7 @@ package chart
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"gonum.org/v1/plot/vg"
@@ -147,17 +148,48 @@ func BackoffFigure(meta Meta, calls, completionSeconds []Series) *Figure {
 	}}
 }
 
-// HerdFigure draws arrivals per bin over time, one line per strategy: synchronized
-// retries show as waves.
+// HerdFigure draws arrivals per bin over time, one panel per strategy stacked on shared
+// axes (same time span, same height scale), so synchronized retries show as tall narrow
+// waves and jittered ones as a low smear. Each series is counts per bin at the bins'
+// starts closed by a point at the end of its last bin (as BinPoints makes them); a series
+// that drained early stops there, on the time axis of the slowest. Long series are
+// downsampled keeping each merged bin's highest value, so no wave is smoothed away.
 func HerdFigure(meta Meta, arrivals []Series, bin time.Duration) *Figure {
-	lines := make([]Series, len(arrivals))
+	f := &Figure{Name: "herd", Meta: meta, SharedY: true, SharedX: true,
+		Height: vg.Length(1.2+1.5*float64(max(len(arrivals), 1))) * vg.Inch}
 	for i, s := range arrivals {
-		lines[i] = Series{Name: s.Name, Points: Downsample(s.Points, MaxPoints, Max)}
+		var pts []Point
+		if n := len(s.Points); n > 1 {
+			// Downsample the bins only: merged into the last run, the closing point would
+			// stretch that run's peak to the end of the panel.
+			pts = append(slices.Clip(Downsample(s.Points[:n-1], MaxPoints, Max)), s.Points[n-1])
+		} else {
+			pts = slices.Clone(s.Points)
+		}
+		panel := LinePanel{
+			Title: s.Name, YLabel: fmt.Sprintf("per %s bin", bin), Steps: true,
+			Series: []Series{{Name: s.Name, Points: pts}},
+		}
+		if i == len(arrivals)-1 {
+			panel.XLabel = "time since start (s)"
+		}
+		f.Panels = append(f.Panels, panel)
 	}
-	return &Figure{Name: "herd", Meta: meta, Panels: []Panel{LinePanel{
-		XLabel: "time since start (s)", YLabel: fmt.Sprintf("arrivals per %s bin", bin),
-		Steps: true, Series: lines,
-	}}}
+	return f
+}
+
+// BinPoints turns counts per bin (bin i covers [i·bin, (i+1)·bin)) into points at each
+// bin's start, X in seconds, with a closing zero at the end of the last bin, ready for a
+// stepped line. No counts at all draw as one empty bin.
+func BinPoints(counts []int64, bin time.Duration) []Point {
+	if len(counts) == 0 {
+		counts = []int64{0}
+	}
+	pts := make([]Point, 0, len(counts)+1)
+	for i, v := range counts {
+		pts = append(pts, Point{X: (time.Duration(i) * bin).Seconds(), Y: float64(v)})
+	}
+	return append(pts, Point{X: (time.Duration(len(counts)) * bin).Seconds(), Y: 0})
 }
 
 // EffectiveLimitFigure draws the limit a fleet really enforced against xLabel (nodes, or
@@ -169,8 +201,10 @@ func EffectiveLimitFigure(meta Meta, xLabel string, series []Series, advertised 
 	}}}
 }
 
-// KeyingFigure draws, per keying policy, the share of legitimate requests refused and the
-// share of attacker requests admitted, in percent: a good key keeps both low.
+// KeyingFigure draws, per category (a keying policy, or an algorithm under one keying),
+// the share of legitimate requests refused and the share of attacker requests admitted,
+// in percent: a good key keeps both low. A nil attackerAdmitRate (a run without
+// attackers) leaves that series out.
 func KeyingFigure(meta Meta, policies []string, legitRejectRate, attackerAdmitRate []float64) *Figure {
 	pct := func(v []float64) []float64 {
 		out := make([]float64, len(v))
@@ -179,11 +213,12 @@ func KeyingFigure(meta Meta, policies []string, legitRejectRate, attackerAdmitRa
 		}
 		return out
 	}
+	series := []BarSeries{{Name: "legit refused", Values: pct(legitRejectRate)}}
+	if attackerAdmitRate != nil {
+		series = append(series, BarSeries{Name: "attacker admitted", Values: pct(attackerAdmitRate)})
+	}
 	return &Figure{Name: "keying", Meta: meta, Panels: []Panel{BarPanel{
 		YLabel: "share of the class's requests (%)", Categories: policies, ValueFormat: "%.1f",
-		Series: []BarSeries{
-			{Name: "legit refused", Values: pct(legitRejectRate)},
-			{Name: "attacker admitted", Values: pct(attackerAdmitRate)},
-		},
+		Series: series,
 	}}}
 }

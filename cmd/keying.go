@@ -1,0 +1,26 @@
+package cmd
+
+import (
+	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/scenario"
+)
+
+// keyRuns runs a scenario's traffic again under each of its compare_keys, for the keying
+// chart of its results folder. The runs write no decisions and draw no progress: they
+// serve the chart only.
+func keyRuns(sc *scenario.Scenario, opts scenario.Options) ([]report.KeyRun, error) {
+	opts.Decisions, opts.Progress = nil, nil
+	var out []report.KeyRun
+	for _, k := range sc.CompareKeys {
+		c, err := sc.WithKey(k)
+		if err != nil {
+			return nil, err
+		}
+		rep, err := scenario.Run(c, opts)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, report.KeyRun{Key: k, Results: rep.Results})
+	}
+	return out, nil
+}

@@ -1,0 +1,102 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rlsim/rlsim/report/chart"
+)
+
+// HerdFigures are the charts of a report's retrying clients: per algorithm, the retries
+// reaching the server per bin over time, one panel per strategy (the first run of each).
+// Without jitter the herd shows as tall waves; with jitter as a low smear. Reports
+// without retry results, or whose results kept no series, give none.
+func HerdFigures(r *Report) []*chart.Figure {
+	var algs []string
+	byAlg := map[string][]chart.Series{}
+	var bin time.Duration
+	var clients int
+	for _, x := range r.Retries {
+		if x.Arrivals == nil {
+			continue
+		}
+		if _, seen := byAlg[x.Algorithm]; !seen {
+			algs = append(algs, x.Algorithm)
+		}
+		bin, clients = time.Duration(x.Bin), x.Clients
+		byAlg[x.Algorithm] = append(byAlg[x.Algorithm], chart.Series{Name: x.Strategy, Points: chart.BinPoints(x.Arrivals, bin)})
+	}
+	var figs []*chart.Figure
+	for _, alg := range algs {
+		f := chart.HerdFigure(chart.Meta{
+			Title:   fmt.Sprintf("%s: %d clients' retries reaching a %s API per %s, per strategy", r.Scenario, clients, alg, bin),
+			Caption: Caption(r) + "\nfirst run of each strategy; first tries not counted (they all leave together)",
+		}, byAlg[alg], bin)
+		if len(algs) > 1 {
+			f.Name = "herd-" + alg
+		}
+		figs = append(figs, f)
+	}
+	return figs
+}
+
+// RetryFindings are the sentences that say what a report's retry table shows, one per
+// algorithm: the highest retry wave of each strategy, which strategies came back in
+// synchronized waves, and how long each took to drain.
+func RetryFindings(r *Report) []string {
+	var algs []string
+	for _, x := range r.Retries {
+		if !slices.Contains(algs, x.Algorithm) {
+			algs = append(algs, x.Algorithm)
+		}
+	}
+	var out []string
+	for _, alg := range algs {
+		var peaks, waves, drain []string
+		var bin time.Duration
+		for _, x := range r.Retries {
+			if x.Algorithm != alg {
+				continue
+			}
+			bin = time.Duration(x.Bin)
+			peaks = append(peaks, fmt.Sprintf("%.0f (%s)", x.PeakArrivals, x.Strategy))
+			if n := len(x.WaveHeights); n > 0 {
+				waves = append(waves, fmt.Sprintf("%s %d", x.Strategy, n))
+			}
+			drain = append(drain, fmt.Sprintf("%.1f s (%s)", x.CompletionMSMean/1000, x.Strategy))
+		}
+		wavesText := "no strategy came back in synchronized waves"
+		if len(waves) > 0 {
+			wavesText = "synchronized waves: " + strings.Join(waves, ", ")
+		}
+		out = append(out, fmt.Sprintf("%s: the highest retry wave (most retries in one %s bin) was %s; %s; drained in %s.",
+			alg, bin, strings.Join(peaks, ", "), wavesText, strings.Join(drain, ", ")))
+	}
+	return out
+}
+
+// Tables are the tables of one report as a results folder shows them: the algorithms'
+// results table when algorithms ran on open-loop traffic (or nothing else ran), then the
+// retry table when the scenario has retrying clients.
+func Tables(r *Report) []Table {
+	var out []Table
+	if len(r.Results) > 0 || len(r.Retries) == 0 {
+		out = append(out, ResultsTable(r))
+	}
+	if len(r.Retries) > 0 {
+		out = append(out, RetriesTable(r))
+	}
+	return out
+}
+
+// AllFindings are Findings for the algorithms' results (when any ran, or nothing else
+// did) followed by RetryFindings.
+func AllFindings(r *Report) []string {
+	var out []string
+	if len(r.Results) > 0 || len(r.Retries) == 0 {
+		out = Findings(r)
+	}
+	return append(out, RetryFindings(r)...)
+}

@@ -1,0 +1,53 @@
+package report
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func stormReport() *Report {
+	bin := Duration(10 * time.Millisecond)
+	return &Report{Scenario: "storm", Seed: 2, Policy: Policy{Limit: 100, Window: Duration(time.Second), Burst: 100}, Retries: []RetryResult{
+		{Algorithm: "gcra", Strategy: "exponential", Clients: 1000, Runs: 1, CompletionMSMean: 151226, PeakArrivals: 511,
+			WaveHeights: []int64{511, 400}, Bin: bin, Arrivals: []int64{0, 511, 0, 0, 400}},
+		{Algorithm: "gcra", Strategy: "full-jitter", Clients: 1000, Runs: 1, CompletionMSMean: 24821, PeakArrivals: 21,
+			Bin: bin, Arrivals: []int64{0, 21, 20, 19}},
+	}}
+}
+
+func TestHerdFiguresAndRetryFindings(t *testing.T) {
+	r := stormReport()
+	figs := Figures(r)
+	if len(figs) != 1 || figs[0].Name != "herd" || len(figs[0].Panels) != 2 {
+		t.Fatalf("figures: %d", len(figs))
+	}
+	r.Retries = append(r.Retries, RetryResult{Algorithm: "token-bucket", Strategy: "exponential", Bin: r.Retries[0].Bin, Arrivals: []int64{3}})
+	figs = HerdFigures(r)
+	if len(figs) != 2 || figs[0].Name != "herd-gcra" || figs[1].Name != "herd-token-bucket" {
+		t.Fatalf("one herd per algorithm, named by it: %v", len(figs))
+	}
+	r.Retries = r.Retries[:2]
+	f := RetryFindings(r)
+	want := "gcra: the highest retry wave (most retries in one 10ms bin) was 511 (exponential), 21 (full-jitter); synchronized waves: exponential 2; drained in 151.2 s (exponential), 24.8 s (full-jitter)."
+	if len(f) != 1 || f[0] != want {
+		t.Fatalf("findings %q", f)
+	}
+	tables := Tables(r)
+	if len(tables) != 1 || tables[0].Header[1] != "strategy" {
+		t.Fatalf("a clients-only report shows the retry table alone: %+v", tables)
+	}
+	if got := AllFindings(r); len(got) != 1 || strings.Contains(got[0], "No algorithm ran") {
+		t.Fatalf("findings %q", got)
+	}
+	var b strings.Builder
+	if err := WriteIndex(&b, []IndexPage{{Report: r, Dir: "storm"}}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "<th>peak_arrivals</th>") || !strings.Contains(b.String(), "storm/retries.csv") {
+		t.Fatalf("index lacks the retry table:\n%s", b.String())
+	}
+	if got := Tables(&Report{Scenario: "x"}); len(got) != 1 || got[0].Header[0] != "algorithm" || got[0].Header[1] != "requests" {
+		t.Fatal("a report with nothing keeps the results table")
+	}
+}
