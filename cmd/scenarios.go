@@ -48,7 +48,7 @@ type scenarioEntry struct {
 
 func runScenariosList(g *globalOptions, streams IO) error {
 	var entries []scenarioEntry
-	t := report.Table{Header: []string{"scenario", "description"}}
+	t := report.Table{Header: []string{"scenario", "description"}, Prose: true}
 	for _, n := range scenario.Builtins() {
 		sc, err := scenario.Load(n)
 		if err != nil {

@@ -188,7 +188,7 @@ func runWorstCase(o *worstCaseOptions, streams IO) error {
 			}
 		}
 	}
-	if len(formats) > 0 {
+	if len(formats) > 0 && o.out != "" { // --out "" writes no files, as on compare
 		if err := os.MkdirAll(o.out, 0o755); err != nil {
 			return fmt.Errorf("--out: %w", err)
 		}
