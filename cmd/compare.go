@@ -24,6 +24,8 @@ type compareOptions struct {
 	window     time.Duration
 	burst      int64
 	key        string
+	memory     bool
+	workers    int
 }
 
 func newCompareCmd(g *globalOptions, streams IO) *cobra.Command {
@@ -43,12 +45,13 @@ func newCompareCmd(g *globalOptions, streams IO) *cobra.Command {
 	f.DurationVar(&o.window, "window", 0, "override the policy's window")
 	f.Int64Var(&o.burst, "burst", 0, "override the bucket algorithms' burst")
 	f.StringVar(&o.key, "key", "", "override what requests are keyed on")
+	addScaleFlags(c, o)
 	return c
 }
 
 func newRunCmd(g *globalOptions, streams IO) *cobra.Command {
 	o := &compareOptions{globalOptions: g}
-	return &cobra.Command{
+	c := &cobra.Command{
 		Use:   "run FILE|NAME",
 		Short: "Run one scenario file or built-in scenario",
 		Args:  cobra.ExactArgs(1),
@@ -57,6 +60,8 @@ func newRunCmd(g *globalOptions, streams IO) *cobra.Command {
 			return runCompare(o, streams)
 		},
 	}
+	addScaleFlags(c, o)
+	return c
 }
 
 func (o *compareOptions) validate() error {
@@ -73,6 +78,9 @@ func (o *compareOptions) validate() error {
 	}
 	if o.burst < 0 {
 		return usagef("--burst: must not be negative, got %d", o.burst)
+	}
+	if o.workers < 0 {
+		return usagef("--workers: must not be negative, got %d", o.workers)
 	}
 	if o.key != "" && !slices.Contains(scenario.KeyKinds, o.key) {
 		return usagef("--key: unknown key %q (want %s)", o.key, strings.Join(scenario.KeyKinds, ", "))
@@ -94,12 +102,15 @@ func runCompare(o *compareOptions, streams IO) error {
 		if err != nil {
 			return err
 		}
+		if sc.Heavy && len(o.scenarios) == 0 {
+			continue // the default suite stays quick; heavy scenarios run by name
+		}
 		if o.key != "" {
 			sc.Key = o.key
 		}
 		loaded = append(loaded, sc)
 	}
-	opts := scenario.Options{Algorithms: o.algorithms, Limit: o.limit, Window: o.window, Burst: o.burst}
+	opts := scenario.Options{Algorithms: o.algorithms, Limit: o.limit, Window: o.window, Burst: o.burst, Workers: o.workers}
 	if o.seedSet {
 		opts.Seed = &o.seed
 	}
@@ -108,6 +119,7 @@ func runCompare(o *compareOptions, streams IO) error {
 	err := withDecisions(o.decisions, func(dw *scenario.DecisionWriter) error {
 		opts.Decisions = dw
 		for _, sc := range loaded {
+			opts.Memory = o.memory || sc.Heavy
 			rep, err := scenario.Run(sc, opts)
 			if err != nil {
 				return err
@@ -160,6 +172,9 @@ func renderReports(w io.Writer, format string, reports []*report.Report) error {
 			fmt.Fprintln(w)
 		}
 		t := report.ResultsTable(r)
+		if r.Memory != nil {
+			t.Notes = append(t.Notes, r.Memory.String())
+		}
 		var err error
 		if format == "markdown" {
 			err = report.WriteMarkdown(w, t)

@@ -4,7 +4,6 @@
 package report
 
 import (
-	"container/heap"
 	"time"
 
 	"github.com/rlsim/rlsim/algorithms"
@@ -91,7 +90,7 @@ func (c *Collector) Observe(key uint32, t int64, cost int64, class traffic.Class
 		if delay == 0 {
 			c.reachBackend(t, cost)
 		} else {
-			heap.Push(&c.pending, release{at: t + delay, cost: cost})
+			c.pending.push(release{at: t + delay, cost: cost})
 		}
 	} else {
 		c.rejected++
@@ -123,7 +122,7 @@ func (c *Collector) reachBackend(t, cost int64) {
 // flushBackend moves queued requests released by now to the backend, in release order.
 func (c *Collector) flushBackend(now int64) {
 	for len(c.pending) > 0 && c.pending[0].at <= now {
-		r := heap.Pop(&c.pending).(release)
+		r := c.pending.pop()
 		c.reachBackend(r.at, r.cost)
 	}
 }
@@ -181,15 +180,43 @@ func ratio(a, b int64) float64 {
 
 type release struct{ at, cost int64 }
 
+// releaseHeap is a min-heap of releases by time, typed so that pushing does not box a
+// release into an interface (one allocation per queued request with container/heap).
 type releaseHeap []release
 
-func (h releaseHeap) Len() int           { return len(h) }
-func (h releaseHeap) Less(i, j int) bool { return h[i].at < h[j].at }
-func (h releaseHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *releaseHeap) Push(x any)        { *h = append(*h, x.(release)) }
-func (h *releaseHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+func (h *releaseHeap) push(r release) {
+	*h = append(*h, r)
+	q := *h
+	for i := len(q) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if q[parent].at <= q[i].at {
+			break
+		}
+		q[i], q[parent] = q[parent], q[i]
+		i = parent
+	}
+}
+
+func (h *releaseHeap) pop() release {
+	q := *h
+	top := q[0]
+	last := len(q) - 1
+	q[0] = q[last]
+	q = q[:last]
+	for i := 0; ; {
+		smallest, left, right := i, 2*i+1, 2*i+2
+		if left < last && q[left].at < q[smallest].at {
+			smallest = left
+		}
+		if right < last && q[right].at < q[smallest].at {
+			smallest = right
+		}
+		if smallest == i {
+			break
+		}
+		q[i], q[smallest] = q[smallest], q[i]
+		i = smallest
+	}
+	*h = q
+	return top
 }

@@ -45,6 +45,8 @@ type Report struct {
 	Policy      Policy   `json:"policy"`
 	Key         string   `json:"key"`
 	Results     []Result `json:"results"`
+	// Memory is what the run held per key; only when asked for (heavy scenarios, --memory).
+	Memory *Memory `json:"memory,omitempty"`
 }
 
 // Table is a rendered-agnostic table: a title, a header and rows of cells. One model

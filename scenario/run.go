@@ -9,7 +9,6 @@ import (
 
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/report"
-	"github.com/rlsim/rlsim/sim"
 	"github.com/rlsim/rlsim/traffic"
 )
 
@@ -26,8 +25,14 @@ type Options struct {
 	Burst  int64
 	// Seed replaces the scenario's seed when not nil.
 	Seed *uint64
-	// Decisions, when not nil, receives one CSV row per request and algorithm.
+	// Decisions, when not nil, receives one CSV row per request and algorithm. The
+	// algorithms then run one after the other, so the rows come grouped by algorithm.
 	Decisions *DecisionWriter
+	// Workers is how many algorithms' passes over the traffic may run at once; zero
+	// means GOMAXPROCS. The results do not depend on it.
+	Workers int
+	// Memory asks for the report's memory section (what the run holds per key).
+	Memory bool
 }
 
 // Policy is the policy a run with these options uses.
@@ -72,16 +77,25 @@ func Run(sc *Scenario, o Options) (*report.Report, error) {
 		Policy:      report.Policy{Limit: pol.Limit, Window: report.Duration(pol.Window), Burst: pol.EffectiveBurst()},
 		Key:         sc.Key,
 	}
-	for _, name := range algs {
+	lims := make([]algorithms.Limiter, len(algs))
+	cols := make([]*report.Collector, len(algs))
+	for i, name := range algs {
 		lim, err := algorithms.New(name, pol)
 		if err != nil {
 			return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 		}
-		res, err := runOne(sc, lim, pol, seed, o.Decisions)
-		if err != nil {
-			return nil, err
-		}
-		rep.Results = append(rep.Results, res)
+		lims[i] = lim
+		cols[i] = report.NewCollector(pol.Limit, pol.Window, time.Duration(sc.BackendWindow))
+	}
+	internBytes, err := runPasses(sc, lims, cols, seed, o)
+	if err != nil {
+		return nil, err
+	}
+	for i, lim := range lims {
+		rep.Results = append(rep.Results, cols[i].Result(lim))
+	}
+	if o.Memory {
+		rep.Memory = report.MemoryOf(lims, cols, internBytes)
 	}
 	return rep, nil
 }
@@ -89,51 +103,6 @@ func Run(sc *Scenario, o Options) (*report.Report, error) {
 // NewRNG is the one random source of a run with this seed.
 func NewRNG(seed uint64) *rand.Rand {
 	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-}
-
-// feeder keeps one pending request of a source on the event loop.
-type feeder struct {
-	src  traffic.Source
-	req  traffic.Request
-	sink func(*traffic.Request)
-}
-
-func (f *feeder) Fire(l *sim.Loop) {
-	f.sink(&f.req)
-	if f.src.Next(&f.req) {
-		l.At(f.req.At, f)
-	}
-}
-
-func runOne(sc *Scenario, lim algorithms.Limiter, pol algorithms.Policy, seed uint64, dec *DecisionWriter) (report.Result, error) {
-	var loop sim.Loop
-	col := report.NewCollector(pol.Limit, pol.Window, time.Duration(sc.BackendWindow))
-	ids := map[string]uint32{}
-	epoch := sc.EpochTime().UnixNano()
-	var writeErr error
-	sink := func(r *traffic.Request) {
-		id, ok := ids[r.Key]
-		if !ok {
-			id = uint32(len(ids))
-			ids[r.Key] = id
-		}
-		d := lim.Allow(id, epoch+int64(r.At), r.Cost)
-		ref := col.Observe(id, int64(r.At), r.Cost, r.Class, d)
-		if dec != nil && writeErr == nil {
-			writeErr = dec.write(sc.Name, lim.Name(), r, d.Allowed, ref)
-		}
-	}
-	for _, src := range sc.sources(NewRNG(seed)) {
-		f := &feeder{src: src, sink: sink}
-		if src.Next(&f.req) {
-			loop.At(f.req.At, f)
-		}
-	}
-	loop.Run(sc.Horizon())
-	if writeErr != nil {
-		return report.Result{}, fmt.Errorf("writing decisions: %w", writeErr)
-	}
-	return col.Result(lim), nil
 }
 
 // DecisionWriter streams the per-request decisions file:

@@ -29,14 +29,17 @@ var KeyKinds = []string{"user", "ip", "ipv6/64", "xff:1", "xff-leftmost", "accou
 
 // Scenario is a decoded, validated scenario file.
 type Scenario struct {
-	Name        string     `yaml:"name"`
-	Description string     `yaml:"description"`
-	Seed        *uint64    `yaml:"seed"`
-	Epoch       *Epoch     `yaml:"epoch"`
-	Duration    Duration   `yaml:"duration"`
-	Policy      PolicySpec `yaml:"policy"`
-	Algorithms  []string   `yaml:"algorithms"`
-	Key         string     `yaml:"key"`
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	// Heavy marks a scenario too big for the default `rlsim compare` suite (a scale
+	// test); it still runs when named.
+	Heavy      bool       `yaml:"heavy"`
+	Seed       *uint64    `yaml:"seed"`
+	Epoch      *Epoch     `yaml:"epoch"`
+	Duration   Duration   `yaml:"duration"`
+	Policy     PolicySpec `yaml:"policy"`
+	Algorithms []string   `yaml:"algorithms"`
+	Key        string     `yaml:"key"`
 	// BackendWindow is the bin of backend_peak (default 1s).
 	BackendWindow Duration      `yaml:"backend_window"`
 	Traffic       []TrafficSpec `yaml:"traffic"`
