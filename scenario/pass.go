@@ -95,6 +95,16 @@ func (p *pass) decide(id uint32, r *traffic.Request) {
 
 func runPass(sc *Scenario, lims []algorithms.Limiter, cols []*report.Collector, seed uint64, dec *DecisionWriter) (int64, error) {
 	var loop sim.Loop
+	p := newPass(sc, lims, cols, seed, dec, &loop)
+	loop.Run(sc.Horizon())
+	if p.writeErr != nil {
+		return 0, fmt.Errorf("writing decisions: %w", p.writeErr)
+	}
+	return p.keys.bytes, nil
+}
+
+// newPass builds the traffic of sc from seed and puts each source's first request on loop.
+func newPass(sc *Scenario, lims []algorithms.Limiter, cols []*report.Collector, seed uint64, dec *DecisionWriter, loop *sim.Loop) *pass {
 	sources := sc.sources(NewRNG(seed))
 	p := &pass{name: sc.Name, lims: lims, cols: cols, epoch: sc.EpochTime().UnixNano(), keys: newKeySpace(sources), dec: dec}
 	if n := p.keys.next; n > 0 {
@@ -117,11 +127,7 @@ func runPass(sc *Scenario, lims []algorithms.Limiter, cols []*report.Collector, 
 			loop.At(f.req.At, f)
 		}
 	}
-	loop.Run(sc.Horizon())
-	if p.writeErr != nil {
-		return 0, fmt.Errorf("writing decisions: %w", p.writeErr)
-	}
-	return p.keys.bytes, nil
+	return p
 }
 
 // feeder keeps one pending request of a source on the event loop; its keys are names.

@@ -1,0 +1,119 @@
+package scenario
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/sim"
+	"github.com/rlsim/rlsim/traffic"
+)
+
+// The results must not depend on how the algorithms are spread over workers.
+func TestParallelRunEqualsSequential(t *testing.T) {
+	for _, name := range []string{"steady-poisson", "boundary-burst", "sliding-estimate"} {
+		sc, err := Load(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "steady-poisson" {
+			sc.Duration = Duration(2 * time.Minute)
+		}
+		want, err := Run(sc, Options{Workers: 1, Memory: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, workers := range []int{2, 3, 6, 64} {
+			got, err := Run(sc, Options{Workers: workers, Memory: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: workers=%d gives\n%+v\nworkers=1 gives\n%+v", name, workers, got.Results, want.Results)
+			}
+		}
+	}
+}
+
+func TestPassGroupsCoverEveryLimiterOnce(t *testing.T) {
+	for n := 1; n <= 7; n++ {
+		for workers := 0; workers <= 8; workers++ {
+			for _, one := range []bool{false, true} {
+				groups := passGroups(n, workers, one)
+				next := 0
+				for _, g := range groups {
+					if g[0] != next || g[1] <= g[0] {
+						t.Fatalf("n=%d workers=%d: groups %v", n, workers, groups)
+					}
+					next = g[1]
+				}
+				if next != n || (one && len(groups) != n) || (workers > 0 && !one && len(groups) > workers) {
+					t.Fatalf("n=%d workers=%d one=%v: groups %v", n, workers, one, groups)
+				}
+			}
+		}
+	}
+}
+
+// Once every key's windows have reached their size, deciding a request allocates nothing:
+// no string per key, no boxed event, no record per request.
+func TestHotPathDoesNotAllocate(t *testing.T) {
+	sc, err := Load("steady-poisson")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol := sc.Policy.Policy()
+	var lims []algorithms.Limiter
+	var cols []*report.Collector
+	for _, name := range algorithms.Names {
+		lim, _ := algorithms.New(name, pol)
+		lims = append(lims, lim)
+		cols = append(cols, report.NewCollector(pol.Limit, pol.Window, time.Second))
+	}
+	var loop sim.Loop
+	newPass(sc, lims, cols, 1, nil, &loop)
+	loop.Run(5 * time.Minute) // every key has filled its windows
+	until := loop.Now()
+	before := loop.Fired()
+	allocs := testing.AllocsPerRun(20, func() {
+		until += 100 * time.Millisecond
+		loop.Run(until)
+	})
+	if loop.Fired()-before < 500 {
+		t.Fatalf("only %d requests ran", loop.Fired()-before)
+	}
+	if allocs != 0 {
+		t.Fatalf("%v allocations per 100 ms of traffic (about 45 requests × 6 algorithms)", allocs)
+	}
+}
+
+func TestKeySpaceNumbersGeneratedKeysAndUnifiesNames(t *testing.T) {
+	src := func(prefix string, keys int) traffic.Source {
+		return traffic.NewPoisson(traffic.Poisson{Rate: 1, Keys: keys, KeyPrefix: prefix, End: time.Second}, NewRNG(1))
+	}
+	ks := newKeySpace([]traffic.Source{src("user_", 100), src("ip_", 10), src("user_", 200)})
+	if ks.next != 210 {
+		t.Fatalf("blocks hold %d ids, want 210", ks.next)
+	}
+	for _, tt := range []struct {
+		name string
+		want uint32
+	}{
+		{"user_17", 17}, {"ip_3", 203}, {"user_199", 199},
+		{"user_017", 210}, {"user_200", 211}, {"ip_x", 212}, {"user_17", 17}, {"user_017", 210}, {"user_", 213}, {"user_-1", 214},
+	} {
+		if got := ks.id(tt.name); got != tt.want {
+			t.Errorf("id(%q) = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+	// "a_1"+"2" and "a_"+"12" name the same key: both prefixes fall back to names.
+	ks = newKeySpace([]traffic.Source{src("a_", 100), src("a_1", 100)})
+	if ks.blocks != nil {
+		t.Fatalf("overlapping prefixes kept blocks %v", ks.blocks)
+	}
+	if a, b := ks.id("a_12"), ks.id("a_12"); a != 0 || b != 0 {
+		t.Fatalf("ids %d %d", a, b)
+	}
+}
