@@ -92,5 +92,6 @@ choice costs.`,
 	pf.StringVar(&g.decisions, "decisions", "", "write one CSV row per request and algorithm to this file")
 
 	root.AddCommand(newCompareCmd(g, streams), newRunCmd(g, streams), newScenariosCmd(g, streams))
+	root.AddCommand(newSweepCmd(g, streams), newMergeCmd(g, streams))
 	return root
 }

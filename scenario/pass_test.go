@@ -117,3 +117,35 @@ func TestKeySpaceNumbersGeneratedKeysAndUnifiesNames(t *testing.T) {
 		t.Fatalf("ids %d %d", a, b)
 	}
 }
+
+// What a run holds grows with its keys, not with its requests: twice the traffic over
+// the same keys holds the same bytes. Per-key windows keep their high-water capacity,
+// which the limit bounds; this traffic is over the limit everywhere, so every window
+// meets its bound early (below the limit the high-water creeps up with rare peaks, in
+// steps of a doubling, until it meets the same bound).
+func TestMemoryGrowsWithKeysNotRequests(t *testing.T) {
+	sc, err := Parse("mem.yaml", []byte(`name: mem
+duration: 2m
+policy: {limit: 4, window: 10s}
+traffic:
+  - poisson: {rate: 2000, keys: 1000, key_prefix: k}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := func(d time.Duration) *report.Memory {
+		sc.Duration = Duration(d)
+		rep, err := Run(sc, Options{Memory: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep.Memory
+	}
+	once, twice := held(time.Minute), held(2*time.Minute)
+	if once.Keys != 1000 || twice.Keys != 1000 {
+		t.Fatalf("keys %d and %d, want 1000", once.Keys, twice.Keys)
+	}
+	if r := float64(twice.Bytes) / float64(once.Bytes); r > 1.1 || r < 0.9 {
+		t.Fatalf("twice the requests hold %.2f× the bytes (%d vs %d)", r, twice.Bytes, once.Bytes)
+	}
+}

@@ -1,0 +1,60 @@
+package cmd
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A heavy scenario reports its memory without being asked; --memory asks for it anywhere.
+func TestMemorySection(t *testing.T) {
+	dir := t.TempDir()
+	heavy := filepath.Join(dir, "big.yaml")
+	err := os.WriteFile(heavy, []byte(`name: big
+description: many keys
+heavy: true
+duration: 30s
+policy: {limit: 10, window: 1s}
+traffic:
+  - poisson: {rate: 2000, keys: 20000, key_prefix: u, popularity: zipf}
+`), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"run", heavy}, {"run", "steady-poisson", "--memory"}} {
+		out, errOut, code := rlsim(t, append(args, "--format", "json")...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		var rep struct {
+			Memory *struct {
+				Keys        int `json:"keys"`
+				BytesPerKey struct {
+					AlgorithmState float64 `json:"algorithm_state"`
+					Reference      float64 `json:"reference"`
+					InternedKeys   float64 `json:"interned_keys"`
+					Total          float64 `json:"total"`
+				} `json:"bytes_per_key"`
+				Bytes int64 `json:"bytes"`
+			} `json:"memory"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		m := rep.Memory
+		if m == nil || m.Keys == 0 || m.BytesPerKey.AlgorithmState <= 0 || m.BytesPerKey.Reference <= 0 ||
+			m.BytesPerKey.Total != m.BytesPerKey.AlgorithmState+m.BytesPerKey.Reference+m.BytesPerKey.InternedKeys {
+			t.Fatalf("%v: memory section %+v", args, m)
+		}
+		table, _, _ := rlsim(t, args...)
+		if !strings.Contains(table, "memory: ") {
+			t.Errorf("%v: table has no memory line", args)
+		}
+	}
+	out, _, _ := rlsim(t, "run", "steady-poisson", "--format", "json")
+	if strings.Contains(out, `"memory"`) {
+		t.Error("memory section printed without --memory")
+	}
+}
