@@ -15,15 +15,19 @@ func TestMemorySection(t *testing.T) {
 	err := os.WriteFile(heavy, []byte(`name: big
 description: many keys
 heavy: true
-duration: 30s
+duration: 10s
 policy: {limit: 10, window: 1s}
 traffic:
-  - poisson: {rate: 2000, keys: 20000, key_prefix: u, popularity: zipf}
+  - poisson: {rate: 500, keys: 2000, key_prefix: u, popularity: zipf}
 `), 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{{"run", heavy}, {"run", "steady-poisson", "--memory"}} {
+	light := filepath.Join(dir, "light.yaml")
+	if err := os.WriteFile(light, []byte("name: light\nduration: 10s\npolicy: {limit: 5, window: 1s}\ntraffic:\n  - poisson: {rate: 100, keys: 50}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"run", heavy}, {"run", light, "--memory"}} {
 		out, errOut, code := rlsim(t, append(args, "--format", "json")...)
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", args, code, errOut)
@@ -53,7 +57,7 @@ traffic:
 			t.Errorf("%v: table has no memory line", args)
 		}
 	}
-	out, _, _ := rlsim(t, "run", "steady-poisson", "--format", "json")
+	out, _, _ := rlsim(t, "run", light, "--format", "json")
 	if strings.Contains(out, `"memory"`) {
 		t.Error("memory section printed without --memory")
 	}

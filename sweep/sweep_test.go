@@ -84,7 +84,7 @@ func testSweep(t *testing.T) (*scenario.Scenario, []Param) {
 		t.Fatal(err)
 	}
 	var params []Param
-	for _, s := range []string{"policy.burst=5,60", "policy.window=30s,1m", "duration=20s,40s"} {
+	for _, s := range []string{"policy.burst=5,60", "policy.window=30s,1m", "duration=5s,10s"} {
 		p, err := ParseParam(s)
 		if err != nil {
 			t.Fatal(err)
