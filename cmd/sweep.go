@@ -71,6 +71,9 @@ func runSweep(o *sweepOptions, streams IO) error {
 	if o.scenario == "" {
 		return usagef("--scenario: required (a built-in name or a file)")
 	}
+	if o.decisions != "" {
+		return usagef("--decisions: a sweep writes no decisions file; use `rlsim run` on one grid point")
+	}
 	if len(o.params) == 0 {
 		return usagef("--param: give at least one, such as --param policy.window=1s,10s,1m")
 	}
@@ -212,6 +215,9 @@ and prints the whole sweep, exactly as an unsharded run prints it.`,
 }
 
 func runMerge(o *mergeOptions, streams IO, files []string) error {
+	if o.decisions != "" {
+		return usagef("--decisions: merge writes no decisions file")
+	}
 	parts := make([]*sweep.Results, len(files))
 	for i, name := range files {
 		f, err := os.Open(name)
