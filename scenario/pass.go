@@ -70,6 +70,10 @@ func passGroups(n, workers int, onePerLimiter bool) [][2]int {
 	return groups
 }
 
+// maxReservedKeys bounds the per-key windows reserved before a run: 2^20 keys (48 MiB per
+// collector).
+const maxReservedKeys = 1 << 20
+
 // pass is one walk over the traffic with a group of limiters.
 type pass struct {
 	name     string
@@ -107,9 +111,12 @@ func runPass(sc *Scenario, lims []algorithms.Limiter, cols []*report.Collector, 
 func newPass(sc *Scenario, lims []algorithms.Limiter, cols []*report.Collector, seed uint64, dec *DecisionWriter, loop *sim.Loop) *pass {
 	sources := sc.sources(NewRNG(seed))
 	p := &pass{name: sc.Name, lims: lims, cols: cols, epoch: sc.EpochTime().UnixNano(), keys: newKeySpace(sources), dec: dec}
-	if n := p.keys.next; n > 0 {
+	// Size the reference's per-key windows for the generated key space up front, so they
+	// are not regrown (leaving the old arrays to the garbage collector) as keys arrive;
+	// capped, so a sparse generator with a huge key space costs nothing it does not use.
+	if n := min(int(p.keys.next), maxReservedKeys); n > 0 {
 		for _, c := range cols {
-			c.Reserve(int(n))
+			c.Reserve(n)
 		}
 	}
 	for _, src := range sources {

@@ -53,7 +53,7 @@ func Merge(parts []*Results, names []string) (*Results, error) {
 		case p.Shard == nil:
 			return nil, fmt.Errorf("%s: is a whole sweep, not a shard", names[i])
 		case !reflect.DeepEqual(p.Sweep, first.Sweep):
-			return nil, fmt.Errorf("%s: is a shard of a different sweep than %s (scenario, algorithms or parameters differ)", names[i], names[0])
+			return nil, fmt.Errorf("%s: is a shard of a different sweep than %s (scenario file, seed, algorithms or parameters differ)", names[i], names[0])
 		case p.Shard.N != n:
 			return nil, fmt.Errorf("%s: is shard %d/%d, but %s is one of %d", names[i], p.Shard.K, p.Shard.N, names[0], n)
 		case p.Shard.K < 1 || p.Shard.K > n:

@@ -5,6 +5,7 @@
 package sweep
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"runtime"
@@ -140,8 +141,12 @@ func (s Shard) Owns(i int) bool { return i%s.N == s.K-1 }
 // Spec is what a sweep runs: the same for every shard of one sweep.
 type Spec struct {
 	Scenario string `json:"scenario"`
-	// Source is the scenario's file or "builtin:NAME".
-	Source     string   `json:"source"`
+	// Source is the scenario's file or "builtin:NAME", and SHA256 the hash of its text, so
+	// that shards run on different copies of a file cannot be merged unnoticed.
+	Source string `json:"source"`
+	SHA256 string `json:"sha256"`
+	// Seed is the --seed the sweep was run with, if any (a seed parameter wins over it).
+	Seed       *uint64  `json:"seed,omitempty"`
 	Algorithms []string `json:"algorithms,omitempty"`
 	Params     []Param  `json:"params"`
 	Points     int      `json:"points"`
@@ -191,7 +196,8 @@ func Run(sc *scenario.Scenario, params []Param, o Options) (*Results, error) {
 		seen[p.Name] = true
 	}
 	res := &Results{
-		Sweep: Spec{Scenario: sc.Name, Source: sc.Source, Algorithms: o.Algorithms, Params: params, Points: Size(params)},
+		Sweep: Spec{Scenario: sc.Name, Source: sc.Source, SHA256: fmt.Sprintf("%x", sha256.Sum256(sc.Text)),
+			Seed: o.Seed, Algorithms: o.Algorithms, Params: params, Points: Size(params)},
 		Shard: o.Shard,
 	}
 	var points []int

@@ -162,6 +162,8 @@ func TestMergeOfShardsEqualsOneRun(t *testing.T) {
 	}
 
 	other, _ := Run(sc, params[:1], Options{Algorithms: []string{"gcra"}, Shard: &Shard{K: 3, N: 3}})
+	seed := uint64(9)
+	reseeded, _ := Run(sc, params, Options{Algorithms: []string{"gcra"}, Shard: &Shard{K: 3, N: 3}, Seed: &seed})
 	for _, tt := range []struct {
 		parts []*Results
 		want  string
@@ -169,6 +171,7 @@ func TestMergeOfShardsEqualsOneRun(t *testing.T) {
 		{parts[:2], "shard 2/3 is missing"},
 		{[]*Results{parts[0], parts[1], parts[1]}, "shard 1/3 is also in shard1"},
 		{[]*Results{parts[1], parts[2], other}, "is a shard of a different sweep"},
+		{[]*Results{parts[1], parts[2], reseeded}, "is a shard of a different sweep"},
 		{[]*Results{whole, parts[0]}, "is a whole sweep, not a shard"},
 	} {
 		_, err := Merge(tt.parts, []string{"shard3", "shard1", "shard2"}[:len(tt.parts)])
