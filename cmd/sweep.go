@@ -19,8 +19,9 @@ import (
 
 // chartOptions choose the chart a sweep or a merge draws.
 type chartOptions struct {
-	metric string
-	param  string
+	metric  string
+	param   string
+	formats []string // resolved by validate
 }
 
 func (c *chartOptions) addFlags(cmd *cobra.Command) {
@@ -110,7 +111,7 @@ func runSweep(o *sweepOptions, streams IO) error {
 		}
 		opts.Shard = &sh
 	}
-	if err := o.chart.validate(params); err != nil {
+	if err := o.chart.validate(params, o.charts); err != nil {
 		return err
 	}
 	if o.seedSet {
@@ -131,7 +132,9 @@ func runSweep(o *sweepOptions, streams IO) error {
 	return renderSweep(o.globalOptions, streams, res, format, o.chart)
 }
 
-func (c *chartOptions) validate(params []sweep.Param) error {
+// validate checks the chart flags against the swept parameters and resolves the chart
+// formats from --charts (png when it says none), before anything runs or is written.
+func (c *chartOptions) validate(params []sweep.Param, charts string) error {
 	if c.metric == "" {
 		if c.param != "" {
 			return usagef("--chart-param: needs --chart-metric")
@@ -146,6 +149,15 @@ func (c *chartOptions) validate(params []sweep.Param) error {
 	}
 	if !slices.ContainsFunc(params, func(p sweep.Param) bool { return p.Name == c.param }) {
 		return usagef("--chart-param: %q is not a swept parameter", c.param)
+	}
+	c.formats = []string{"png"}
+	if charts != "none" && charts != "" {
+		c.formats = strings.Split(charts, ",")
+	}
+	for _, f := range c.formats {
+		if f != "png" && f != "svg" {
+			return usagef("--charts: unknown chart format %q (want png, svg or none)", f)
+		}
 	}
 	return nil
 }
@@ -169,17 +181,10 @@ func renderSweep(g *globalOptions, streams IO, res *sweep.Results, format string
 		return err
 	}
 	if chart.metric != "" {
-		formats := []string{"png"}
-		if g.charts != "none" && g.charts != "" {
-			formats = strings.Split(g.charts, ",")
-		}
 		if err := os.MkdirAll(g.out, 0o755); err != nil {
 			return fmt.Errorf("--out: %w", err)
 		}
-		for _, f := range formats {
-			if f != "png" && f != "svg" {
-				return usagef("--charts: unknown chart format %q (want png, svg or none)", f)
-			}
+		for _, f := range chart.formats {
 			name := fmt.Sprintf("sweep-%s-%s-vs-%s.%s", res.Sweep.Scenario, chart.metric, strings.ReplaceAll(chart.param, ".", "-"), f)
 			err := writeAtomically(filepath.Join(g.out, name), func(w io.Writer) error {
 				return sweep.WriteChart(w, f, res, chart.metric, chart.param)
@@ -234,7 +239,7 @@ func runMerge(o *mergeOptions, streams IO, files []string) error {
 	if err != nil {
 		return fmt.Errorf("merge: %w", err)
 	}
-	if err := o.chart.validate(res.Sweep.Params); err != nil {
+	if err := o.chart.validate(res.Sweep.Params, o.charts); err != nil {
 		return err
 	}
 	return renderSweep(o.globalOptions, streams, res, o.format, o.chart)

@@ -57,7 +57,7 @@ func WriteChart(w io.Writer, format string, res *Results, metric, param string) 
 				others = append(others, p.Name+"="+row.Values[j])
 			}
 		}
-		for _, r := range row.Result {
+		for _, r := range row.Results {
 			y, ok := Metrics(r)[metric]
 			if !ok {
 				continue

@@ -29,7 +29,7 @@ func Table(res *Results, raw bool) report.Table {
 	t.Header = append(t.Header, "algorithm")
 	t.Header = append(t.Header, tableMetrics...)
 	for _, row := range res.Rows {
-		for _, r := range row.Result {
+		for _, r := range row.Results {
 			m := Metrics(r)
 			line := append(slices.Clone(row.Values), r.Algorithm)
 			for _, name := range tableMetrics {

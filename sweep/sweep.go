@@ -154,11 +154,11 @@ type Spec struct {
 
 // Row is the outcome at one grid point.
 type Row struct {
-	Point  int             `json:"point"`
-	Values []string        `json:"values"`
-	Seed   uint64          `json:"seed"`
-	Policy report.Policy   `json:"policy"`
-	Result []report.Result `json:"results"`
+	Point   int             `json:"point"`
+	Values  []string        `json:"values"`
+	Seed    uint64          `json:"seed"`
+	Policy  report.Policy   `json:"policy"`
+	Results []report.Result `json:"results"`
 }
 
 // Results are the rows of a sweep, or of one shard of it, in grid order.
@@ -253,7 +253,7 @@ func runPoint(sc *scenario.Scenario, params []Param, i int, o Options) (Row, err
 	if err != nil {
 		return Row{}, fmt.Errorf("point %d (%s): %w", i, describe(params, vals), err)
 	}
-	return Row{Point: i, Values: vals, Seed: rep.Seed, Policy: rep.Policy, Result: rep.Results}, nil
+	return Row{Point: i, Values: vals, Seed: rep.Seed, Policy: rep.Policy, Results: rep.Results}, nil
 }
 
 func describe(params []Param, vals []string) string {

@@ -104,10 +104,10 @@ func TestResultsDoNotDependOnWorkers(t *testing.T) {
 		t.Fatalf("%d rows, want 8", len(want.Rows))
 	}
 	// The parameters reach the run: burst 5 refuses what burst 60 lets through.
-	if want.Rows[0].Result[0].Rejected == 0 || want.Rows[4].Result[0].Rejected != 0 || want.Rows[0].Policy.Burst != 5 {
+	if want.Rows[0].Results[0].Rejected == 0 || want.Rows[4].Results[0].Rejected != 0 || want.Rows[0].Policy.Burst != 5 {
 		t.Fatalf("burst not applied: %+v / %+v", want.Rows[0], want.Rows[4])
 	}
-	if want.Rows[1].Result[0].Requests <= want.Rows[0].Result[0].Requests {
+	if want.Rows[1].Results[0].Requests <= want.Rows[0].Results[0].Requests {
 		t.Fatal("duration not applied")
 	}
 	for _, workers := range []int{2, 3, 16} {
