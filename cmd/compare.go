@@ -110,6 +110,7 @@ func runCompare(o *compareOptions, streams IO) error {
 		}
 		loaded = append(loaded, sc)
 	}
+	defer tuneGCForHeavy(loaded)()
 	opts := scenario.Options{Algorithms: o.algorithms, Limit: o.limit, Window: o.window, Burst: o.burst, Workers: o.workers}
 	if o.seedSet {
 		opts.Seed = &o.seed

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,7 +50,8 @@ traffic:
 		}
 		m := rep.Memory
 		if m == nil || m.Keys == 0 || m.BytesPerKey.AlgorithmState <= 0 || m.BytesPerKey.Reference <= 0 ||
-			m.BytesPerKey.Total != m.BytesPerKey.AlgorithmState+m.BytesPerKey.Reference+m.BytesPerKey.InternedKeys {
+			math.Abs(m.BytesPerKey.Total-(m.BytesPerKey.AlgorithmState+m.BytesPerKey.Reference+m.BytesPerKey.InternedKeys)) > 1e-6 ||
+			int64(m.BytesPerKey.Total*float64(m.Keys)+0.5) != m.Bytes {
 			t.Fatalf("%v: memory section %+v", args, m)
 		}
 		table, _, _ := rlsim(t, args...)

@@ -44,7 +44,7 @@ type Collector struct {
 	window        int64
 	backendWindow int64
 
-	admittedLog []algorithms.Log // per key: admitted (t, cost) in the trailing window
+	admittedLog keyWindows // per key: admitted (t, cost) in the trailing window
 
 	requests, admitted, rejected int64
 	peak                         int64
@@ -68,19 +68,16 @@ func NewCollector(limit int64, window, backendWindow time.Duration) *Collector {
 // reference's verdict: whether the promise allowed this request given what this algorithm
 // had already admitted in the trailing window.
 func (c *Collector) Observe(key uint32, t int64, cost int64, class traffic.Class, d algorithms.Decision) (referenceAllowed bool) {
-	if int(key) >= len(c.admittedLog) {
-		c.admittedLog = append(c.admittedLog, make([]algorithms.Log, int(key)+1-len(c.admittedLog))...)
-	}
-	log := &c.admittedLog[key]
-	log.Expire(t - c.window)
-	referenceAllowed = log.Sum()+cost <= c.limit
+	log := c.admittedLog.slot(key)
+	c.admittedLog.expire(log, t-c.window)
+	referenceAllowed = c.admittedLog.sum(log)+cost <= c.limit
 
 	c.requests++
 	c.flushBackend(t)
 	if d.Allowed {
 		c.admitted++
-		log.Push(t, cost)
-		c.peak = max(c.peak, log.Sum())
+		c.admittedLog.push(log, t, cost)
+		c.peak = max(c.peak, c.admittedLog.sum(log))
 		if !referenceAllowed {
 			c.falseAllow++
 		}
@@ -129,11 +126,7 @@ func (c *Collector) flushBackend(now int64) {
 
 // TrackerBytes is the memory the collector holds for its per-key windows.
 func (c *Collector) TrackerBytes() int64 {
-	var b int64
-	for i := range c.admittedLog {
-		b += c.admittedLog[i].Bytes()
-	}
-	return b
+	return c.admittedLog.bytes()
 }
 
 // Result finishes the measurement for the limiter lim.

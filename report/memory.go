@@ -49,7 +49,7 @@ func MemoryOf(lims []algorithms.Limiter, cols []*Collector, internBytes int64) *
 	for i, l := range lims {
 		state += l.StateBytes()
 		ref += cols[i].TrackerBytes()
-		keys = max(keys, l.Keys(), len(cols[i].admittedLog))
+		keys = max(keys, l.Keys(), cols[i].admittedLog.keys())
 	}
 	m := &Memory{Keys: keys, Bytes: state + ref + internBytes}
 	if keys == 0 {
@@ -68,9 +68,5 @@ func MemoryOf(lims []algorithms.Limiter, cols []*Collector, internBytes int64) *
 // Reserve makes room for keys keys up front, so that a run whose key space is known does
 // not regrow (and leave behind for the garbage collector) its per-key windows.
 func (c *Collector) Reserve(keys int) {
-	if keys > cap(c.admittedLog) {
-		grown := make([]algorithms.Log, len(c.admittedLog), keys)
-		copy(grown, c.admittedLog)
-		c.admittedLog = grown
-	}
+	c.admittedLog.reserve(keys)
 }
