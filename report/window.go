@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math"
 	"unsafe"
 
 	"github.com/rlsim/rlsim/algorithms"
@@ -21,10 +22,15 @@ type keyWindows struct {
 }
 
 type windowSlot struct {
-	t, cost int64  // the inline entry, valid when inline is 1 and spill is 0
-	inline  uint32 // entries held inline: 0 or 1
-	spill   uint32 // 1 + the index in keyWindows.spill of this key's ring, or 0
+	t      int64  // time of the oldest entry held; noEntry when a spilled key holds none
+	sum    int64  // total cost held
+	inline uint32 // 1 when the key's one entry, (t, sum), is held in the slot itself
+	spill  uint32 // 1 + the index in keyWindows.spill of this key's ring, or 0
 }
+
+// noEntry is the oldest time of an empty spilled window: later than any cutoff, so that
+// expire does not look at the ring.
+const noEntry = math.MaxInt64
 
 // slot returns key's slot, growing the table to hold it.
 func (w *keyWindows) slot(key uint32) *windowSlot {
@@ -34,37 +40,48 @@ func (w *keyWindows) slot(key uint32) *windowSlot {
 	return &w.slots[key]
 }
 
-// expire drops the entries of s with t <= cutoff.
+// expire drops the entries of s with t <= cutoff. The slot knows its oldest time and its
+// sum, so a spilled key's ring is read only when an entry is actually due to go.
 func (w *keyWindows) expire(s *windowSlot, cutoff int64) {
-	if s.spill != 0 {
-		w.spill[s.spill-1].Expire(cutoff)
-	} else if s.inline == 1 && s.t <= cutoff {
-		s.inline = 0
+	if s.spill == 0 {
+		if s.inline == 1 && s.t <= cutoff {
+			s.inline, s.sum = 0, 0
+		}
+		return
+	}
+	if s.t > cutoff {
+		return
+	}
+	ring := &w.spill[s.spill-1]
+	ring.Expire(cutoff)
+	s.sum = ring.Sum()
+	s.t = noEntry
+	if t, _, ok := ring.Oldest(); ok {
+		s.t = t
 	}
 }
 
 // sum returns the total cost held for s.
-func (w *keyWindows) sum(s *windowSlot) int64 {
-	if s.spill != 0 {
-		return w.spill[s.spill-1].Sum()
-	}
-	return int64(s.inline) * s.cost
-}
+func (w *keyWindows) sum(s *windowSlot) int64 { return s.sum }
 
 // push appends an entry (t not before the newest held) to s.
 func (w *keyWindows) push(s *windowSlot, t, cost int64) {
 	switch {
 	case s.spill != 0:
 		w.spill[s.spill-1].Push(t, cost)
+		if s.t == noEntry {
+			s.t = t
+		}
 	case s.inline == 0:
-		s.t, s.cost, s.inline = t, cost, 1
+		s.t, s.inline = t, 1
 	default:
 		var ring algorithms.Log
-		ring.Push(s.t, s.cost)
+		ring.Push(s.t, s.sum)
 		ring.Push(t, cost)
 		w.spill = append(w.spill, ring)
 		s.spill, s.inline = uint32(len(w.spill)), 0
 	}
+	s.sum += cost
 }
 
 // keys is the number of key slots.
