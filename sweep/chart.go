@@ -100,6 +100,12 @@ func WriteChart(w io.Writer, format string, res *Results, metric, param string) 
 		p.Add(line, points)
 		p.Legend.Add(s.label, line, points)
 	}
+	// Room above the highest point for the legend, which sits at the top.
+	if span := p.Y.Max - p.Y.Min; span > 0 {
+		p.Y.Max += span * min(0.07*float64(len(all)), 1.5)
+	} else {
+		p.Y.Max += 1
+	}
 	wt, err := p.WriterTo(8*vg.Inch, 5*vg.Inch, format)
 	if err != nil {
 		return fmt.Errorf("chart: %w", err)
