@@ -157,3 +157,22 @@ traffic:
 		t.Fatalf("twice the requests hold %.2f× the bytes (%d vs %d)", r, twice.Bytes, once.Bytes)
 	}
 }
+
+func TestMillionKeysIsHeavyAndAsAdvertised(t *testing.T) {
+	sc, err := Load("million-keys")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := sc.Traffic[0].Poisson
+	if !sc.Heavy || p == nil || p.Keys != 1_000_000 || p.Popularity != "zipf" || len(sc.Algorithms) != 0 {
+		t.Fatalf("million-keys: heavy=%v traffic=%+v algorithms=%v", sc.Heavy, p, sc.Algorithms)
+	}
+	if n := p.Rate * time.Duration(sc.Duration).Seconds(); n < 9.99e6 || n > 10.01e6 {
+		t.Fatalf("million-keys asks for %.0f requests, want 10M", n)
+	}
+	for _, name := range Builtins() {
+		if sc, _ := Load(name); sc.Heavy != (name == "million-keys") {
+			t.Errorf("%s: heavy = %v", name, sc.Heavy)
+		}
+	}
+}
