@@ -170,9 +170,4 @@ func TestMillionKeysIsHeavyAndAsAdvertised(t *testing.T) {
 	if n := p.Rate * time.Duration(sc.Duration).Seconds(); n < 9.99e6 || n > 10.01e6 {
 		t.Fatalf("million-keys asks for %.0f requests, want 10M", n)
 	}
-	for _, name := range Builtins() {
-		if sc, _ := Load(name); sc.Heavy != (name == "million-keys") {
-			t.Errorf("%s: heavy = %v", name, sc.Heavy)
-		}
-	}
 }
