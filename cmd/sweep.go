@@ -89,6 +89,9 @@ func runSweep(o *sweepOptions, streams IO) error {
 		}
 		params = append(params, p)
 	}
+	if sweep.Size(params) > sweep.MaxPoints {
+		return usagef("--param: the grid has more than %d points; sweep fewer values", sweep.MaxPoints)
+	}
 	for _, a := range o.algorithms {
 		if !slices.Contains(algorithms.Names, a) {
 			return usagef("--algorithms: unknown algorithm %q (want %s)", a, strings.Join(algorithms.Names, ", "))

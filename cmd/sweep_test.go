@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"os"
+	"strconv"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -62,6 +63,11 @@ func TestSweepWritesTheChart(t *testing.T) {
 }
 
 func TestSweepBadCommandLines(t *testing.T) {
+	var many []string
+	for i := range 200 {
+		many = append(many, strconv.Itoa(i+1))
+	}
+	manyValues := strings.Join(many, ",")
 	tests := []struct {
 		args []string
 		want string
@@ -77,6 +83,7 @@ func TestSweepBadCommandLines(t *testing.T) {
 		{[]string{"sweep", "--scenario", "steady-poisson", "--param", "seed=1", "--workers", "-1"}, "--workers: must not be negative"},
 		{[]string{"sweep", "--scenario", "steady-poisson", "--param", "seed=1", "--chart-metric", "admitted", "--charts", "png,gif"}, `--charts: unknown chart format "gif"`},
 		{[]string{"sweep", "--scenario", "steady-poisson", "--param", "seed=1", "--decisions", "d.csv"}, "--decisions: a sweep writes no decisions file"},
+		{[]string{"sweep", "--scenario", "steady-poisson", "--param", "seed=" + manyValues, "--param", "policy.limit=" + manyValues, "--param", "policy.burst=" + manyValues}, "--param: the grid has more than 1048576 points"},
 	}
 	for _, tt := range tests {
 		out, errOut, code := rlsim(t, tt.args...)

@@ -93,11 +93,18 @@ func apply(s *setting, name, value string) error {
 	return nil
 }
 
-// Size is the number of grid points: the product of the value counts.
+// MaxPoints bounds a grid, so that a typo cannot ask for a sweep that never ends.
+const MaxPoints = 1 << 20
+
+// Size is the number of grid points: the product of the value counts, or MaxPoints+1 when
+// that is more than MaxPoints.
 func Size(params []Param) int {
 	n := 1
 	for _, p := range params {
 		n *= len(p.Values)
+		if n > MaxPoints {
+			return MaxPoints + 1
+		}
 	}
 	return n
 }
@@ -141,9 +148,8 @@ func (s Shard) Owns(i int) bool { return i%s.N == s.K-1 }
 // Spec is what a sweep runs: the same for every shard of one sweep.
 type Spec struct {
 	Scenario string `json:"scenario"`
-	// Source is the scenario's file or "builtin:NAME", and SHA256 the hash of its text, so
-	// that shards run on different copies of a file cannot be merged unnoticed.
-	Source string `json:"source"`
+	// SHA256 is the hash of the scenario's text, so that shards run on different versions
+	// of a file cannot be merged unnoticed (its path may differ from machine to machine).
 	SHA256 string `json:"sha256"`
 	// Seed is the --seed the sweep was run with, if any (a seed parameter wins over it).
 	Seed       *uint64  `json:"seed,omitempty"`
@@ -188,6 +194,9 @@ func Run(sc *scenario.Scenario, params []Param, o Options) (*Results, error) {
 	if len(params) == 0 {
 		return nil, errors.New("a sweep needs at least one parameter")
 	}
+	if n := Size(params); n > MaxPoints {
+		return nil, fmt.Errorf("the grid has more than %d points; sweep fewer values", MaxPoints)
+	}
 	seen := map[string]bool{}
 	for _, p := range params {
 		if seen[p.Name] {
@@ -196,7 +205,7 @@ func Run(sc *scenario.Scenario, params []Param, o Options) (*Results, error) {
 		seen[p.Name] = true
 	}
 	res := &Results{
-		Sweep: Spec{Scenario: sc.Name, Source: sc.Source, SHA256: fmt.Sprintf("%x", sha256.Sum256(sc.Text)),
+		Sweep: Spec{Scenario: sc.Name, SHA256: fmt.Sprintf("%x", sha256.Sum256(sc.Text)),
 			Seed: o.Seed, Algorithms: o.Algorithms, Params: params, Points: Size(params)},
 		Shard: o.Shard,
 	}
