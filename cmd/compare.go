@@ -27,6 +27,8 @@ type compareOptions struct {
 	layers     []string
 	// worstBudget is the local-search budget of the worst_over_admission column.
 	worstBudget int
+	memory      bool
+	workers     int
 }
 
 func newCompareCmd(g *globalOptions, streams IO) *cobra.Command {
@@ -48,12 +50,13 @@ func newCompareCmd(g *globalOptions, streams IO) *cobra.Command {
 	f.StringVar(&o.key, "key", "", "key every request on this instead (user, ip, ipv6/N, xff:K, xff-leftmost, account, tenant, api-key, route); sets layered limits aside")
 	f.StringSliceVar(&o.layers, "layers", nil, "check only these layers of the scenario's layered limits, comma-separated")
 	f.IntVar(&o.worstBudget, "worst-budget", defaultCompareWorstBudget, "local-search budget of the worst_over_admission column (0: structured attacks only)")
+	addScaleFlags(c, o)
 	return c
 }
 
 func newRunCmd(g *globalOptions, streams IO) *cobra.Command {
 	o := &compareOptions{globalOptions: g, worstBudget: defaultCompareWorstBudget}
-	return &cobra.Command{
+	c := &cobra.Command{
 		Use:   "run FILE|NAME",
 		Short: "Run one scenario file or built-in scenario",
 		Args:  cobra.ExactArgs(1),
@@ -62,6 +65,8 @@ func newRunCmd(g *globalOptions, streams IO) *cobra.Command {
 			return runCompare(o, streams)
 		},
 	}
+	addScaleFlags(c, o)
+	return c
 }
 
 func (o *compareOptions) validate() error {
@@ -90,6 +95,9 @@ func (o *compareOptions) validate() error {
 	if o.key != "" && len(o.layers) > 0 {
 		return usagef("--key and --layers: choose one (--key replaces the layers)")
 	}
+	if o.workers < 0 {
+		return usagef("--workers: must not be negative, got %d", o.workers)
+	}
 	return nil
 }
 
@@ -116,6 +124,9 @@ func runCompare(o *compareOptions, streams IO) error {
 				return usagef("--layers: %v", err)
 			}
 		}
+		if sc.Heavy && len(o.scenarios) == 0 {
+			continue // the default suite stays quick; heavy scenarios run by name
+		}
 		if o.key != "" {
 			if err := sc.OverrideKey(o.key); err != nil {
 				return usagef("--key: %v", err)
@@ -123,7 +134,8 @@ func runCompare(o *compareOptions, streams IO) error {
 		}
 		loaded = append(loaded, sc)
 	}
-	opts := scenario.Options{Algorithms: o.algorithms, Limit: o.limit, Window: o.window, Burst: o.burst}
+	defer tuneGCForHeavy(loaded)()
+	opts := scenario.Options{Algorithms: o.algorithms, Limit: o.limit, Window: o.window, Burst: o.burst, Workers: o.workers}
 	if o.seedSet {
 		opts.Seed = &o.seed
 	}
@@ -137,6 +149,7 @@ func runCompare(o *compareOptions, streams IO) error {
 	err = withDecisions(o.decisions, func(dw *scenario.DecisionWriter) error {
 		opts.Decisions = dw
 		for _, sc := range loaded {
+			opts.Memory = o.memory || sc.Heavy
 			rep, err := scenario.Run(sc, opts)
 			if err != nil {
 				return err
@@ -213,7 +226,11 @@ func renderReports(w io.Writer, format string, reports []*report.Report) error {
 		}
 		var tables []report.Table
 		if len(r.Results) > 0 || len(r.Retries) == 0 {
-			tables = append(tables, report.ResultsTable(r))
+			t := report.ResultsTable(r)
+			if r.Memory != nil {
+				t.Notes = append(t.Notes, r.Memory.String())
+			}
+			tables = append(tables, t)
 			if who, ok := report.WhoTable(r); ok {
 				tables = append(tables, who)
 			}

@@ -97,5 +97,6 @@ choice costs.`,
 	root.AddCommand(newWorstCaseCmd(g, streams))
 	root.AddCommand(newClaimsCmd(g, streams))
 	root.AddCommand(newMemoryCmd(g, streams))
+	root.AddCommand(newSweepCmd(g, streams), newMergeCmd(g, streams))
 	return root
 }

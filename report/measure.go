@@ -4,7 +4,6 @@
 package report
 
 import (
-	"container/heap"
 	"time"
 
 	"github.com/rlsim/rlsim/algorithms"
@@ -67,7 +66,7 @@ type Collector struct {
 	window        int64
 	backendWindow int64
 
-	admittedLog []algorithms.Log // per key: admitted (t, cost) in the trailing window
+	admittedLog keyWindows // per key: admitted (t, cost) in the trailing window
 
 	requests, admitted, rejected int64
 	peak                         int64
@@ -93,19 +92,16 @@ func NewCollector(limit int64, window, backendWindow time.Duration) *Collector {
 // reference's verdict: whether the promise allowed this request given what this algorithm
 // had already admitted in the trailing window.
 func (c *Collector) Observe(key uint32, t int64, cost int64, class traffic.Class, d algorithms.Decision) (referenceAllowed bool) {
-	if int(key) >= len(c.admittedLog) {
-		c.admittedLog = append(c.admittedLog, make([]algorithms.Log, int(key)+1-len(c.admittedLog))...)
-	}
-	log := &c.admittedLog[key]
-	log.Expire(t - c.window)
-	referenceAllowed = log.Sum()+cost <= c.limit
+	log := c.admittedLog.slot(key)
+	c.admittedLog.expire(log, t-c.window)
+	referenceAllowed = c.admittedLog.sum(log)+cost <= c.limit
 
 	c.requests++
 	c.flushBackend(t)
 	if d.Allowed {
 		c.admitted++
-		log.Push(t, cost)
-		c.peak = max(c.peak, log.Sum())
+		c.admittedLog.push(log, t, cost)
+		c.peak = max(c.peak, c.admittedLog.sum(log))
 		if !referenceAllowed {
 			c.falseAllow++
 		}
@@ -115,7 +111,7 @@ func (c *Collector) Observe(key uint32, t int64, cost int64, class traffic.Class
 		if delay == 0 {
 			c.reachBackend(t, cost)
 		} else {
-			heap.Push(&c.pending, release{at: t + delay, cost: cost})
+			c.pending.push(release{at: t + delay, cost: cost})
 		}
 	} else {
 		c.rejected++
@@ -136,7 +132,7 @@ func (c *Collector) Observe(key uint32, t int64, cost int64, class traffic.Class
 		}
 	}
 	if c.timeline != nil {
-		c.timeline.observe(c, key, t, d.Allowed, log)
+		c.timeline.observe(c, key, t, d.Allowed, c.admittedLog.sum(log))
 	}
 	return referenceAllowed
 }
@@ -150,18 +146,14 @@ func (c *Collector) reachBackend(t, cost int64) {
 // flushBackend moves queued requests released by now to the backend, in release order.
 func (c *Collector) flushBackend(now int64) {
 	for len(c.pending) > 0 && c.pending[0].at <= now {
-		r := heap.Pop(&c.pending).(release)
+		r := c.pending.pop()
 		c.reachBackend(r.at, r.cost)
 	}
 }
 
 // TrackerBytes is the memory the collector holds for its per-key windows.
 func (c *Collector) TrackerBytes() int64 {
-	var b int64
-	for i := range c.admittedLog {
-		b += c.admittedLog[i].Bytes()
-	}
-	return b
+	return c.admittedLog.bytes()
 }
 
 // Result finishes the measurement for the limiter lim.
@@ -211,15 +203,43 @@ func ratio(a, b int64) float64 {
 
 type release struct{ at, cost int64 }
 
+// releaseHeap is a min-heap of releases by time, typed so that pushing does not box a
+// release into an interface (one allocation per queued request with container/heap).
 type releaseHeap []release
 
-func (h releaseHeap) Len() int           { return len(h) }
-func (h releaseHeap) Less(i, j int) bool { return h[i].at < h[j].at }
-func (h releaseHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *releaseHeap) Push(x any)        { *h = append(*h, x.(release)) }
-func (h *releaseHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+func (h *releaseHeap) push(r release) {
+	*h = append(*h, r)
+	q := *h
+	for i := len(q) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if q[parent].at <= q[i].at {
+			break
+		}
+		q[i], q[parent] = q[parent], q[i]
+		i = parent
+	}
+}
+
+func (h *releaseHeap) pop() release {
+	q := *h
+	top := q[0]
+	last := len(q) - 1
+	q[0] = q[last]
+	q = q[:last]
+	for i := 0; ; {
+		smallest, left, right := i, 2*i+1, 2*i+2
+		if left < last && q[left].at < q[smallest].at {
+			smallest = left
+		}
+		if right < last && q[right].at < q[smallest].at {
+			smallest = right
+		}
+		if smallest == i {
+			break
+		}
+		q[i], q[smallest] = q[smallest], q[i]
+		i = smallest
+	}
+	*h = q
+	return top
 }

@@ -54,6 +54,8 @@ type Report struct {
 	// KeyRuns are the same traffic run under the scenario's compare_keys, for the keying
 	// chart; not part of the JSON (each is `rlsim compare --key K` on the scenario).
 	KeyRuns []KeyRun `json:"-"`
+	// Memory is what the run held per key; only when asked for (heavy scenarios, --memory).
+	Memory *Memory `json:"memory,omitempty"`
 }
 
 // Table is a rendered-agnostic table: a title, a header and rows of cells. One model

@@ -2,8 +2,6 @@ package report
 
 import (
 	"time"
-
-	"github.com/rlsim/rlsim/algorithms"
 )
 
 // MaxTimelineBins bounds a timeline's length: a run of any duration keeps at most this many
@@ -76,13 +74,13 @@ func (c *Collector) RecordTimeline(horizon time.Duration) {
 
 // observe is called by Observe after the decision; log is key's trailing-window log, already
 // expired at t and holding the request if it was admitted.
-func (r *timelineRecorder) observe(c *Collector, key uint32, t int64, allowed bool, log *algorithms.Log) {
+func (r *timelineRecorder) observe(c *Collector, key uint32, t int64, allowed bool, sum int64) {
 	i := r.binOf(t)
 	r.advance(c, i)
 	if allowed {
 		r.tl.Admitted[i]++
-		if s := log.Sum(); s >= r.tl.WindowAdmitted[i] {
-			r.tl.WindowAdmitted[i] = s
+		if sum >= r.tl.WindowAdmitted[i] {
+			r.tl.WindowAdmitted[i] = sum
 			r.leader = int(key)
 		}
 	} else {
@@ -104,11 +102,11 @@ func (r *timelineRecorder) advance(c *Collector, i int) {
 			continue
 		}
 		start := int64(r.current) * int64(r.tl.Bin)
-		log := &c.admittedLog[r.leader]
+		slot := c.admittedLog.slot(uint32(r.leader))
 		// The window at the bin's start is (start−W, start]; every later Observe expires
 		// at a time past start, so dropping these entries now changes nothing it reads.
-		log.Expire(start - c.window)
-		r.tl.WindowAdmitted[r.current] = max(r.tl.WindowAdmitted[r.current], log.Sum())
+		c.admittedLog.expire(slot, start-c.window)
+		r.tl.WindowAdmitted[r.current] = max(r.tl.WindowAdmitted[r.current], c.admittedLog.sum(slot))
 	}
 }
 

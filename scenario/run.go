@@ -27,10 +27,16 @@ type Options struct {
 	Burst  int64
 	// Seed replaces the scenario's seed when not nil.
 	Seed *uint64
-	// Decisions, when not nil, receives one CSV row per request and algorithm.
+	// Decisions, when not nil, receives one CSV row per request and algorithm. The
+	// algorithms then run one after the other, so the rows come grouped by algorithm.
 	Decisions *DecisionWriter
 	// Progress, when not nil, is told how far the run has come (see progress.go).
 	Progress func(Progress)
+	// Workers is how many algorithms' passes over the traffic may run at once; zero
+	// means GOMAXPROCS. The results do not depend on it.
+	Workers int
+	// Memory asks for the report's memory section (what the run holds per key).
+	Memory bool
 }
 
 // Policy is the policy a run with these options uses.
@@ -91,18 +97,16 @@ func Run(sc *Scenario, o Options) (*report.Report, error) {
 		}
 		rep.Key = strings.Join(keys, "+")
 	}
-	for i, name := range algs {
-		if sc.Clients != nil && len(sc.Traffic) == 0 {
-			break // a clients-only scenario: no open-loop traffic to measure
+	if sc.Clients == nil || len(sc.Traffic) > 0 { // a clients-only scenario has no open-loop traffic to measure
+		var err error
+		if sc.plainKeys() {
+			err = runPlain(sc, rep, algs, pol, seed, o)
+		} else {
+			err = runEngines(sc, rep, algs, layers, seed, o)
 		}
-		if _, err := algorithms.New(name, pol); err != nil {
-			return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
-		}
-		res, err := runOne(sc, name, layers, seed, o.Decisions, o.watch(sc, name, i, len(algs)))
 		if err != nil {
 			return nil, err
 		}
-		rep.Results = append(rep.Results, res)
 	}
 	if sc.Clients != nil {
 		retries, err := runClients(sc, pol, algs, seed)
@@ -122,14 +126,15 @@ func NewRNG(seed uint64) *rand.Rand {
 	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 }
 
-// feeder keeps one pending request of a source on the event loop.
-type feeder struct {
+// sinkFeeder keeps one pending request of a source on the event loop and hands each to
+// sink when it is due.
+type sinkFeeder struct {
 	src  traffic.Source
 	req  traffic.Request
 	sink func(*traffic.Request)
 }
 
-func (f *feeder) Fire(l *sim.Loop) {
+func (f *sinkFeeder) Fire(l *sim.Loop) {
 	f.sink(&f.req)
 	if f.src.Next(&f.req) {
 		l.At(f.req.At, f)
@@ -158,7 +163,7 @@ func runOneWith(sc *Scenario, algorithm string, layers []LimitSpec, seed uint64,
 		}
 	}
 	for _, src := range sc.sources(NewRNG(seed)) {
-		f := &feeder{src: src, sink: sink}
+		f := &sinkFeeder{src: src, sink: sink}
 		if src.Next(&f.req) {
 			loop.At(f.req.At, f)
 		}

@@ -31,14 +31,17 @@ var KeyKinds = []string{"user", "ip", "ipv6/N", "xff:K", "xff-leftmost", "accoun
 
 // Scenario is a decoded, validated scenario file.
 type Scenario struct {
-	Name        string     `yaml:"name"`
-	Description string     `yaml:"description"`
-	Seed        *uint64    `yaml:"seed"`
-	Epoch       *Epoch     `yaml:"epoch"`
-	Duration    Duration   `yaml:"duration"`
-	Policy      PolicySpec `yaml:"policy"`
-	Algorithms  []string   `yaml:"algorithms"`
-	Key         string     `yaml:"key"`
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	// Heavy marks a scenario too big for the default `rlsim compare` suite (a scale
+	// test); it still runs when named.
+	Heavy      bool       `yaml:"heavy"`
+	Seed       *uint64    `yaml:"seed"`
+	Epoch      *Epoch     `yaml:"epoch"`
+	Duration   Duration   `yaml:"duration"`
+	Policy     PolicySpec `yaml:"policy"`
+	Algorithms []string   `yaml:"algorithms"`
+	Key        string     `yaml:"key"`
 	// Limits are layered limits, checked in order (narrowest first); when present they
 	// replace policy and key.
 	Limits []LimitSpec `yaml:"limits"`

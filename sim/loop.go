@@ -5,10 +5,7 @@
 // starts a goroutine.
 package sim
 
-import (
-	"container/heap"
-	"time"
-)
+import "time"
 
 // Handler is an event's action. It runs at the event's time and may schedule more events.
 type Handler interface {
@@ -27,23 +24,55 @@ type event struct {
 	h   Handler
 }
 
+// queue is a binary min-heap of events ordered by (at, seq). It is written out for the
+// event type rather than through container/heap, whose Push and Pop take an `any` and so
+// allocate one boxed event per scheduled request on the hot path.
 type queue []event
 
-func (q queue) Len() int { return len(q) }
-func (q queue) Less(i, j int) bool {
+func (q queue) less(i, j int) bool {
 	if q[i].at != q[j].at {
 		return q[i].at < q[j].at
 	}
 	return q[i].seq < q[j].seq
 }
-func (q queue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *queue) Push(x any)   { *q = append(*q, x.(event)) }
-func (q *queue) Pop() any {
-	old := *q
-	e := old[len(old)-1]
-	old[len(old)-1] = event{}
-	*q = old[:len(old)-1]
-	return e
+
+func (q *queue) push(e event) {
+	*q = append(*q, e)
+	h := *q
+	i := len(h) - 1
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !h.less(i, parent) {
+			break
+		}
+		h[i], h[parent] = h[parent], h[i]
+		i = parent
+	}
+}
+
+func (q *queue) pop() event {
+	h := *q
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h[last] = event{} // drop the handler reference so the collector can free it
+	h = h[:last]
+	for i := 0; ; {
+		smallest, left, right := i, 2*i+1, 2*i+2
+		if left < last && h.less(left, smallest) {
+			smallest = left
+		}
+		if right < last && h.less(right, smallest) {
+			smallest = right
+		}
+		if smallest == i {
+			break
+		}
+		h[i], h[smallest] = h[smallest], h[i]
+		i = smallest
+	}
+	*q = h
+	return top
 }
 
 // Loop is a discrete-event simulation. The zero value is ready to use, at time 0.
@@ -71,7 +100,7 @@ func (l *Loop) At(at time.Duration, h Handler) {
 		at = l.now
 	}
 	l.seq++
-	heap.Push(&l.q, event{at: at, seq: l.seq, h: h})
+	l.q.push(event{at: at, seq: l.seq, h: h})
 }
 
 // After schedules h to run d after the current time.
@@ -90,7 +119,7 @@ func (l *Loop) Run(until time.Duration) {
 			l.now = until
 			return
 		}
-		e := heap.Pop(&l.q).(event)
+		e := l.q.pop()
 		l.now = e.at
 		l.fired++
 		e.h.Fire(l)

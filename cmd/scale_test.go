@@ -1,0 +1,66 @@
+package cmd
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A heavy scenario reports its memory without being asked; --memory asks for it anywhere.
+func TestMemorySection(t *testing.T) {
+	dir := t.TempDir()
+	heavy := filepath.Join(dir, "big.yaml")
+	err := os.WriteFile(heavy, []byte(`name: big
+description: many keys
+heavy: true
+duration: 10s
+policy: {limit: 10, window: 1s}
+traffic:
+  - poisson: {rate: 500, keys: 2000, key_prefix: u, popularity: zipf}
+`), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	light := filepath.Join(dir, "light.yaml")
+	if err := os.WriteFile(light, []byte("name: light\nduration: 10s\npolicy: {limit: 5, window: 1s}\ntraffic:\n  - poisson: {rate: 100, keys: 50}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"run", heavy}, {"run", light, "--memory"}} {
+		out, errOut, code := rlsim(t, append(args, "--format", "json")...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		var rep struct {
+			Memory *struct {
+				Keys        int `json:"keys"`
+				BytesPerKey struct {
+					AlgorithmState float64 `json:"algorithm_state"`
+					Reference      float64 `json:"reference"`
+					InternedKeys   float64 `json:"interned_keys"`
+					Total          float64 `json:"total"`
+				} `json:"bytes_per_key"`
+				Bytes int64 `json:"bytes"`
+			} `json:"memory"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		m := rep.Memory
+		if m == nil || m.Keys == 0 || m.BytesPerKey.AlgorithmState <= 0 || m.BytesPerKey.Reference <= 0 ||
+			math.Abs(m.BytesPerKey.Total-(m.BytesPerKey.AlgorithmState+m.BytesPerKey.Reference+m.BytesPerKey.InternedKeys)) > 1e-6 ||
+			int64(m.BytesPerKey.Total*float64(m.Keys)+0.5) != m.Bytes {
+			t.Fatalf("%v: memory section %+v", args, m)
+		}
+		table, _, _ := rlsim(t, args...)
+		if !strings.Contains(table, "memory: ") {
+			t.Errorf("%v: table has no memory line", args)
+		}
+	}
+	out, _, _ := rlsim(t, "run", light, "--format", "json")
+	if strings.Contains(out, `"memory"`) {
+		t.Error("memory section printed without --memory")
+	}
+}

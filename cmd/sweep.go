@@ -1,0 +1,249 @@
+package cmd
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/scenario"
+	"github.com/rlsim/rlsim/sweep"
+)
+
+// chartOptions choose the chart a sweep or a merge draws.
+type chartOptions struct {
+	metric  string
+	param   string
+	formats []string // resolved by validate
+}
+
+func (c *chartOptions) addFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&c.metric, "chart-metric", "", "draw this metric (a JSON result name, e.g. over_admission) against --chart-param into --out")
+	f.StringVar(&c.param, "chart-param", "", "the swept parameter on the chart's x axis (default: the first --param)")
+}
+
+type sweepOptions struct {
+	*globalOptions
+	scenario   string
+	params     []string
+	algorithms []string
+	workers    int
+	shard      string
+	chart      chartOptions
+	formatSet  bool
+}
+
+func newSweepCmd(g *globalOptions, streams IO) *cobra.Command {
+	o := &sweepOptions{globalOptions: g}
+	c := &cobra.Command{
+		Use:   "sweep --scenario NAME|FILE --param NAME=V1,V2... [--param ...]",
+		Short: "Run a scenario over a grid of parameter values, on every core",
+		Long: `sweep runs one scenario at every combination of the values given with --param
+(` + strings.Join(sweep.Names, ", ") + `), the grid points in parallel,
+and prints one row per grid point and algorithm.
+
+--shard K/N runs only grid points i with i mod N = K-1 and prints them as a partial
+results file (JSON); ` + "`rlsim merge`" + ` combines the N files into the results of one run.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			o.formatSet = c.Flags().Changed("format")
+			return runSweep(o, streams)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.scenario, "scenario", "", "scenario name or file to sweep (required)")
+	f.StringArrayVar(&o.params, "param", nil, "NAME=V1,V2,...: a swept parameter and its values (repeatable; one of "+strings.Join(sweep.Names, ", ")+")")
+	f.StringSliceVar(&o.algorithms, "algorithms", nil, "algorithms to run, comma-separated (default: the scenario's, else all)")
+	f.IntVar(&o.workers, "workers", 0, "grid points run at once (default: GOMAXPROCS; results do not depend on it)")
+	f.StringVar(&o.shard, "shard", "", "K/N: run only the K-th of N shares of the grid and print a partial results file")
+	o.chart.addFlags(c)
+	return c
+}
+
+func runSweep(o *sweepOptions, streams IO) error {
+	if o.scenario == "" {
+		return usagef("--scenario: required (a built-in name or a file)")
+	}
+	if o.decisions != "" {
+		return usagef("--decisions: a sweep writes no decisions file; use `rlsim run` on one grid point")
+	}
+	if len(o.params) == 0 {
+		return usagef("--param: give at least one, such as --param policy.window=1s,10s,1m")
+	}
+	var params []sweep.Param
+	for _, s := range o.params {
+		p, err := sweep.ParseParam(s)
+		if err != nil {
+			return usagef("--param %v", err)
+		}
+		if slices.ContainsFunc(params, func(q sweep.Param) bool { return q.Name == p.Name }) {
+			return usagef("--param: %s given twice", p.Name)
+		}
+		params = append(params, p)
+	}
+	if sweep.Size(params) > sweep.MaxPoints {
+		return usagef("--param: the grid has more than %d points; sweep fewer values", sweep.MaxPoints)
+	}
+	for _, a := range o.algorithms {
+		if !slices.Contains(algorithms.Names, a) {
+			return usagef("--algorithms: unknown algorithm %q (want %s)", a, strings.Join(algorithms.Names, ", "))
+		}
+	}
+	if o.workers < 0 {
+		return usagef("--workers: must not be negative, got %d", o.workers)
+	}
+	opts := sweep.Options{Algorithms: o.algorithms, Workers: o.workers}
+	if o.shard != "" {
+		sh, err := sweep.ParseShard(o.shard)
+		if err != nil {
+			return usagef("--shard: %v", err)
+		}
+		if o.formatSet && o.format != "json" {
+			return usagef("--shard: a shard prints its partial results as JSON for `rlsim merge`; drop --format %s", o.format)
+		}
+		if o.chart.metric != "" {
+			return usagef("--chart-metric: a shard draws no chart; draw it from `rlsim merge`")
+		}
+		opts.Shard = &sh
+	}
+	if err := o.chart.validate(params, o.charts); err != nil {
+		return err
+	}
+	if o.seedSet {
+		opts.Seed = &o.seed
+	}
+	sc, err := scenario.Load(o.scenario)
+	if err != nil {
+		return err
+	}
+	res, err := sweep.Run(sc, params, opts)
+	if err != nil {
+		return err
+	}
+	format := o.format
+	if opts.Shard != nil {
+		format = "json"
+	}
+	return renderSweep(o.globalOptions, streams, res, format, o.chart)
+}
+
+// validate checks the chart flags against the swept parameters and resolves the chart
+// formats from --charts (png when it says none), before anything runs or is written.
+func (c *chartOptions) validate(params []sweep.Param, charts string) error {
+	if c.metric == "" {
+		if c.param != "" {
+			return usagef("--chart-param: needs --chart-metric")
+		}
+		return nil
+	}
+	if !slices.Contains(sweep.MetricNames(), c.metric) {
+		return usagef("--chart-metric: unknown metric %q (want one of %s)", c.metric, strings.Join(sweep.MetricNames(), ", "))
+	}
+	if c.param == "" {
+		c.param = params[0].Name
+	}
+	if !slices.ContainsFunc(params, func(p sweep.Param) bool { return p.Name == c.param }) {
+		return usagef("--chart-param: %q is not a swept parameter", c.param)
+	}
+	c.formats = []string{"png"}
+	if charts != "none" && charts != "" {
+		c.formats = strings.Split(charts, ",")
+	}
+	for _, f := range c.formats {
+		if f != "png" && f != "svg" {
+			return usagef("--charts: unknown chart format %q (want png, svg or none)", f)
+		}
+	}
+	return nil
+}
+
+// renderSweep renders res to stdout in format and draws the chart, if asked, into
+// g.out; stdout is written only once everything else has succeeded.
+func renderSweep(g *globalOptions, streams IO, res *sweep.Results, format string, chart chartOptions) error {
+	var buf bytes.Buffer
+	var err error
+	switch format {
+	case "json":
+		err = report.WriteJSON(&buf, res)
+	case "csv":
+		err = report.WriteTableCSV(&buf, sweep.Table(res, true))
+	case "markdown":
+		err = report.WriteMarkdown(&buf, sweep.Table(res, false))
+	default:
+		err = report.WriteText(&buf, sweep.Table(res, false))
+	}
+	if err != nil {
+		return err
+	}
+	if chart.metric != "" {
+		if err := os.MkdirAll(g.out, 0o755); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+		for _, f := range chart.formats {
+			name := fmt.Sprintf("sweep-%s-%s-vs-%s.%s", res.Sweep.Scenario, chart.metric, strings.ReplaceAll(chart.param, ".", "-"), f)
+			err := writeAtomically(filepath.Join(g.out, name), func(w io.Writer) error {
+				return sweep.WriteChart(w, f, res, chart.metric, chart.param)
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	_, err = streams.Out.Write(buf.Bytes())
+	return err
+}
+
+type mergeOptions struct {
+	*globalOptions
+	chart chartOptions
+}
+
+func newMergeCmd(g *globalOptions, streams IO) *cobra.Command {
+	o := &mergeOptions{globalOptions: g}
+	c := &cobra.Command{
+		Use:   "merge FILE...",
+		Short: "Combine the partial results of a sharded sweep into the results of one run",
+		Long: `merge reads the files written by ` + "`rlsim sweep --shard K/N`" + ` for K = 1..N (in any order)
+and prints the whole sweep, exactly as an unsharded run prints it.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(_ *cobra.Command, files []string) error {
+			return runMerge(o, streams, files)
+		},
+	}
+	o.chart.addFlags(c)
+	return c
+}
+
+func runMerge(o *mergeOptions, streams IO, files []string) error {
+	if o.decisions != "" {
+		return usagef("--decisions: merge writes no decisions file")
+	}
+	parts := make([]*sweep.Results, len(files))
+	for i, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			return fmt.Errorf("merge: %w", err)
+		}
+		parts[i], err = sweep.ReadResults(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("merge: %s: %w", name, err)
+		}
+	}
+	res, err := sweep.Merge(parts, files)
+	if err != nil {
+		return fmt.Errorf("merge: %w", err)
+	}
+	if err := o.chart.validate(res.Sweep.Params, o.charts); err != nil {
+		return err
+	}
+	return renderSweep(o.globalOptions, streams, res, o.format, o.chart)
+}

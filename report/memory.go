@@ -1,0 +1,72 @@
+package report
+
+import (
+	"fmt"
+
+	"github.com/rlsim/rlsim/algorithms"
+)
+
+// Memory is what a run holds for its keys once it has seen them all, per key and in
+// total. A run keeps no record per request (unless a decisions file is asked for, and that
+// is streamed to disk), so this is the memory that grows with a scenario: the process's
+// peak resident size is this plus a constant (the Go runtime, buffers, one pending request
+// per traffic source).
+type Memory struct {
+	// Keys is the number of keys state is held for (the largest key id plus one).
+	Keys int `json:"keys"`
+	// BytesPerKey breaks the bytes down by what holds them, summed over the algorithms run.
+	BytesPerKey MemoryBreakdown `json:"bytes_per_key"`
+	// Bytes is BytesPerKey.Total times Keys: everything the run holds for its keys.
+	Bytes int64 `json:"bytes"`
+}
+
+// MemoryBreakdown is bytes per key, by holder.
+type MemoryBreakdown struct {
+	// AlgorithmState is the limiters' own state (their StateBytes).
+	AlgorithmState float64 `json:"algorithm_state"`
+	// Reference is the per-key window of admitted (time, cost) that both the exact
+	// reference verdicts and peak_window_admitted read (Collector.TrackerBytes).
+	Reference float64 `json:"reference"`
+	// InternedKeys is the table that turns key names into integer ids. Generated keys
+	// are numbered without one, so it holds only the names of scripted keys.
+	InternedKeys float64 `json:"interned_keys"`
+	// Total is the sum of the above.
+	Total float64 `json:"total"`
+}
+
+// String is the one-line summary printed under a results table.
+func (m *Memory) String() string {
+	b := m.BytesPerKey
+	return fmt.Sprintf("memory: %d keys × %.0f B/key = %.1f MiB held (algorithm state %.0f, reference %.0f, interned keys %.0f B/key)",
+		m.Keys, b.Total, float64(m.Bytes)/(1<<20), b.AlgorithmState, b.Reference, b.InternedKeys)
+}
+
+// MemoryOf totals the memory of limiters measured by cols (pairwise) and of an
+// interning table of internBytes.
+func MemoryOf(lims []algorithms.Limiter, cols []*Collector, internBytes int64) *Memory {
+	var state, ref int64
+	keys := 0
+	for i, l := range lims {
+		state += l.StateBytes()
+		ref += cols[i].TrackerBytes()
+		keys = max(keys, l.Keys(), cols[i].admittedLog.keys())
+	}
+	m := &Memory{Keys: keys, Bytes: state + ref + internBytes}
+	if keys == 0 {
+		return m
+	}
+	per := func(b int64) float64 { return float64(b) / float64(keys) }
+	m.BytesPerKey = MemoryBreakdown{
+		AlgorithmState: per(state),
+		Reference:      per(ref),
+		InternedKeys:   per(internBytes),
+		Total:          per(m.Bytes),
+	}
+	return m
+}
+
+// Reserve makes room for keys keys up front, so that a run whose key space is known does
+// not regrow (and leave behind for the garbage collector) its per-key windows.
+func (c *Collector) Reserve(keys int) {
+	c.admittedLog.reserve(keys)
+}
