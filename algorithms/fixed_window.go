@@ -30,7 +30,10 @@ type fixedWindowState struct {
 	count int64 // cost admitted in that window
 }
 
-var _ Limiter = (*FixedWindow)(nil)
+var (
+	_ Limiter  = (*FixedWindow)(nil)
+	_ Reserver = (*FixedWindow)(nil)
+)
 
 // NewFixedWindow returns a fixed-window limiter for p, which must be valid
 // (see Policy.Validate; New checks it).
@@ -78,3 +81,6 @@ func (f *FixedWindow) Keys() int { return len(f.state) }
 func (f *FixedWindow) StateBytes() int64 {
 	return int64(len(f.state)) * int64(unsafe.Sizeof(fixedWindowState{}))
 }
+
+// Reserve makes room for the state of keys keys (see Reserver).
+func (f *FixedWindow) Reserve(keys int) { f.state = reserve(f.state, keys) }

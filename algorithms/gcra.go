@@ -29,7 +29,10 @@ type GCRA struct {
 	tat       []instant
 }
 
-var _ Limiter = (*GCRA)(nil)
+var (
+	_ Limiter  = (*GCRA)(nil)
+	_ Reserver = (*GCRA)(nil)
+)
 
 // NewGCRA returns a GCRA limiter for p, which must be valid (see Policy.Validate; New
 // checks it).
@@ -91,3 +94,6 @@ func (g *GCRA) Keys() int { return len(g.tat) }
 func (g *GCRA) StateBytes() int64 {
 	return int64(len(g.tat)) * int64(unsafe.Sizeof(instant{}))
 }
+
+// Reserve makes room for the state of keys keys (see Reserver).
+func (g *GCRA) Reserve(keys int) { g.tat = reserve(g.tat, keys) }

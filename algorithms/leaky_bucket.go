@@ -30,7 +30,10 @@ type LeakyBucket struct {
 	next     []instant
 }
 
-var _ Limiter = (*LeakyBucket)(nil)
+var (
+	_ Limiter  = (*LeakyBucket)(nil)
+	_ Reserver = (*LeakyBucket)(nil)
+)
 
 // NewLeakyBucket returns a leaky-bucket (queue) limiter for p, which must be valid
 // (see Policy.Validate; New checks it).
@@ -95,3 +98,6 @@ func (l *LeakyBucket) Keys() int { return len(l.next) }
 func (l *LeakyBucket) StateBytes() int64 {
 	return int64(len(l.next)) * int64(unsafe.Sizeof(instant{}))
 }
+
+// Reserve makes room for the state of keys keys (see Reserver).
+func (l *LeakyBucket) Reserve(keys int) { l.next = reserve(l.next, keys) }

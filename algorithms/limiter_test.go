@@ -368,3 +368,25 @@ func TestTimeBeforeEpoch(t *testing.T) {
 		t.Errorf("fixed window at -1.5s: Reset = %v, want 500ms (the window is [-2s, -1s))", d.Reset)
 	}
 }
+
+// After Reserve, new keys up to the reserved count cost no allocation: the state is not
+// regrown as they arrive.
+func TestReserveAvoidsRegrowth(t *testing.T) {
+	for _, name := range Names {
+		lim, _ := New(name, Policy{Limit: 10, Window: time.Second})
+		lim.(Reserver).Reserve(10000)
+		var key uint32
+		allocs := testing.AllocsPerRun(1000, func() {
+			lim.Allow(key, epoch+int64(key), 1)
+			key++
+		})
+		// The sliding log gives each new key a ring on its first admission; the others
+		// hold flat state and must not allocate at all.
+		if name != "sliding-log" && allocs != 0 {
+			t.Errorf("%s: %v allocations per new key after Reserve", name, allocs)
+		}
+		if lim.Keys() > 10000 {
+			t.Errorf("%s: %d keys", name, lim.Keys())
+		}
+	}
+}

@@ -52,3 +52,16 @@ func firstTrueAfter(lo int64, ok func(int64) bool) int64 {
 	}
 	return hi
 }
+
+// Reserver is implemented by limiters that can make room for their per-key state up
+// front. A caller that knows how many keys a run may see calls Reserve before the first
+// decision, so the state is not regrown (and copied) as keys arrive; room that is never
+// used is never touched, so it costs address space, not resident memory.
+type Reserver interface {
+	Reserve(keys int)
+}
+
+// reserve returns s with capacity for at least keys elements.
+func reserve[T any](s []T, keys int) []T {
+	return slices.Grow(s, max(keys-len(s), 0))
+}

@@ -24,7 +24,10 @@ type SlidingLog struct {
 	entryBytes int64 // sum of the ring capacities of logs, in bytes
 }
 
-var _ Limiter = (*SlidingLog)(nil)
+var (
+	_ Limiter  = (*SlidingLog)(nil)
+	_ Reserver = (*SlidingLog)(nil)
+)
 
 // NewSlidingLog returns a sliding-log limiter for p, which must be valid
 // (see Policy.Validate; New checks it).
@@ -86,3 +89,6 @@ func (s *SlidingLog) Keys() int { return len(s.logs) }
 func (s *SlidingLog) StateBytes() int64 {
 	return int64(len(s.logs))*int64(unsafe.Sizeof(Log{})) + s.entryBytes
 }
+
+// Reserve makes room for the state of keys keys (see Reserver).
+func (s *SlidingLog) Reserve(keys int) { s.logs = reserve(s.logs, keys) }

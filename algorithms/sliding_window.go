@@ -41,7 +41,10 @@ type slidingWindowState struct {
 	curr  int64
 }
 
-var _ Limiter = (*SlidingWindow)(nil)
+var (
+	_ Limiter  = (*SlidingWindow)(nil)
+	_ Reserver = (*SlidingWindow)(nil)
+)
 
 // NewSlidingWindow returns a two-counter sliding-window limiter for p, which must be valid
 // (see Policy.Validate; New checks it).
@@ -156,3 +159,6 @@ func (s *SlidingWindow) Keys() int { return len(s.state) }
 func (s *SlidingWindow) StateBytes() int64 {
 	return int64(len(s.state)) * int64(unsafe.Sizeof(slidingWindowState{}))
 }
+
+// Reserve makes room for the state of keys keys (see Reserver).
+func (s *SlidingWindow) Reserve(keys int) { s.state = reserve(s.state, keys) }

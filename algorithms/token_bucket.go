@@ -40,7 +40,10 @@ type tokenBucketState struct {
 	tokens float64 // tokens held at last
 }
 
-var _ Limiter = (*TokenBucket)(nil)
+var (
+	_ Limiter  = (*TokenBucket)(nil)
+	_ Reserver = (*TokenBucket)(nil)
+)
 
 // NewTokenBucket returns a token-bucket limiter for p, which must be valid
 // (see Policy.Validate; New checks it).
@@ -153,3 +156,6 @@ func (b *TokenBucket) Keys() int { return len(b.state) }
 func (b *TokenBucket) StateBytes() int64 {
 	return int64(len(b.state)) * int64(unsafe.Sizeof(tokenBucketState{}))
 }
+
+// Reserve makes room for the state of keys keys (see Reserver).
+func (b *TokenBucket) Reserve(keys int) { b.state = reserve(b.state, keys) }

@@ -126,6 +126,11 @@ func newPass(sc *Scenario, lims []algorithms.Limiter, cols []*report.Collector, 
 		for _, c := range cols {
 			c.Reserve(n)
 		}
+		for _, lim := range lims {
+			if r, ok := lim.(algorithms.Reserver); ok {
+				r.Reserve(n)
+			}
+		}
 	}
 	for _, src := range sources {
 		if is, ok := src.(traffic.IndexedSource); ok {
