@@ -52,6 +52,13 @@ func (g *GCRA) Name() string { return "gcra" }
 // Allow decides a request of the given cost for key at now (nanoseconds since the Unix
 // epoch, non-decreasing across calls).
 func (g *GCRA) Allow(key uint32, now int64, cost int64) Decision {
+	d, _ := g.decide(key, now, cost)
+	return d
+}
+
+// decide is Allow that also returns max(tat, now) before the decision: the time an
+// admitted request's units start to be spent, which the leaky bucket reports as its delay.
+func (g *GCRA) decide(key uint32, now int64, cost int64) (Decision, instant) {
 	cost = max(cost, 1)
 	if int(key) >= len(g.tat) {
 		g.tat = grow(g.tat, key, instant{ns: unseen})
@@ -74,7 +81,7 @@ func (g *GCRA) Allow(key uint32, now int64, cost int64) Decision {
 			Allowed:   true,
 			Remaining: g.clock.units(allowAt, at),
 			Reset:     newTat.until(now),
-		}
+		}, tat
 	}
 	retry := Never
 	if cost <= g.burst {
@@ -84,7 +91,7 @@ func (g *GCRA) Allow(key uint32, now int64, cost int64) Decision {
 		Remaining:  g.clock.units(g.clock.sub(tat, g.tolerance), at),
 		RetryAfter: retry,
 		Reset:      tat.until(now),
-	}
+	}, tat
 }
 
 // Keys returns the number of keys held: the highest key decided plus one.

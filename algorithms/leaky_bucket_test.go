@@ -65,7 +65,7 @@ func TestLeakyBucketIsGCRAWithDelay(t *testing.T) {
 				t.Fatalf("%v arrival %d: delay %v beyond a full queue's %v", p, i, d.Delay, maxWait)
 			}
 			// The exact release is next − cost·T; Delay is it rounded up.
-			end := leaky.next[a.key]
+			end := leaky.gcra.tat[a.key]
 			start := clock.sub(end, clock.span(a.cost))
 			if got := start.until(a.now); got != d.Delay {
 				t.Fatalf("%v arrival %d: delay %v, release at %v", p, i, d.Delay, got)

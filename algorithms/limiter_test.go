@@ -247,7 +247,7 @@ func clone(t *testing.T, lim Limiter) Limiter {
 		return &c
 	case *LeakyBucket:
 		c := *l
-		c.next = slices.Clone(l.next)
+		c.gcra.tat = slices.Clone(l.gcra.tat)
 		return &c
 	}
 	t.Fatalf("clone: unknown limiter %T", lim)
