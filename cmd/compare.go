@@ -238,19 +238,28 @@ func renderReports(w io.Writer, format string, reports []*report.Report) error {
 		if len(r.Retries) > 0 {
 			tables = append(tables, report.RetriesTable(r))
 		}
-		for j, t := range tables {
-			if j > 0 {
-				fmt.Fprintln(w)
-			}
-			var err error
-			if format == "markdown" {
-				err = report.WriteMarkdown(w, t)
-			} else {
-				err = report.WriteText(w, t)
-			}
-			if err != nil {
-				return err
-			}
+		if err := writeTables(w, format, tables); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeTables renders tables one after another, a blank line apart, as Markdown or as
+// text tables.
+func writeTables(w io.Writer, format string, tables []report.Table) error {
+	for i, t := range tables {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		var err error
+		if format == "markdown" {
+			err = report.WriteMarkdown(w, t)
+		} else {
+			err = report.WriteText(w, t)
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil

@@ -296,21 +296,7 @@ func renderWorstCase(w io.Writer, format string, runs []worstCaseRun, seed uint6
 		tables = append(tables, scheduleTable(r.worst))
 	}
 	tables = append(tables, worstCaseCurveTable(runs, seed, false))
-	for i, t := range tables {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		var err error
-		if format == "markdown" {
-			err = report.WriteMarkdown(w, t)
-		} else {
-			err = report.WriteText(w, t)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return writeTables(w, format, tables)
 }
 
 func worstCaseDocument(runs []worstCaseRun, seed uint64, budget int) worstCaseJSON {
