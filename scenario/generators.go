@@ -281,24 +281,7 @@ func (s *Scenario) validateGenerators(file, field string, t *TrafficSpec, epoch 
 		}
 	}
 	if c := t.NATCrowd; c != nil {
-		f := field + ".nat-crowd"
-		var err error
-		if c.Users, err = s.positiveCount(file, f+".users", c.Users, 0); err != nil {
-			return err
-		}
-		if err := s.positiveRate(file, f+".rate_per_user", c.RatePerUser); err != nil {
-			return err
-		}
-		if err := s.crowdRate(file, f+".rate_per_user", c.Users, c.RatePerUser); err != nil {
-			return err
-		}
-		if err := s.validatePool(file, f, c.PoolSpec); err != nil {
-			return err
-		}
-		if err := s.validateSpan(file, f, c.Start, c.End, epoch); err != nil {
-			return err
-		}
-		if err := s.validateLabel(file, f, c.Label); err != nil {
+		if err := s.validateCrowd(file, field+".nat-crowd", &c.Users, c.RatePerUser, c.PoolSpec, c.Start, c.End, c.Label, epoch); err != nil {
 			return err
 		}
 	}
@@ -384,23 +367,7 @@ func (s *Scenario) validateGenerators(file, field string, t *TrafficSpec, epoch 
 		if tn.Name == "" {
 			return s.fail(file, f+".name", "is required")
 		}
-		var err error
-		if tn.Users, err = s.positiveCount(file, f+".users", tn.Users, 0); err != nil {
-			return err
-		}
-		if err := s.positiveRate(file, f+".rate_per_user", tn.RatePerUser); err != nil {
-			return err
-		}
-		if err := s.crowdRate(file, f+".rate_per_user", tn.Users, tn.RatePerUser); err != nil {
-			return err
-		}
-		if err := s.validatePool(file, f, tn.PoolSpec); err != nil {
-			return err
-		}
-		if err := s.validateSpan(file, f, tn.Start, tn.End, epoch); err != nil {
-			return err
-		}
-		if err := s.validateLabel(file, f, tn.Label); err != nil {
+		if err := s.validateCrowd(file, f, &tn.Users, tn.RatePerUser, tn.PoolSpec, tn.Start, tn.End, tn.Label, epoch); err != nil {
 			return err
 		}
 	}
@@ -647,4 +614,26 @@ func (s *Scenario) generatorSources(t *TrafficSpec, index int, rng *rand.Rand) [
 		}, rng))
 	}
 	return out
+}
+
+// validateCrowd checks the fields a crowd of users shares (nat-crowd, a tenant): how many
+// users (defaulted in place), their rate, their address pool, their span and their label.
+func (s *Scenario) validateCrowd(file, f string, users *int, ratePerUser float64, pool PoolSpec, start, end Offset, label string, epoch time.Time) error {
+	var err error
+	if *users, err = s.positiveCount(file, f+".users", *users, 0); err != nil {
+		return err
+	}
+	if err := s.positiveRate(file, f+".rate_per_user", ratePerUser); err != nil {
+		return err
+	}
+	if err := s.crowdRate(file, f+".rate_per_user", *users, ratePerUser); err != nil {
+		return err
+	}
+	if err := s.validatePool(file, f, pool); err != nil {
+		return err
+	}
+	if err := s.validateSpan(file, f, start, end, epoch); err != nil {
+		return err
+	}
+	return s.validateLabel(file, f, label)
 }
