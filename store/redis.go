@@ -23,8 +23,17 @@ const Timeout = 2 * time.Second
 type Redis struct {
 	client *redis.Client
 	mini   *miniredis.Miniredis // nil for a real server
-	last   int64                // the virtual time miniredis was last moved to (ns)
 	name   string
+
+	// mu guards last, which the embedded server's clock command also moves.
+	mu   sync.Mutex
+	last int64 // the virtual time miniredis was last moved to (ns)
+
+	faceCounters
+	loaded   map[*Script]bool // scripts EvalBatch has loaded on the server
+	reloaded bool             // EvalBatch has just reloaded them after NOSCRIPT
+	// loadEvery makes EvalBatch load the batch's scripts in every pipeline (miniredis).
+	loadEvery bool
 }
 
 var _ Store = (*Redis)(nil)
@@ -70,8 +79,13 @@ func NewMiniredis() (*Redis, error) {
 	r := &Redis{
 		client: redis.NewClient(&redis.Options{Addr: m.Addr(), DialTimeout: Timeout, ReadTimeout: Timeout,
 			WriteTimeout: Timeout, MaxRetries: -1, PoolSize: 2, DisableIdentity: true}),
-		mini: m,
-		name: "miniredis",
+		mini:      m,
+		name:      "miniredis",
+		loadEvery: true,
+	}
+	if err := r.registerClock(); err != nil {
+		r.Close()
+		return nil, err
 	}
 	return r, nil
 }
@@ -109,6 +123,7 @@ func (r *Redis) Eval(s *Script, keys []string, args ...int64) ([]int64, error) {
 	if err != nil {
 		return nil, r.wrap(fmt.Errorf("script %s: %w", s.Name, err))
 	}
+	r.calls.Add(1)
 	return v, nil
 }
 
@@ -133,6 +148,14 @@ func (r *Redis) SetNow(now int64) error {
 	if r.mini == nil {
 		return nil
 	}
+	r.advance(now)
+	return nil
+}
+
+// advance moves the embedded server's clock forward to now (ns); an earlier time leaves it.
+func (r *Redis) advance(now int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if d := now - r.last; d > 0 && r.last != 0 {
 		r.mini.FastForward(time.Duration(d))
 	}
@@ -140,7 +163,6 @@ func (r *Redis) SetNow(now int64) error {
 		r.last = now
 		r.mini.SetTime(time.Unix(0, now))
 	}
-	return nil
 }
 
 // Keys lists the keys under prefix with SCAN (never KEYS), sorted by name.

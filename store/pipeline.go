@@ -1,0 +1,221 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/alicebob/miniredis/v2/server"
+	"github.com/redis/go-redis/v9"
+)
+
+// Call is one script call of a batch: the script, its keys and arguments, and the virtual
+// time it is made at (Now, ns since the Unix epoch), which faces whose clock follows the
+// virtual time move to before running it, as SetNow would.
+type Call struct {
+	Script *Script
+	Keys   []string
+	Args   []int64
+	Now    int64
+}
+
+// Batcher is a face that decides a batch of script calls in one round trip.
+type Batcher interface {
+	// EvalBatch runs calls in order and returns their replies in order: the same replies,
+	// and the same stored state afterwards, as SetNow(c.Now) then Eval for each call in
+	// turn. On an error no reply is returned; calls before the failing one may have run.
+	EvalBatch(calls []Call) ([][]int64, error)
+}
+
+// EvalBatch decides calls in order on st: in one round trip when st is a Batcher, else
+// one call at a time. The replies are those of calling them one by one.
+func EvalBatch(st Store, calls []Call) ([][]int64, error) {
+	if b, ok := st.(Batcher); ok {
+		return b.EvalBatch(calls)
+	}
+	out := make([][]int64, len(calls))
+	for i, c := range calls {
+		if err := st.SetNow(c.Now); err != nil {
+			return nil, err
+		}
+		v, err := st.Eval(c.Script, c.Keys, c.Args...)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// Call is the script call Allow would make for a request of cost for key at now, for a
+// batch; ReplyOf reads its reply.
+func (l *Limiter) Call(key string, now, cost int64) Call {
+	args := l.args
+	args[0], args[4] = floorDiv(now, 1000), max(cost, 1)
+	return Call{Script: l.script, Keys: l.Keys(key, now), Args: args[:], Now: now}
+}
+
+// ReplyOf is the decision in a script's reply (two integers, as every script returns).
+func ReplyOf(s *Script, v []int64) (Reply, error) {
+	if len(v) != 2 {
+		return Reply{}, fmt.Errorf("script %s: want 2 integers, got %d", s.Name, len(v))
+	}
+	return Reply{Allowed: v[0] > 0, Remaining: v[1]}, nil
+}
+
+// clockCommand is the command the embedded miniredis registers to move its clock inside a
+// pipeline, in order with the scripts around it: the virtual time in ns as its argument.
+// A real server has no such command; its clock is its own.
+const clockCommand = "RLSIM.CLOCK"
+
+// ScriptCalls is how many script calls this face has sent, one by one or in batches;
+// Pipelines is how many batches (round trips) carried them in EvalBatch.
+func (r *Redis) ScriptCalls() int64 { return r.calls.Load() }
+
+// Pipelines is how many round trips EvalBatch has made.
+func (r *Redis) Pipelines() int64 { return r.pipelines.Load() }
+
+// EvalBatch sends calls as one pipeline of EVALSHA commands (Redis runs them in order, each
+// atomically, so the replies are those of sending them one by one). Each script is loaded
+// with SCRIPT LOAD in the same pipeline, ahead of the calls, the first time this face
+// batches it. If the server has lost its scripts all the same (a restart, SCRIPT FLUSH)
+// the calls from the first NOSCRIPT on failed without running; they are sent again after
+// loading the scripts, so the order holds. On miniredis each call is preceded by the
+// clock command whenever its time moves on, so TTLs count down exactly as they would one
+// call at a time.
+func (r *Redis) EvalBatch(calls []Call) ([][]int64, error) {
+	out := make([][]int64, len(calls))
+	for done := 0; done < len(calls); {
+		n, err := r.evalPipeline(calls[done:], out[done:])
+		done += n
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, errNoScript) {
+			return nil, err
+		}
+		if n == 0 && r.reloaded {
+			return nil, fmt.Errorf("script %s: the server keeps losing its scripts: %w", calls[done].Script.Name, err)
+		}
+		// Forget what was loaded: the next pipeline loads its scripts again.
+		clear(r.loaded)
+		r.reloads.Add(1)
+		r.reloaded = n == 0
+	}
+	r.reloaded = false
+	return out, nil
+}
+
+// errNoScript marks a pipeline cut short by NOSCRIPT, to be sent again from there.
+var errNoScript = errors.New("NOSCRIPT")
+
+// evalPipeline sends calls as one pipeline and fills out; it returns how many leading
+// calls have their reply. A NOSCRIPT reply stops it there (errNoScript) provided every
+// later call failed the same way, so none of them ran out of order.
+func (r *Redis) evalPipeline(calls []Call, out [][]int64) (int, error) {
+	ctx, cancel := r.ctx()
+	defer cancel()
+	pipe := r.client.Pipeline()
+	if r.loaded == nil {
+		r.loaded = map[*Script]bool{}
+	}
+	// Load every script of the batch when one of them is new to this face, so a server
+	// that lost its scripts (a flush) gets them all back before any call runs; an embedded
+	// server gets them in every pipeline (it costs nothing there), because a call sent
+	// again after NOSCRIPT would find its clock already moved on by the clock commands of
+	// the calls after it.
+	var distinct []*Script
+	missing := r.loadEvery
+	for _, c := range calls {
+		if !slices.Contains(distinct, c.Script) {
+			distinct = append(distinct, c.Script)
+			missing = missing || !r.loaded[c.Script]
+		}
+	}
+	var loads []*redis.StringCmd
+	if missing {
+		for _, s := range distinct {
+			r.loaded[s] = true
+			loads = append(loads, pipe.ScriptLoad(ctx, s.Source))
+		}
+	}
+	cmds := make([]*redis.Cmd, len(calls))
+	clock := r.pipeClock()
+	for i, c := range calls {
+		if r.mini != nil && c.Now > clock {
+			clock = c.Now
+			pipe.Do(ctx, clockCommand, strconv.FormatInt(c.Now, 10))
+		}
+		argv := make([]any, len(c.Args))
+		for j, a := range c.Args {
+			argv[j] = strconv.FormatInt(a, 10)
+		}
+		cmds[i] = pipe.EvalSha(ctx, c.Script.lua.Hash(), c.Keys, argv...)
+	}
+	r.pipelines.Add(1)
+	if _, err := pipe.Exec(ctx); err != nil && !isReplyError(err) {
+		clear(r.loaded)
+		return 0, r.wrap(fmt.Errorf("pipeline of %d script calls: %w", len(calls), err))
+	}
+	for _, l := range loads {
+		if err := l.Err(); err != nil {
+			clear(r.loaded)
+			return 0, r.wrap(fmt.Errorf("SCRIPT LOAD: %w", err))
+		}
+	}
+	for i, cmd := range cmds {
+		v, err := cmd.Int64Slice()
+		if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+			for _, later := range cmds[i+1:] {
+				if !redis.HasErrorPrefix(later.Err(), "NOSCRIPT") {
+					return i, fmt.Errorf("script %s: the server lost its scripts in the middle of a pipeline and later calls ran before this one; the decisions are out of order", calls[i].Script.Name)
+				}
+			}
+			return i, errNoScript
+		}
+		if err != nil {
+			return i, r.wrap(fmt.Errorf("script %s: %w", calls[i].Script.Name, err))
+		}
+		out[i] = v
+		r.calls.Add(1)
+	}
+	return len(calls), nil
+}
+
+// isReplyError reports whether err is a Redis error reply (a command that failed) rather
+// than a failure of the connection: the pipeline's other replies are then still good.
+func isReplyError(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re) && !errors.Is(err, redis.ErrClosed)
+}
+
+// pipeClock is the virtual time the embedded server's clock is at (ns).
+func (r *Redis) pipeClock() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.last
+}
+
+// registerClock adds clockCommand to an embedded miniredis.
+func (r *Redis) registerClock() error {
+	return r.mini.Server().Register(clockCommand, func(c *server.Peer, _ string, args []string) {
+		if len(args) != 1 {
+			c.WriteError("ERR wrong number of arguments for '" + clockCommand + "'")
+			return
+		}
+		now, err := strconv.ParseInt(args[0], 10, 64)
+		if err != nil {
+			c.WriteError("ERR " + clockCommand + ": the time must be an integer (ns)")
+			return
+		}
+		r.advance(now)
+		c.WriteOK()
+	})
+}
+
+// counters of a face, kept apart from its fields in redis.go.
+type faceCounters struct {
+	calls, pipelines, reloads atomic.Int64
+}
