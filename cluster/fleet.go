@@ -51,6 +51,10 @@ type Fleet struct {
 	outageNodePeak              int64
 	nodesMax                    int
 	err                         error
+
+	// Decisions Defer holds until Flush, and the script calls they wait for.
+	held  []held
+	calls []store.Call
 }
 
 var _ algorithms.Limiter = (*Fleet)(nil)
@@ -237,6 +241,32 @@ func (f *Fleet) outageAt(elapsed time.Duration) (int, *Outage) {
 
 // Allow decides a request for key at now (ns since the Unix epoch, virtual).
 func (f *Fleet) Allow(key uint32, now int64, cost int64) algorithms.Decision {
+	t := f.begin(key, now, cost)
+	if t.ask {
+		r, err := f.shared.Allow(f.names[key], t.nodeNow, t.cost)
+		f.fail(err)
+		t.allowed, t.remaining = r.Allowed && err == nil, r.Remaining
+	}
+	return f.end(t)
+}
+
+// ticket is a decision between its two halves: begin takes every step that comes before
+// the shared script's reply (scaling, routing, outages, the guard), end every step after.
+type ticket struct {
+	key                uint32
+	nd                 *node
+	now, nodeNow, cost int64
+	inOutage           bool
+	trips              int
+	allowed            bool
+	remaining          int64
+	// ask says the shared script decides: allowed and remaining come from its reply.
+	ask bool
+}
+
+// begin takes the steps of a decision up to the shared script, which it leaves to the
+// caller when t.ask is set; the other placements' store calls are made here.
+func (f *Fleet) begin(key uint32, now int64, cost int64) ticket {
 	cost = max(cost, 1)
 	if int(key) >= len(f.names) {
 		f.SetName(key, fmt.Sprintf("key-%d", key))
@@ -253,9 +283,8 @@ func (f *Fleet) Allow(key uint32, now int64, cost int64) algorithms.Decision {
 	if outage != nil && f.cfg.UsesStore() && f.alerted <= oi {
 		f.raise(oi, outage)
 	}
+	t := ticket{key: key, nd: nd, now: now, nodeNow: nodeNow, cost: cost, inOutage: outage != nil && f.cfg.UsesStore()}
 
-	trips := 0
-	allowed, remaining := false, int64(0)
 	name := f.names[key]
 	placement := f.cfg.Placement
 	if f.err != nil {
@@ -266,7 +295,7 @@ func (f *Fleet) Allow(key uint32, now int64, cost int64) algorithms.Decision {
 	switch placement {
 	case "local":
 		d := nd.local.Allow(key, nodeNow, cost)
-		allowed, remaining = d.Allowed, d.Remaining
+		t.allowed, t.remaining = d.Allowed, d.Remaining
 	case "shared", "two-tier":
 		if f.cfg.Placement == "two-tier" {
 			if g := nd.guard.Allow(key, nodeNow, cost); !g.Allowed {
@@ -274,40 +303,41 @@ func (f *Fleet) Allow(key uint32, now int64, cost int64) algorithms.Decision {
 			}
 		}
 		if outage != nil {
-			allowed = f.failover(outage, nd, key, nodeNow, cost, f.cfg.Placement == "two-tier")
+			t.allowed = f.failover(outage, nd, key, nodeNow, cost, f.cfg.Placement == "two-tier")
 			break
 		}
-		trips = 1
-		r, err := f.shared.Allow(name, nodeNow, cost)
-		f.fail(err)
-		allowed, remaining = r.Allowed && err == nil, r.Remaining
+		t.trips, t.ask = 1, true
 	case "leased":
-		allowed, trips = f.spendLease(nd, key, nodeNow, cost, outage)
+		t.allowed, t.trips = f.spendLease(nd, key, nodeNow, cost, outage)
 	case "shared-nonatomic":
 		if outage != nil {
-			allowed = f.failover(outage, nd, key, nodeNow, cost, false)
+			t.allowed = f.failover(outage, nd, key, nodeNow, cost, false)
 			break
 		}
 		crash := f.cfg.CrashProbability > 0 && f.rng.Float64() < f.cfg.CrashProbability
 		r, err := f.nonAtomic.Allow(name, nodeNow, cost, crash)
 		f.fail(err)
-		trips = r.RoundTrips
+		t.trips = r.RoundTrips
 		if r.Crashed {
 			f.crashes++
 		}
-		allowed, remaining = r.Allowed && err == nil, r.Remaining
+		t.allowed, t.remaining = r.Allowed && err == nil, r.Remaining
 	}
-	if f.err != nil {
-		allowed = false
-	}
+	return t
+}
 
+// end records a decided ticket in the fleet's measures and returns the decision.
+func (f *Fleet) end(t ticket) algorithms.Decision {
+	if f.err != nil {
+		t.allowed = false
+	}
 	f.decisions++
-	f.roundTrips += int64(trips)
-	lat := time.Duration(trips) * f.cfg.Latency
+	f.roundTrips += int64(t.trips)
+	lat := time.Duration(t.trips) * f.cfg.Latency
 	f.latencySum += lat
 	f.latencyMax = max(f.latencyMax, lat)
-	f.observe(nd, key, now, cost, allowed, outage != nil && f.cfg.UsesStore())
-	return algorithms.Decision{Allowed: allowed, Remaining: remaining}
+	f.observe(t.nd, t.key, t.now, t.cost, t.allowed, t.inOutage)
+	return algorithms.Decision{Allowed: t.allowed, Remaining: t.remaining}
 }
 
 // failover decides during an outage by the outage's policy; guarded says the node-local
