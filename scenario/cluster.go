@@ -343,6 +343,16 @@ func clusterAlgorithms(placement string, algs []string) []string {
 	return algs
 }
 
+// UseRedis points a cluster scenario's shared store at the Redis server at url, as
+// `store: redis` with that redis_url would (rlsim run/compare --redis).
+func (s *Scenario) UseRedis(url string) error {
+	if s.Cluster == nil {
+		return fmt.Errorf("scenario %s has no cluster section, so no shared store to put on Redis", s.Name)
+	}
+	s.Cluster.Store, s.Cluster.RedisURL = "redis", url
+	return nil
+}
+
 // openStore opens the scenario's store face for one run; keys go under prefix.
 func (s *Scenario) openStore() (store.Store, error) {
 	switch s.Cluster.Store {
@@ -359,11 +369,11 @@ func (s *Scenario) openStore() (store.Store, error) {
 }
 
 // runFleets runs every fleet variant with every algorithm it takes.
-func runFleets(sc *Scenario, rep *report.Report, pol algorithms.Policy, layers []LimitSpec, algs []string, seed uint64, dec *DecisionWriter) error {
+func runFleets(sc *Scenario, rep *report.Report, pol algorithms.Policy, layers []LimitSpec, algs []string, seed uint64, o Options) error {
 	rep.Results = []report.Result{} // a list in JSON even when no algorithm fits a variant
 	for vi, v := range sc.fleetVariants(pol) {
 		for _, alg := range clusterAlgorithms(v.cfg.Placement, algs) {
-			res, err := runFleet(sc, v, vi, alg, pol, layers, seed, dec)
+			res, err := runFleet(sc, v, vi, alg, pol, layers, seed, o)
 			if err != nil {
 				return err
 			}
@@ -373,12 +383,19 @@ func runFleets(sc *Scenario, rep *report.Report, pol algorithms.Policy, layers [
 	return nil
 }
 
-func runFleet(sc *Scenario, v fleetVariant, vi int, alg string, pol algorithms.Policy, layers []LimitSpec, seed uint64, dec *DecisionWriter) (report.Result, error) {
+func runFleet(sc *Scenario, v fleetVariant, vi int, alg string, pol algorithms.Policy, layers []LimitSpec, seed uint64, o Options) (report.Result, error) {
 	st, err := sc.openStore()
 	if err != nil {
 		return report.Result{}, err
 	}
 	defer st.Close()
+	redisFace, onRedis := st.(*store.Redis)
+	if onRedis && o.StoreStats != nil {
+		defer func() {
+			o.StoreStats.ScriptCalls += redisFace.ScriptCalls()
+			o.StoreStats.RoundTrips += redisFace.RoundTrips()
+		}()
+	}
 	cfg := v.cfg
 	cfg.Prefix = fmt.Sprintf("%s%s:%d:%s:", sc.Cluster.Prefix, sc.Name, vi, alg)
 	if r, ok := st.(*store.Redis); ok && st.Name() == "redis" {
@@ -406,7 +423,12 @@ func runFleet(sc *Scenario, v fleetVariant, vi int, alg string, pol algorithms.P
 		return report.Result{}, fmt.Errorf("scenario %s: cluster variant %s, %s: %w", sc.Name, v.name, alg, err)
 	}
 	fleet.SetLabel(v.name)
-	res, err := runOneWith(sc, alg, layers, seed, dec, nil, fleet)
+	var res report.Result
+	if onRedis && o.Pipeline > 1 && fleet.Pipelines() {
+		res, err = runFleetPipelined(sc, alg, layers, seed, o.Decisions, fleet, o.Pipeline)
+	} else {
+		res, err = runOneWith(sc, alg, layers, seed, o.Decisions, nil, fleet)
+	}
 	if err != nil {
 		return res, err
 	}

@@ -37,6 +37,12 @@ type Options struct {
 	Workers int
 	// Memory asks for the report's memory section (what the run holds per key).
 	Memory bool
+	// Pipeline is how many decisions a fleet on a Redis store (miniredis or a real
+	// server) holds and sends as one pipeline where no decision depends on an earlier
+	// reply (see cluster.Fleet.Pipelines); 0 or 1 sends each call on its own.
+	Pipeline int
+	// StoreStats, when not nil, is told what the runs sent to a Redis store.
+	StoreStats *StoreStats
 }
 
 // Policy is the policy a run with these options uses.
@@ -83,7 +89,7 @@ func Run(sc *Scenario, o Options) (*report.Report, error) {
 		Key:         sc.Key,
 	}
 	if sc.Cluster != nil {
-		if err := runFleets(sc, rep, pol, layers, algs, seed, o.Decisions); err != nil {
+		if err := runFleets(sc, rep, pol, layers, algs, seed, o); err != nil {
 			return nil, err
 		}
 		return rep, nil
