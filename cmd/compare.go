@@ -29,6 +29,9 @@ type compareOptions struct {
 	worstBudget int
 	memory      bool
 	workers     int
+	// redis and pipeline put cluster scenarios' shared store on a real Redis (pipeline.go).
+	redis    string
+	pipeline int
 }
 
 func newCompareCmd(g *globalOptions, streams IO) *cobra.Command {
@@ -51,6 +54,7 @@ func newCompareCmd(g *globalOptions, streams IO) *cobra.Command {
 	f.StringSliceVar(&o.layers, "layers", nil, "check only these layers of the scenario's layered limits, comma-separated")
 	f.IntVar(&o.worstBudget, "worst-budget", defaultCompareWorstBudget, "local-search budget of the worst_over_admission column (0: structured attacks only)")
 	addScaleFlags(c, o)
+	addStoreFlags(c, o)
 	return c
 }
 
@@ -66,6 +70,7 @@ func newRunCmd(g *globalOptions, streams IO) *cobra.Command {
 		},
 	}
 	addScaleFlags(c, o)
+	addStoreFlags(c, o)
 	return c
 }
 
@@ -98,7 +103,7 @@ func (o *compareOptions) validate() error {
 	if o.workers < 0 {
 		return usagef("--workers: must not be negative, got %d", o.workers)
 	}
-	return nil
+	return o.checkStoreFlags()
 }
 
 func runCompare(o *compareOptions, streams IO) error {
@@ -134,8 +139,12 @@ func runCompare(o *compareOptions, streams IO) error {
 		}
 		loaded = append(loaded, sc)
 	}
+	if err := o.useRedis(loaded); err != nil {
+		return err
+	}
 	defer tuneGCForHeavy(loaded)()
-	opts := scenario.Options{Algorithms: o.algorithms, Limit: o.limit, Window: o.window, Burst: o.burst, Workers: o.workers}
+	opts := scenario.Options{Algorithms: o.algorithms, Limit: o.limit, Window: o.window, Burst: o.burst, Workers: o.workers, Pipeline: o.pipeline}
+	var meter storeMeter
 	if o.seedSet {
 		opts.Seed = &o.seed
 	}
@@ -150,7 +159,13 @@ func runCompare(o *compareOptions, streams IO) error {
 		opts.Decisions = dw
 		for _, sc := range loaded {
 			opts.Memory = o.memory || sc.Heavy
-			rep, err := scenario.Run(sc, opts)
+			var rep *report.Report
+			err := meter.run(func(stats *scenario.StoreStats) (err error) {
+				opts.StoreStats = stats
+				rep, err = scenario.Run(sc, opts)
+				return err
+			})
+			opts.StoreStats = nil
 			if err != nil {
 				return err
 			}
@@ -176,6 +191,7 @@ func runCompare(o *compareOptions, streams IO) error {
 		return err
 	}
 	bar.finish(requests)
+	meter.report(streams.Err, o.pipeline)
 	var buf bytes.Buffer
 	if err := renderReports(&buf, o.format, reports); err != nil {
 		return err

@@ -77,6 +77,10 @@ func (r *Redis) ScriptCalls() int64 { return r.calls.Load() }
 // Pipelines is how many round trips EvalBatch has made.
 func (r *Redis) Pipelines() int64 { return r.pipelines.Load() }
 
+// RoundTrips is how many round trips the face has made for decisions: one per pipeline,
+// per script call sent on its own, per INCRBY and per PEXPIRE.
+func (r *Redis) RoundTrips() int64 { return r.pipelines.Load() + r.singles.Load() }
+
 // EvalBatch sends calls as one pipeline of EVALSHA commands (Redis runs them in order, each
 // atomically, so the replies are those of sending them one by one). Each script is loaded
 // with SCRIPT LOAD in the same pipeline, ahead of the calls, the first time this face
@@ -217,5 +221,5 @@ func (r *Redis) registerClock() error {
 
 // counters of a face, kept apart from its fields in redis.go.
 type faceCounters struct {
-	calls, pipelines, reloads atomic.Int64
+	calls, pipelines, reloads, singles atomic.Int64
 }

@@ -124,6 +124,7 @@ func (r *Redis) Eval(s *Script, keys []string, args ...int64) ([]int64, error) {
 		return nil, r.wrap(fmt.Errorf("script %s: %w", s.Name, err))
 	}
 	r.calls.Add(1)
+	r.singles.Add(1)
 	return v, nil
 }
 
@@ -131,6 +132,7 @@ func (r *Redis) Eval(s *Script, keys []string, args ...int64) ([]int64, error) {
 func (r *Redis) IncrBy(key string, n int64) (int64, error) {
 	ctx, cancel := r.ctx()
 	defer cancel()
+	r.singles.Add(1)
 	v, err := r.client.IncrBy(ctx, key, n).Result()
 	return v, r.wrap(err)
 }
@@ -139,6 +141,7 @@ func (r *Redis) IncrBy(key string, n int64) (int64, error) {
 func (r *Redis) PExpire(key string, ms int64) error {
 	ctx, cancel := r.ctx()
 	defer cancel()
+	r.singles.Add(1)
 	return r.wrap(r.client.PExpire(ctx, key, time.Duration(ms)*time.Millisecond).Err())
 }
 

@@ -1,0 +1,113 @@
+package cmd
+
+import (
+	"net"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/rlsim/rlsim/store"
+)
+
+// --redis puts a cluster scenario's store on a real server: same JSON as the model
+// (windows far longer than the run, node clocks in step), one by one and pipelined, the
+// decisions/s line on stderr, nothing left behind.
+func TestRunOnRedisFlag(t *testing.T) {
+	url := os.Getenv("RLSIM_REDIS_URL")
+	if url == "" {
+		t.Skip("RLSIM_REDIS_URL not set: no real Redis to run against")
+	}
+	want, _, code := rlsim(t, "run", "cluster-outage", "--format", "json")
+	if code != 0 {
+		t.Fatal("model run failed")
+	}
+	for _, pipeline := range []string{"1", "64"} {
+		out, errOut, code := rlsim(t, "run", "cluster-outage", "--format", "json", "--redis", url, "--pipeline", pipeline)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		if !regexp.MustCompile(`^rlsim: store: \d+ script decisions in \d+ round trips \(pipeline ` + pipeline + `\) over [0-9.]+s of wall time: \d+ decisions/s\n$`).MatchString(errOut) {
+			t.Fatalf("stderr %q", errOut)
+		}
+		if strings.ReplaceAll(out, `"store": "redis"`, `"store": "model"`) != want {
+			t.Fatalf("pipeline %s: the report on Redis differs from the model's", pipeline)
+		}
+	}
+	r, err := store.NewRedis(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if left, err := r.Keys("rlsim:cluster-outage:"); err != nil || len(left) != 0 {
+		t.Fatalf("the runs left %d keys (%v)", len(left), err)
+	}
+}
+
+func TestStoreFlagsBadInput(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := "redis://" + ln.Addr().String()
+	ln.Close()
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"run", "cluster-shared", "--pipeline", "0"}, 2, "--pipeline: must be at least 1, got 0"},
+		{[]string{"run", "cluster-shared", "--redis", "http://nope"}, 1, "--redis: redis URL"},
+		{[]string{"run", "cluster-shared", "--redis", down}, 1, "--redis: store unavailable"},
+	} {
+		out, errOut, code := rlsim(t, tc.args...)
+		if code != tc.code || out != "" || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d and %q", tc.args, code, out, errOut, tc.code, tc.want)
+		}
+	}
+}
+
+// --redis on a scenario without a cluster section is a usage error (checked before any
+// connection is needed: a miniredis stands in for the server).
+func TestRedisFlagNeedsACluster(t *testing.T) {
+	mini, err := store.NewMiniredis()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mini.Close()
+	url := "redis://" + mini.Client().Options().Addr
+	out, errOut, code := rlsim(t, "run", "boundary-burst", "--redis", url)
+	if code != 2 || out != "" || !strings.Contains(errOut, "--redis: none of the scenarios has a cluster section") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// A run on an embedded miniredis prints the decisions/s line too; pipelined or not, the
+// report is the same.
+func TestStoreLineOnMiniredis(t *testing.T) {
+	file := t.TempDir() + "/mini.yaml"
+	os.WriteFile(file, []byte(`name: mini
+duration: 20s
+policy: {limit: 10, window: 5s}
+algorithms: [gcra]
+cluster: {nodes: 3, placement: shared, store: miniredis}
+traffic:
+  - script:
+      - {at: 0s, count: 200, key: u, spread: 20s}
+`), 0o644)
+	var reports []string
+	for _, pipeline := range []string{"1", "32"} {
+		out, errOut, code := rlsim(t, "run", file, "--format", "json", "--pipeline", pipeline)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		trips := map[string]string{"1": "200", "32": "7"}[pipeline]
+		if !regexp.MustCompile(`^rlsim: store: 200 script decisions in ` + trips + ` round trips \(pipeline ` + pipeline + `\) over [0-9.]+s of wall time: \d+ decisions/s\n$`).MatchString(errOut) {
+			t.Fatalf("stderr %q", errOut)
+		}
+		reports = append(reports, out)
+	}
+	if reports[0] != reports[1] {
+		t.Fatal("the pipelined report differs")
+	}
+}
