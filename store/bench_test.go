@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -57,4 +58,80 @@ func BenchmarkScript(b *testing.B) {
 		}
 		r.Delete(names...)
 	})
+}
+
+// benchmarkPipelined runs the two-counter script like benchmarkFace, batch calls per
+// pipeline (1: one call per round trip, through Allow), and reports decisions per second.
+func benchmarkPipelined(b *testing.B, st Store, prefix string, batch int) {
+	lim, err := NewLimiter(st, "sliding-window", algorithms.Policy{Limit: 100, Window: time.Minute}, prefix)
+	if err != nil {
+		b.Fatal(err)
+	}
+	now := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC).UnixNano()
+	clients := make([]string, 100)
+	for i := range clients {
+		clients[i] = ClientName(i)
+	}
+	calls := make([]Call, 0, batch)
+	i := 0
+	for b.Loop() {
+		at := now + int64(i)*int64(time.Millisecond)
+		c := clients[i%len(clients)]
+		i++
+		if batch == 1 {
+			if _, err := lim.Allow(c, at, 1); err != nil {
+				b.Fatal(err)
+			}
+			continue
+		}
+		if calls = append(calls, lim.Call(c, at, 1)); len(calls) == batch {
+			if _, err := EvalBatch(st, calls); err != nil {
+				b.Fatal(err)
+			}
+			calls = calls[:0]
+		}
+	}
+	if len(calls) > 0 {
+		if _, err := EvalBatch(st, calls); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(i)/b.Elapsed().Seconds(), "decisions/s")
+}
+
+// BenchmarkPipeline compares one script call per round trip with pipelines of several
+// sizes, on miniredis and (RLSIM_REDIS_URL) a real server:
+// go test -run '^$' -bench Pipeline ./store
+func BenchmarkPipeline(b *testing.B) {
+	for _, batch := range []int{1, 16, 64, 256, 1024} {
+		b.Run(fmt.Sprintf("miniredis/batch=%d", batch), func(b *testing.B) {
+			r, err := NewMiniredis()
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer r.Close()
+			benchmarkPipelined(b, r, "rl:", batch)
+		})
+	}
+	url := os.Getenv("RLSIM_REDIS_URL")
+	for _, batch := range []int{1, 16, 64, 256, 1024} {
+		b.Run(fmt.Sprintf("redis/batch=%d", batch), func(b *testing.B) {
+			if url == "" {
+				b.Skip("RLSIM_REDIS_URL not set")
+			}
+			r, err := NewRedis(url)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer r.Close()
+			prefix := fmt.Sprintf("rlsim-bench:%d:%d:", batch, time.Now().UnixNano())
+			benchmarkPipelined(b, r, prefix, batch)
+			keys, _ := r.Keys(prefix)
+			names := make([]string, len(keys))
+			for i, k := range keys {
+				names[i] = k.Name
+			}
+			r.Delete(names...)
+		})
+	}
 }

@@ -152,9 +152,10 @@ func (r *Redis) evalPipeline(calls []Call, out [][]int64) (int, error) {
 			clock = c.Now
 			pipe.Do(ctx, clockCommand, strconv.FormatInt(c.Now, 10))
 		}
+		// go-redis writes an int64 argument in decimal, as Eval's strings are sent.
 		argv := make([]any, len(c.Args))
 		for j, a := range c.Args {
-			argv[j] = strconv.FormatInt(a, 10)
+			argv[j] = a
 		}
 		cmds[i] = pipe.EvalSha(ctx, c.Script.lua.Hash(), c.Keys, argv...)
 	}
