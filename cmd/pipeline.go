@@ -21,8 +21,8 @@ func addStoreFlags(c *cobra.Command, o *compareOptions) {
 // checkStoreFlags validates --pipeline, and --redis by connecting to it once, so a wrong
 // address is reported against the flag before any run starts.
 func (o *compareOptions) checkStoreFlags() error {
-	if o.pipeline < 1 {
-		return usagef("--pipeline: must be at least 1, got %d", o.pipeline)
+	if o.pipeline < 1 || o.pipeline > scenario.MaxPipeline {
+		return usagef("--pipeline: must be between 1 and %d, got %d", scenario.MaxPipeline, o.pipeline)
 	}
 	if o.redis == "" {
 		return nil

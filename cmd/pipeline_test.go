@@ -56,7 +56,8 @@ func TestStoreFlagsBadInput(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"run", "cluster-shared", "--pipeline", "0"}, 2, "--pipeline: must be at least 1, got 0"},
+		{[]string{"run", "cluster-shared", "--pipeline", "0"}, 2, "--pipeline: must be between 1 and 10000, got 0"},
+		{[]string{"run", "cluster-shared", "--pipeline", "10001"}, 2, "--pipeline: must be between 1 and 10000, got 10001"},
 		{[]string{"run", "cluster-shared", "--redis", "http://nope"}, 1, "--redis: redis URL"},
 		{[]string{"run", "cluster-shared", "--redis", down}, 1, "--redis: store unavailable"},
 	} {
