@@ -39,7 +39,8 @@ type Options struct {
 	Memory bool
 	// Pipeline is how many decisions a fleet on a Redis store (miniredis or a real
 	// server) holds and sends as one pipeline where no decision depends on an earlier
-	// reply (see cluster.Fleet.Pipelines); 0 or 1 sends each call on its own.
+	// reply (see cluster.Fleet.Pipelines); 0 or 1 sends each call on its own, and more
+	// than MaxPipeline is cut to it.
 	Pipeline int
 	// StoreStats, when not nil, is told what the runs sent to a Redis store.
 	StoreStats *StoreStats
