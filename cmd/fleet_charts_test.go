@@ -1,0 +1,66 @@
+package cmd
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// A cluster scenario's folder holds the effective-limit chart: a panel per variant with
+// the outage shaded, linked from index.html, byte-identical for the same seed.
+func TestFleetEffectiveLimitChart(t *testing.T) {
+	run := func(seed string) map[string][]byte {
+		dir := t.TempDir()
+		_, errOut, code := rlsim(t, "run", "cluster-outage", "--seed", seed, "--charts", "svg", "--out", dir)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		return readTree(t, dir)
+	}
+	a, b := run("1"), run("1")
+	svg := a["cluster-outage/effective-limit.svg"]
+	if svg == nil {
+		t.Fatalf("no effective-limit.svg among %d files", len(a))
+	}
+	if !bytes.Equal(svg, b["cluster-outage/effective-limit.svg"]) {
+		t.Error("effective-limit.svg differs between two runs with the same seed")
+	}
+	for _, want := range []string{"fail-closed · 10 nodes · effective 100 = 1.00×", "fail-open · 10 nodes · effective 3000 = 30.00×",
+		"fail-open-local · 10 nodes · effective 200 = 2.00×", "store down", "advertised (100)"} {
+		if !strings.Contains(string(svg), want) {
+			t.Errorf("effective-limit.svg lacks %q", want)
+		}
+	}
+	if _, ok := a["cluster-outage/window-timeline.svg"]; ok {
+		t.Error("a fleet run draws the single-limiter window chart beside its effective limit")
+	}
+	index := string(a["index.html"])
+	if !strings.Contains(index, `href="cluster-outage/effective-limit.svg"`) && !strings.Contains(index, "cluster-outage/effective-limit.svg") {
+		t.Error("index.html does not include the effective-limit chart")
+	}
+	if !strings.Contains(string(a["cluster-outage/summary.md"]), "(effective-limit.svg)") {
+		t.Error("summary.md does not link the effective-limit chart")
+	}
+	// The variants keep apart in the other charts too: one series per algorithm@variant.
+	if tl := string(a["cluster-outage/admitted-timeline.svg"]); !strings.Contains(tl, "sliding-window@fail-open-local") {
+		t.Error("admitted-timeline.svg does not name the variants")
+	}
+	if c := run("2"); bytes.Equal(c["cluster-outage/effective-limit.svg"], svg) {
+		t.Error("effective-limit.svg is the same with another seed: the seed does not reach it")
+	}
+}
+
+// A scale-out is marked where the node count changes, and only there.
+func TestFleetChartMarksScaleOut(t *testing.T) {
+	dir := t.TempDir()
+	_, errOut, code := rlsim(t, "run", "cluster-local", "--charts", "svg", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	svg := string(readTree(t, dir)["cluster-local/effective-limit.svg"])
+	for _, want := range []string{"scale-out-static · 1→10 nodes · effective 1000 = 10.00×", "ten-nodes-hash · 10 nodes, hash · effective 10 = 0.10×", "scaled to 10 nodes"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("effective-limit.svg lacks %q", want)
+		}
+	}
+}
