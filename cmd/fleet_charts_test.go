@@ -45,6 +45,12 @@ func TestFleetEffectiveLimitChart(t *testing.T) {
 	if tl := string(a["cluster-outage/admitted-timeline.svg"]); !strings.Contains(tl, "sliding-window@fail-open-local") {
 		t.Error("admitted-timeline.svg does not name the variants")
 	}
+	// results.csv carries the fleet figures as trailing columns.
+	csvText := string(a["cluster-outage/results.csv"])
+	if !strings.Contains(csvText, ",effective_limit,") || !strings.Contains(csvText, ",blocked_forever,leaked_keys,") ||
+		!strings.Contains(csvText, ",fail-open-local,shared,round-robin,10,10,model,200,") {
+		t.Errorf("results.csv lacks the fleet columns:\n%s", csvText)
+	}
 	if c := run("2"); bytes.Equal(c["cluster-outage/effective-limit.svg"], svg) {
 		t.Error("effective-limit.svg is the same with another seed: the seed does not reach it")
 	}
@@ -62,5 +68,20 @@ func TestFleetChartMarksScaleOut(t *testing.T) {
 		if !strings.Contains(svg, want) {
 			t.Errorf("effective-limit.svg lacks %q", want)
 		}
+	}
+}
+
+// --format csv prints the fleet columns too: here the crash's blocked and leaked keys.
+func TestFleetCSVOnStdout(t *testing.T) {
+	out, errOut, code := rlsim(t, "run", "cluster-nonatomic", "--format", "csv")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(out, "\n")
+	if !strings.HasSuffix(lines[0], ",crashes,blocked_forever,leaked_keys,leaked_bytes,added_latency_ms_mean,added_latency_ms_max") {
+		t.Fatalf("header %q", lines[0])
+	}
+	if !strings.HasSuffix(lines[1], ",incr-expire-ttl-window,shared-nonatomic,round-robin,5,5,model,11,0.3,1,1.2445687952600395,3781,6,0,0,0,0,0,0,0,18,10,8,704,0,0") {
+		t.Errorf("ttl-window row %q", lines[1])
 	}
 }

@@ -134,7 +134,7 @@ func WriteTimelineCSV(w io.Writer, r *Report) error {
 		binS := strconv.FormatFloat(tl.Bin.Seconds(), 'g', -1, 64)
 		for i := range tl.Admitted {
 			if err := cw.Write([]string{
-				x.Algorithm,
+				ResultName(x), // algorithm@variant for a fleet
 				strconv.FormatFloat((time.Duration(i) * tl.Bin).Seconds(), 'g', -1, 64),
 				binS,
 				strconv.FormatInt(tl.Admitted[i], 10),
