@@ -311,6 +311,9 @@ func logToCountersRatioWith(cfg Config) measureFunc {
 			at100.row("sliding-log").RedisBytesPerKey, at100.row("sliding-window").RedisBytesPerKey, ratio, math.Log10(ratio),
 			log.StateBytesPerKey, counters.StateBytesPerKey, inProcess, math.Log10(inProcess),
 			at1000.rep.SlidingLogVsTwoCounters, math.Log10(at1000.rep.SlidingLogVsTwoCounters), at100.source)
+		if at1000.source != at100.source {
+			measured += "; at limit 1000: " + at1000.source
+		}
 		switch {
 		case ratio >= 1000 && inProcess >= 1000:
 			return measured, Holds, nil

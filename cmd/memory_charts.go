@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/rlsim/rlsim/report/chart"
 	"github.com/rlsim/rlsim/store"
@@ -27,23 +28,28 @@ func memoryFigure(o *memoryOptions, rep *store.MemoryReport) *chart.Figure {
 	if rep.Loaded > 0 {
 		redisName = "Redis (measured)"
 	}
-	command := fmt.Sprintf("rlsim memory --keys %d --limit %d --window %s", rep.Keys, rep.Limit, rep.Window)
+	command := fmt.Sprintf("rlsim memory --keys %d --limit %d", rep.Keys, rep.Limit)
+	if rep.Window != time.Minute.String() {
+		command += " --window " + rep.Window
+	}
 	if len(o.algorithms) > 0 {
 		command += " --algorithms " + strings.Join(o.algorithms, ",")
 	}
-	if rep.Loaded > 0 {
-		command += fmt.Sprintf(" --redis URL --load %d", rep.Loaded)
-	}
-	title := fmt.Sprintf("memory per key, one client at its limit of %d per %s", rep.Limit, rep.Window)
 	// The caption says where the Redis bytes came from: a live server's MEMORY USAGE, or
 	// the model calibrated on one.
-	caption := command + " · Redis: " + rep.Redis
+	source := rep.Redis
 	if rep.Loaded > 0 {
-		caption += fmt.Sprintf(", MEMORY USAGE of %d clients per algorithm", rep.Loaded)
+		command += " --redis URL"
+		if rep.Loaded < rep.Keys {
+			command += fmt.Sprintf(" --load %d", rep.Loaded)
+		}
+		source = fmt.Sprintf("MEMORY USAGE on %s, %d clients", strings.TrimPrefix(rep.Redis, "measured on "), rep.Loaded)
 	}
+	caption := command + " · Redis bytes: " + source
 	if rep.SlidingLogVsTwoCounters > 0 {
-		caption += fmt.Sprintf(" · sliding log = %.1f× the two counters in Redis", rep.SlidingLogVsTwoCounters)
+		caption += fmt.Sprintf(" · sliding log %.1f× two counters", rep.SlidingLogVsTwoCounters)
 	}
+	title := fmt.Sprintf("memory per key, one client at its limit of %d per %s", rep.Limit, rep.Window)
 	return chart.MemoryFigure(chart.Meta{Title: title, Caption: caption}, algs, []chart.BarSeries{
 		{Name: "in-process", Values: inProcess},
 		{Name: redisName, Values: redis},

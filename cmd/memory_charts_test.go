@@ -27,7 +27,7 @@ func TestMemoryChart(t *testing.T) {
 	if !bytes.HasPrefix(a["memory/memory.png"], []byte("\x89PNG")) {
 		t.Error("memory.png is not a PNG")
 	}
-	for _, want := range []string{"in-process", "Redis (model)", "Redis: model (calibrated on Redis 7.0.15)", "sliding log = 20.8× the two counters in Redis",
+	for _, want := range []string{"in-process", "Redis (model)", "Redis bytes: model (calibrated on Redis 7.0.15)", "sliding log 20.8× two counters",
 		"rlsim memory --keys 1000 --limit 100", "3656", "2096", "176"} {
 		if !strings.Contains(string(svg), want) {
 			t.Errorf("memory.svg lacks %q", want)
@@ -74,7 +74,7 @@ func TestMemoryChartMeasured(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	svg := string(readTree(t, dir)["memory/memory.svg"])
-	for _, want := range []string{"Redis (measured)", "MEMORY USAGE of 200 clients per algorithm", "--algorithms sliding-log,sliding-window --redis URL"} {
+	for _, want := range []string{"Redis (measured)", "Redis bytes: MEMORY USAGE on Redis 7", "--algorithms sliding-log,sliding-window --redis URL"} {
 		if !strings.Contains(svg, want) {
 			t.Errorf("memory.svg lacks %q", want)
 		}
