@@ -38,8 +38,12 @@ func TestFleetEffectiveLimitChart(t *testing.T) {
 	if !strings.Contains(index, `href="cluster-outage/effective-limit.svg"`) && !strings.Contains(index, "cluster-outage/effective-limit.svg") {
 		t.Error("index.html does not include the effective-limit chart")
 	}
-	if !strings.Contains(string(a["cluster-outage/summary.md"]), "(effective-limit.svg)") {
+	summary := string(a["cluster-outage/summary.md"])
+	if !strings.Contains(summary, "(effective-limit.svg)") {
 		t.Error("summary.md does not link the effective-limit chart")
+	}
+	if !strings.Contains(summary, "sliding-window@fail-open 30.00× (3000)") {
+		t.Error("summary.md's findings do not name the variant")
 	}
 	// The variants keep apart in the other charts too: one series per algorithm@variant.
 	if tl := string(a["cluster-outage/admitted-timeline.svg"]); !strings.Contains(tl, "sliding-window@fail-open-local") {
