@@ -80,3 +80,19 @@ func TestMemoryChartMeasured(t *testing.T) {
 		}
 	}
 }
+
+// A scenario's memory chart draws the store model's Redis bytes beside in-process, at the
+// scenario's limit (boundary-burst: 100, where a sorted set of 100 entries takes 3656 B).
+func TestScenarioMemoryChartHasRedisModel(t *testing.T) {
+	dir := t.TempDir()
+	_, errOut, code := rlsim(t, "run", "boundary-burst", "--charts", "svg", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	svg := string(readTree(t, dir)["boundary-burst/memory.svg"])
+	for _, want := range []string{"in-process", "Redis (model, a client at its limit)", ">3656<", ">176<", ">2096<"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("memory.svg lacks %q", want)
+		}
+	}
+}

@@ -88,10 +88,14 @@ func Figures(r *Report) []*chart.Figure {
 		Caption: caption,
 	}, names, over, falseReject))
 	if hasMemory {
+		series := []chart.BarSeries{{Name: "in-process", Values: memory}}
+		if redis, ok := redisModelSeries(r); ok {
+			series = append(series, redis)
+		}
 		figs = append(figs, chart.MemoryFigure(chart.Meta{
 			Title:   r.Scenario + ": memory per key, per algorithm",
 			Caption: caption,
-		}, names, []chart.BarSeries{{Name: "in-process", Values: memory}}))
+		}, names, series))
 	}
 	figs = append(figs, KeyingFigures(r)...)
 	return append(figs, HerdFigures(r)...)
