@@ -8,6 +8,7 @@ import (
 
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/scenario"
 	"github.com/rlsim/rlsim/store"
 )
 
@@ -48,7 +49,7 @@ func incrExpireCrash() (string, Verdict, error) {
 	if err != nil {
 		return "", "", err
 	}
-	_, ttl, err := fleetRow(rep, "incr-expire-ttl-window", "incr-expire")
+	ttlRow, ttl, err := fleetRow(rep, "incr-expire-ttl-window", "incr-expire")
 	if err != nil {
 		return "", "", err
 	}
@@ -108,10 +109,21 @@ func incrExpireCrash() (string, Verdict, error) {
 	for _, a := range atomicAlgs {
 		refusedAtomic = max(refusedAtomic, shutOut(a+"@atomic-script"))
 	}
-	measured := fmt.Sprintf("store model, %d clients at 3/min against 10/min on %d nodes, 2%% crash chance: counter whose window is its TTL — %d crashes, "+
+	minutes := math.Ceil(end.Minutes())
+	sc, err := scenario.Load("cluster-nonatomic")
+	if err != nil {
+		return "", "", err
+	}
+	crashChance := 0.0
+	for _, f := range sc.Faults {
+		if f.Crash != nil {
+			crashChance = f.Crash.Probability
+		}
+	}
+	measured := fmt.Sprintf("store model, %d clients at %.1f/min against %d per %s on %d nodes, %s crash chance: counter whose window is its TTL — %d crashes, "+
 		"%d keys left without a TTL at the limit (blocked_forever), %d users refused every request from some moment to the end of the run (the longest for %s); "+
 		"key named by window — %d keys leaked (%d bytes), none blocked; atomic scripts (%s) — %d blocked, %d leaked, %d users shut out",
-		200, ttl.Nodes, ttl.Crashes, ttl.BlockedForever, refusedTTL, longestTTL.Round(time.Second),
+		ttlRow.Keys, float64(ttlRow.Requests)/float64(ttlRow.Keys)/minutes, rep.Policy.Limit, time.Duration(rep.Policy.Window), ttl.Nodes, percent(crashChance), ttl.Crashes, ttl.BlockedForever, refusedTTL, longestTTL.Round(time.Second),
 		stamped.LeakedKeys, stamped.LeakedBytes, strings.Join(atomicAlgs, ", "), atomicBlocked, atomicLeaked, refusedAtomic)
 	if ttl.BlockedForever > 0 && refusedTTL > 0 && atomicBlocked == 0 && atomicLeaked == 0 && refusedAtomic == 0 {
 		if stamped.BlockedForever == 0 {
@@ -122,15 +134,29 @@ func incrExpireCrash() (string, Verdict, error) {
 	return measured, DoesNotHold, nil
 }
 
-// localScaleOut runs cluster-local's scale-out variants: one client at 50/s, round-robin,
-// 1 → 10 nodes at 1m, each node limited to 100/min, recomputed on scaling or not.
+// offered describes the traffic of a scenario's result: its clients and the rate each
+// sent on average over the run.
+func offered(name string, x report.Result) (string, error) {
+	sc, err := scenario.Load(name)
+	if err != nil {
+		return "", err
+	}
+	rate := float64(x.Requests) / float64(max(x.Keys, 1)) / sc.Horizon().Seconds()
+	if x.Keys == 1 {
+		return fmt.Sprintf("one client at %.3g/s", rate), nil
+	}
+	return fmt.Sprintf("%d clients at %.3g/s each", x.Keys, rate), nil
+}
+
+// localScaleOut runs cluster-local's scale-out variants: one client far over the limit,
+// round-robin, 1 → 10 nodes, each node limited to L, recomputed on scaling or not.
 func localScaleOut() (string, Verdict, error) {
 	rep, _, err := run{name: "cluster-local"}.do()
 	if err != nil {
 		return "", "", err
 	}
 	limit := rep.Policy.Limit
-	_, static, err := fleetRow(rep, "scale-out-static", "sliding-log")
+	staticRow, static, err := fleetRow(rep, "scale-out-static", "sliding-log")
 	if err != nil {
 		return "", "", err
 	}
@@ -138,9 +164,18 @@ func localScaleOut() (string, Verdict, error) {
 	if err != nil {
 		return "", "", err
 	}
-	measured := fmt.Sprintf("store-less fleet, one client at 50/s round-robin, %d → %d nodes at 1m with %d/min each: not recomputed, the fleet admitted up to %d in one trailing minute (%.2f× the limit); "+
+	traffic, err := offered("cluster-local", staticRow)
+	if err != nil {
+		return "", "", err
+	}
+	scaledAt := "-"
+	if len(static.Events) > 0 {
+		scaledAt = static.Events[0].At.String()
+	}
+	window := time.Duration(rep.Policy.Window)
+	measured := fmt.Sprintf("node-local limits, %s round-robin, %d → %d nodes at %s with %d per %s each: not recomputed, the fleet admitted up to %d in one trailing window (%.2f× the limit); "+
 		"recomputed to L/N on scaling, %d",
-		static.Nodes, static.NodesMax, limit, static.EffectiveLimit, float64(static.EffectiveLimit)/float64(limit), recomputed.EffectiveLimit)
+		traffic, static.Nodes, static.NodesMax, scaledAt, limit, window, static.EffectiveLimit, float64(static.EffectiveLimit)/float64(limit), recomputed.EffectiveLimit)
 	want := limit * int64(static.NodesMax)
 	if math.Abs(float64(static.EffectiveLimit-want)) <= 0.02*float64(want) && recomputed.EffectiveLimit <= limit {
 		return measured, Holds, nil
@@ -148,8 +183,8 @@ func localScaleOut() (string, Verdict, error) {
 	return measured, DoesNotHold, nil
 }
 
-// unevenRouting runs cluster-local's ten-node variants: each node holds L/N = 10/min, one
-// client at 50/s, spread round-robin or pinned to one node by hash routing.
+// unevenRouting runs cluster-local's ten-node variants: each node holds L/N, one client
+// far over the limit, spread round-robin or pinned to one node by hash routing.
 func unevenRouting() (string, Verdict, error) {
 	rep, _, err := run{name: "cluster-local"}.do()
 	if err != nil {
@@ -164,9 +199,13 @@ func unevenRouting() (string, Verdict, error) {
 	if err != nil {
 		return "", "", err
 	}
-	measured := fmt.Sprintf("%d nodes with %d/min each (L/N of %d), one client at 50/s: hash routing pins it to one node — %d admitted per minute at most (client share %.2f), %d of %d refused; "+
+	traffic, err := offered("cluster-local", hashed)
+	if err != nil {
+		return "", "", err
+	}
+	measured := fmt.Sprintf("%d nodes with %d per %s each (L/N of %d), %s: hash routing pins it to one node — %d admitted in one window at most (client share %.2f), %d of %d refused; "+
 		"round-robin spreads it — %d",
-		hash.Nodes, limit/int64(hash.Nodes), limit, hash.EffectiveLimit, hash.ClientShareMax, hashed.Rejected, hashed.Requests, spread.EffectiveLimit)
+		hash.Nodes, limit/int64(hash.Nodes), time.Duration(rep.Policy.Window), limit, traffic, hash.EffectiveLimit, hash.ClientShareMax, hashed.Rejected, hashed.Requests, spread.EffectiveLimit)
 	if hash.EffectiveLimit*int64(hash.Nodes) <= limit && spread.EffectiveLimit == limit {
 		return measured, Holds, nil
 	}
