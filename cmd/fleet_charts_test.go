@@ -2,6 +2,8 @@ package cmd
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -87,5 +89,31 @@ func TestFleetCSVOnStdout(t *testing.T) {
 	}
 	if !strings.HasSuffix(lines[1], ",incr-expire-ttl-window,shared-nonatomic,round-robin,5,5,model,11,0.3,1,1.2445687952600395,3781,6,0,0,0,0,0,0,0,18,10,8,704,0,0") {
 		t.Errorf("ttl-window row %q", lines[1])
+	}
+}
+
+// A fleet's decision rows name their variant, so the variants of one run stay apart.
+func TestFleetDecisionsNameTheVariant(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "decisions.csv")
+	_, errOut, code := rlsim(t, "run", "cluster-outage", "--decisions", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n")[1:] {
+		seen[strings.Split(line, ",")[3]]++
+	}
+	want := map[string]int{"sliding-window@fail-closed": 12684, "sliding-window@fail-open": 12684, "sliding-window@fail-open-local": 12684}
+	if len(seen) != len(want) {
+		t.Fatalf("algorithms in the decisions file: %v", seen)
+	}
+	for name, n := range want {
+		if seen[name] != n {
+			t.Errorf("%s: %d rows, want %d", name, seen[name], n)
+		}
 	}
 }
