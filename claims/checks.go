@@ -9,8 +9,18 @@ import (
 	"github.com/rlsim/rlsim/scenario"
 )
 
-// All is every claim of the design notes, in the order the notes make them.
-func All() []Check {
+// All is every claim of the design notes, in the order the notes make them, with the
+// Redis figures from the store's calibrated model.
+func All() []Check { return AllWith(Config{}) }
+
+// AllWith is All with the memory claims measured on cfg's Redis server when it names one.
+func AllWith(cfg Config) []Check {
+	memoryCommand := "rlsim memory --keys 1000000 --limit 100 --algorithms sliding-log,sliding-window"
+	encodingCommand := "rlsim memory --algorithms sliding-log"
+	if cfg.RedisURL != "" {
+		memoryCommand += fmt.Sprintf(" --redis URL --load %d", memoryLoad)
+		encodingCommand += " --redis URL"
+	}
 	return []Check{
 		{
 			Claim:   "With 100/min, 100 requests at 10:00:59.900 and 100 at 10:01:00.100, a fixed window admits 200 within 200 ms",
@@ -44,17 +54,18 @@ func All() []Check {
 		},
 		{
 			Claim:   "A sliding log costs tens of bytes up to about 100 bytes per stored timestamp",
-			Command: "rlsim compare --scenario boundary-burst --algorithms sliding-log",
-			Measure: slidingLogPerElement,
+			Command: "rlsim compare --scenario boundary-burst --algorithms sliding-log; " + encodingCommand,
+			Measure: slidingLogPerElementWith(cfg),
 		},
 		{
 			Claim:   "A sliding log in Redis at limit 100 and 1M active keys holds 100M entries, several GB",
-			Command: "rlsim memory --keys 1000000 --limit 100 --algorithms sliding-log --redis URL",
+			Command: memoryCommand,
+			Measure: slidingLogAtMillionKeys(cfg),
 		},
 		{
 			Claim:   "A sliding log needs about three orders of magnitude more memory than the two-counter window",
-			Command: "rlsim compare --scenario boundary-burst --algorithms sliding-log,sliding-window",
-			Measure: logToCountersRatio,
+			Command: "rlsim compare --scenario boundary-burst --algorithms sliding-log,sliding-window; " + memoryCommand + "; the same with --limit 1000",
+			Measure: logToCountersRatioWith(cfg),
 		},
 		{
 			Claim:   "A token bucket of 20 refilled at 10/s lets 20 requests through at once after a quiet spell, yet holds the long-run rate to 10/s",
@@ -68,15 +79,18 @@ func All() []Check {
 		},
 		{
 			Claim:   "A crash between INCR and EXPIRE leaves a key without TTL that refuses its user for good",
-			Command: "rlsim compare --scenario incr-expire-crash",
+			Command: "rlsim run cluster-nonatomic --decisions decisions.csv",
+			Measure: incrExpireCrash,
 		},
 		{
 			Claim:   "Node-local limits that are not recomputed multiply with the node count: 10 nodes × 100/min admit 1000/min",
-			Command: "rlsim compare --scenario local-limits-scale-out",
+			Command: "rlsim run cluster-local",
+			Measure: localScaleOut,
 		},
 		{
 			Claim:   "With uneven routing, node-local limits of L/N refuse a client long before it reaches the advertised limit",
-			Command: "rlsim compare --scenario uneven-routing",
+			Command: "rlsim run cluster-local",
+			Measure: unevenRouting,
 		},
 		{
 			Claim:   "Full jitter cuts both total calls and time to finish compared with no jitter (capped exponential) and with equal jitter",
@@ -253,49 +267,6 @@ func twoCounterErrorRate() (string, Verdict, error) {
 		return measured, Holds, nil
 	case quiet.disagree <= 3*claimed:
 		return measured + "; keys held near their limit are where it errs", HoldsWithCaveat, nil
-	}
-	return measured, DoesNotHold, nil
-}
-
-func slidingLogPerElement() (string, Verdict, error) {
-	rep, _, err := run{name: "boundary-burst", algorithms: []string{"sliding-log"}}.do()
-	if err != nil {
-		return "", "", err
-	}
-	x, err := result(rep, "sliding-log")
-	if err != nil {
-		return "", "", err
-	}
-	per := x.StateBytesPerKey / float64(x.PeakWindowAdmitted)
-	measured := fmt.Sprintf("in-process: %.0f bytes for a key holding %d timestamps = %.0f bytes each; Redis not yet measured",
-		x.StateBytesPerKey, x.PeakWindowAdmitted, per)
-	if per >= 10 && per <= 100 {
-		return measured, HoldsWithCaveat, nil
-	}
-	return measured, DoesNotHold, nil
-}
-
-func logToCountersRatio() (string, Verdict, error) {
-	rep, _, err := run{name: "boundary-burst", algorithms: []string{"sliding-log", "sliding-window"}}.do()
-	if err != nil {
-		return "", "", err
-	}
-	log, err := result(rep, "sliding-log")
-	if err != nil {
-		return "", "", err
-	}
-	counters, err := result(rep, "sliding-window")
-	if err != nil {
-		return "", "", err
-	}
-	ratio := log.StateBytesPerKey / counters.StateBytesPerKey
-	measured := fmt.Sprintf("in-process at limit 100: %.0f vs %.0f bytes per key = %.0f× (%.1f orders of magnitude); Redis not yet measured",
-		log.StateBytesPerKey, counters.StateBytesPerKey, ratio, math.Log10(ratio))
-	switch {
-	case ratio >= 1000:
-		return measured, Holds, nil
-	case ratio >= 300:
-		return measured, HoldsWithCaveat, nil
 	}
 	return measured, DoesNotHold, nil
 }

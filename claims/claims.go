@@ -83,6 +83,7 @@ type run struct {
 
 type decision struct {
 	at        time.Duration
+	key       string
 	algorithm string
 	allowed   bool
 }
@@ -119,7 +120,7 @@ func (r run) do() (*report.Report, []decision, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		ds = append(ds, decision{at: time.Duration(ns), algorithm: row[3], allowed: row[4] == "true"})
+		ds = append(ds, decision{at: time.Duration(ns), key: row[1], algorithm: row[3], allowed: row[4] == "true"})
 	}
 	return rep, ds, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -13,22 +14,32 @@ import (
 
 type claimsOptions struct {
 	*globalOptions
+	redisURL string
 }
 
 func newClaimsCmd(g *globalOptions, streams IO) *cobra.Command {
 	o := &claimsOptions{globalOptions: g}
-	return &cobra.Command{
+	c := &cobra.Command{
 		Use:   "claims",
 		Short: "Reproduce every quantitative claim of the design notes and say whether it holds",
 		Long: `claims runs the reproduction of each figure in the design notes rlsim grew from and
 prints the claim, what rlsim measured, a verdict (holds, holds with a caveat, does not
 hold, or not yet measurable) and the command that reproduces it. It reports; it exits 0
-even when a claim does not hold.`,
+even when a claim does not hold.
+
+The Redis memory claims use the store's model calibrated on Redis 7 unless --redis (or
+the RLSIM_REDIS_URL environment variable) names a server: then they load 1000 clients'
+keys under "rlsim-claims:", read MEMORY USAGE, extrapolate, and delete what they wrote.`,
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			return runClaims(o, streams, claims.All())
+		RunE: func(c *cobra.Command, _ []string) error {
+			if !c.Flags().Changed("redis") {
+				o.redisURL = os.Getenv("RLSIM_REDIS_URL")
+			}
+			return runClaims(o, streams, claims.AllWith(claims.Config{RedisURL: o.redisURL}))
 		},
 	}
+	c.Flags().StringVar(&o.redisURL, "redis", "", "measure the Redis memory claims on this server (default $RLSIM_REDIS_URL; unset: the calibrated model)")
+	return c
 }
 
 func runClaims(o *claimsOptions, streams IO, checks []claims.Check) error {

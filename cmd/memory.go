@@ -42,7 +42,10 @@ func newMemoryCmd(g *globalOptions, streams IO) *cobra.Command {
 loads --keys clients per algorithm (at most --load) shaped exactly as the scripts write
 them, reads MEMORY USAGE, and deletes every key it wrote (and no other). It refuses a database that holds
 keys unless --prefix confines it to an unused prefix. Without --redis the Redis column is
-a model calibrated on Redis 7, marked "model".`,
+a model calibrated on Redis 7, marked "model".
+
+With --charts (default svg) it draws memory.svg (and .png) under OUT/memory/: bytes per
+key in-process beside Redis, a log scale, the Redis bars labelled measured or model.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			o.prefixSet = c.Flags().Changed("prefix")
@@ -91,6 +94,13 @@ func runMemory(o *memoryOptions, streams IO) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
+	formats, err := parseCharts(o.charts)
+	if err != nil {
+		return err
+	}
+	if o.out == "" {
+		formats = nil
+	}
 	opts := store.SizeOptions{
 		Keys:           o.keys,
 		Policy:         algorithms.Policy{Limit: o.limit, Window: o.window},
@@ -116,6 +126,13 @@ func runMemory(o *memoryOptions, streams IO) error {
 	}
 	var buf bytes.Buffer
 	if err := renderMemory(&buf, o.format, rep); err != nil {
+		return err
+	}
+	charts, err := renderMemoryCharts(o, rep, formats)
+	if err != nil {
+		return err
+	}
+	if err := writeOutFiles(o.out, charts); err != nil {
 		return err
 	}
 	_, err = streams.Out.Write(buf.Bytes())

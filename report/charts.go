@@ -31,8 +31,8 @@ func Figures(r *Report) []*chart.Figure {
 		}
 		bin = tl.Bin
 		perSecond := float64(time.Second) / float64(tl.Bin)
-		run := chart.Run{Name: x.Algorithm}
-		win := chart.Series{Name: x.Algorithm}
+		run := chart.Run{Name: ResultName(x)}
+		win := chart.Series{Name: ResultName(x)}
 		for i := range tl.Admitted {
 			at := (time.Duration(i) * tl.Bin).Seconds()
 			run.Admitted = append(run.Admitted, chart.Point{X: at, Y: float64(tl.Admitted[i]) * perSecond})
@@ -49,12 +49,21 @@ func Figures(r *Report) []*chart.Figure {
 		runs = append(runs, run)
 		windows = append(windows, win)
 	}
-	if len(runs) > 0 {
+	if fleet := FleetFigures(r); len(fleet) > 0 {
+		// A fleet's trailing window is the effective limit: drawn per variant, with the
+		// outages and scale-outs it went through.
+		figs = append(figs, fleet...)
+		windows = nil
+	}
+	if len(runs) > 0 && windows != nil {
 		figs = append(figs,
 			chart.WindowFigure(chart.Meta{
 				Title:   r.Scenario + ": busiest key's count in the trailing window vs the limit",
 				Caption: caption,
-			}, windows, float64(r.Policy.Limit), time.Duration(r.Policy.Window)),
+			}, windows, float64(r.Policy.Limit), time.Duration(r.Policy.Window)))
+	}
+	if len(runs) > 0 {
+		figs = append(figs,
 			chart.TimelineFigure(chart.Meta{
 				Title:   r.Scenario + ": requests admitted and refused over time, per algorithm",
 				Caption: caption,
@@ -68,7 +77,7 @@ func Figures(r *Report) []*chart.Figure {
 	var over, falseReject, memory []float64
 	hasMemory := false
 	for _, x := range r.Results {
-		names = append(names, x.Algorithm)
+		names = append(names, ResultName(x))
 		over = append(over, x.OverAdmission)
 		falseReject = append(falseReject, x.FalseRejectRate)
 		memory = append(memory, x.StateBytesPerKey)
@@ -79,10 +88,14 @@ func Figures(r *Report) []*chart.Figure {
 		Caption: caption,
 	}, names, over, falseReject))
 	if hasMemory {
+		series := []chart.BarSeries{{Name: "in-process", Values: memory}}
+		if redis, ok := redisModelSeries(r); ok {
+			series = append(series, redis)
+		}
 		figs = append(figs, chart.MemoryFigure(chart.Meta{
 			Title:   r.Scenario + ": memory per key, per algorithm",
 			Caption: caption,
-		}, names, []chart.BarSeries{{Name: "in-process", Values: memory}}))
+		}, names, series))
 	}
 	figs = append(figs, KeyingFigures(r)...)
 	return append(figs, HerdFigures(r)...)

@@ -61,6 +61,9 @@ type Distributed struct {
 	// waited (faults: latency).
 	AddedLatencyMeanMS float64 `json:"added_latency_ms_mean"`
 	AddedLatencyMaxMS  float64 `json:"added_latency_ms_max"`
+	// Events are the variant's store outages and node-count changes in time order, for
+	// the charts to mark (the scenario file already states them; JSON leaves them out).
+	Events []FleetEvent `json:"-"`
 }
 
 func hasDistributed(r *Report) bool {

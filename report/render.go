@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -243,7 +244,14 @@ var csvColumns = []string{
 // WriteCSV writes the results of every report as one CSV with a header row.
 func WriteCSV(w io.Writer, reports []*Report) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(csvColumns); err != nil {
+	// Fleet figures trail the common columns, and only when some report ran on a fleet,
+	// so files of single-limiter runs keep their shape.
+	fleet := anyFleet(reports)
+	header := csvColumns
+	if fleet {
+		header = append(slices.Clip(csvColumns), fleetCSVColumns...)
+	}
+	if err := cw.Write(header); err != nil {
 		return err
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
@@ -256,13 +264,17 @@ func WriteCSV(w io.Writer, reports []*Report) error {
 	i := func(v int64) string { return strconv.FormatInt(v, 10) }
 	for _, r := range reports {
 		for _, x := range r.Results {
-			if err := cw.Write([]string{
+			var extra []string
+			if fleet {
+				extra = fleetCSVCells(x.Distributed)
+			}
+			if err := cw.Write(append([]string{
 				r.Scenario, strconv.FormatUint(r.Seed, 10), i(r.Policy.Limit), time.Duration(r.Policy.Window).String(), i(r.Policy.Burst), r.Key,
 				x.Algorithm, i(x.Requests), i(x.Admitted), i(x.Rejected), i(x.PeakWindowAdmitted), f(x.OverAdmission), opt(x.WorstOverAdmission),
 				i(x.FalseAllow), i(x.FalseReject), f(x.FalseAllowRate), f(x.FalseRejectRate),
 				opt(x.LegitRejectRate), opt(x.AttackerAdmitRate), i(x.BackendPeak), f(x.StateBytesPerKey), i(int64(x.Keys)),
 				f(x.DelayMeanMS), f(x.DelayMaxMS),
-			}); err != nil {
+			}, extra...)); err != nil {
 				return err
 			}
 		}

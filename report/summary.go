@@ -33,7 +33,7 @@ func Findings(r *Report) []string {
 	} else {
 		var parts []string
 		for _, x := range over {
-			parts = append(parts, fmt.Sprintf("%s %.2f× (%d)", x.Algorithm, x.OverAdmission, x.PeakWindowAdmitted))
+			parts = append(parts, fmt.Sprintf("%s %.2f× (%d)", ResultName(x), x.OverAdmission, x.PeakWindowAdmitted))
 		}
 		out = append(out, fmt.Sprintf("Over the limit of %d in some trailing %s window: %s.", r.Policy.Limit, window, strings.Join(parts, ", ")))
 	}
@@ -46,7 +46,7 @@ func Findings(r *Report) []string {
 	} else {
 		var parts []string
 		for _, x := range rejects {
-			parts = append(parts, fmt.Sprintf("%s %s (%d requests)", x.Algorithm, percent(x.FalseRejectRate), x.FalseReject))
+			parts = append(parts, fmt.Sprintf("%s %s (%d requests)", ResultName(x), percent(x.FalseRejectRate), x.FalseReject))
 		}
 		out = append(out, fmt.Sprintf("Refused although the limit allowed them (false rejects): %s.", strings.Join(parts, ", ")))
 	}
@@ -134,7 +134,7 @@ func WriteTimelineCSV(w io.Writer, r *Report) error {
 		binS := strconv.FormatFloat(tl.Bin.Seconds(), 'g', -1, 64)
 		for i := range tl.Admitted {
 			if err := cw.Write([]string{
-				x.Algorithm,
+				ResultName(x), // algorithm@variant for a fleet
 				strconv.FormatFloat((time.Duration(i) * tl.Bin).Seconds(), 'g', -1, 64),
 				binS,
 				strconv.FormatInt(tl.Admitted[i], 10),

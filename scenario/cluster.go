@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -438,6 +439,24 @@ func runFleet(sc *Scenario, v fleetVariant, vi int, alg string, pol algorithms.P
 		return res, fmt.Errorf("scenario %s: cluster variant %s, %s: store: %w", sc.Name, v.name, alg, err)
 	}
 	d.EffectiveLimit = res.PeakWindowAdmitted
+	d.Events = fleetEvents(v.cfg)
 	res.Distributed = d
 	return res, nil
+}
+
+// fleetEvents are a fleet's outages and node-count changes, in time order.
+func fleetEvents(cfg cluster.Config) []report.FleetEvent {
+	var out []report.FleetEvent
+	for _, o := range cfg.Outages {
+		out = append(out, report.FleetEvent{At: o.At, For: o.For, Policy: o.Policy})
+	}
+	nodes := cfg.Nodes
+	for _, st := range cfg.Scale {
+		if st.Nodes != nodes { // a step to the count the fleet already has changes nothing
+			out = append(out, report.FleetEvent{At: st.At, Nodes: st.Nodes})
+			nodes = st.Nodes
+		}
+	}
+	slices.SortStableFunc(out, func(a, b report.FleetEvent) int { return cmp.Compare(a.At, b.At) })
+	return out
 }

@@ -37,7 +37,8 @@ type heldRequest struct {
 // cluster.Fleet.Pipelines). Open-loop traffic does not depend on decisions, so the run
 // takes each request up to its store call, holds it, and every batch requests sends the
 // held calls as one pipeline, then measures the held requests in their original order:
-// the collector, the decisions file and the fleet see exactly what one-by-one sees.
+// the collector, the decisions file (rows named "<algorithm>@<variant>", as runOneWith
+// names a fleet's) and the fleet see exactly what one-by-one sees.
 func runFleetPipelined(sc *Scenario, algorithm string, layers []LimitSpec, seed uint64, dec *DecisionWriter, fleet *cluster.Fleet, batch int) (report.Result, error) {
 	var loop sim.Loop
 	eng, err := newEngine(sc, algorithm, layers, len(sc.Limits) > 0, fleet)
@@ -67,7 +68,7 @@ func runFleetPipelined(sc *Scenario, algorithm string, layers []LimitSpec, seed 
 				next++
 			}
 			if dec != nil && writeErr == nil {
-				writeErr = dec.write(sc.Name, algorithm, &h.req, key.String(), allowed, ref)
+				writeErr = dec.write(sc.Name, fleet.Name(), &h.req, key.String(), allowed, ref)
 			}
 		}
 		clear(held)

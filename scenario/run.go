@@ -161,12 +161,17 @@ func runOneWith(sc *Scenario, algorithm string, layers []LimitSpec, seed uint64,
 		return report.Result{}, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
 	eng.recordTimeline(sc.Horizon())
+	// A fleet's rows read "<algorithm>@<variant>", so variants in one file stay apart.
+	label := algorithm
+	if f, ok := fleet.(interface{ Name() string }); ok {
+		label = f.Name()
+	}
 	var writeErr error
 	sink := func(r *traffic.Request) {
 		allowed, key, ref := eng.decide(r)
 		progress.count(r.At)
 		if dec != nil && writeErr == nil {
-			writeErr = dec.write(sc.Name, algorithm, r, key.String(), allowed, ref)
+			writeErr = dec.write(sc.Name, label, r, key.String(), allowed, ref)
 		}
 	}
 	for _, src := range sc.sources(NewRNG(seed)) {

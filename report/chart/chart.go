@@ -312,6 +312,8 @@ type LinePanel struct {
 	// AbsTicks labels Y ticks with their absolute value, for mirrored panels that draw
 	// one quantity up and another down.
 	AbsTicks bool
+	// Spans mark stretches or instants of X (outages, scale-outs) behind the data.
+	Spans []Span
 }
 
 func (p LinePanel) build(leg *legend) (*plot.Plot, error) {
@@ -326,6 +328,7 @@ func (p LinePanel) build(leg *legend) (*plot.Plot, error) {
 		pl.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	}
 	pl.X.Tick.Marker = plainTicks{}
+	addSpans(pl, leg, p.Spans)
 	drawn := 0
 	for i, s := range p.Series {
 		pts := make(plotter.XYs, 0, len(s.Points))

@@ -256,6 +256,9 @@ func FuzzRender(f *testing.F) {
 				Limits: []HLine{{Name: "limit", Y: c}}}}},
 			HerdFigure(meta, []Series{{Name: "h", Points: []Point{{0, a}, {1, b}, {2, c}}}, {Name: "g", Points: []Point{{a, 1}, {b, 2}}}}, time.Millisecond),
 			KeyingFigure(meta, []string{"ip", "user"}, []float64{a, b}, []float64{c, a}),
+			{Name: "spans", Meta: meta, Panels: []Panel{LinePanel{LogY: logY, Steps: true,
+				Series: []Series{{Name: "s", Points: []Point{{0, a}, {1, b}, {2, c}}}},
+				Spans:  []Span{{Name: "down", From: a, To: b}, {Name: "scaled", From: c, To: c}}}}},
 		}
 		for _, fig := range figs {
 			_ = fig.Render(&bytes.Buffer{}, "svg")

@@ -1,0 +1,111 @@
+package report
+
+import (
+	"fmt"
+	"time"
+
+	"gonum.org/v1/plot/vg"
+
+	"github.com/rlsim/rlsim/report/chart"
+)
+
+// FleetEvent is something a fleet went through during a run: a store outage from At for
+// For (For > 0) under an outage policy, or a change to Nodes nodes at At (Nodes > 0).
+type FleetEvent struct {
+	At, For time.Duration
+	Nodes   int
+	Policy  string
+}
+
+// ResultName names a result in charts and per-row files: the algorithm, and for a fleet
+// run "<algorithm>@<variant>", as the decisions file does, so variants stay apart.
+func ResultName(x Result) string {
+	if x.Distributed != nil && x.Distributed.Variant != "" {
+		return x.Algorithm + "@" + x.Distributed.Variant
+	}
+	return x.Algorithm
+}
+
+// FleetFigures are the charts of a fleet run: the effective limit over time, one panel
+// per variant — for the busiest key, what the whole fleet admitted in the trailing
+// window, one line per algorithm, against the advertised limit, with the store's outages
+// shaded and node-count changes marked. A report without fleet results has none.
+func FleetFigures(r *Report) []*chart.Figure {
+	type variant struct {
+		d      *Distributed
+		series []chart.Series
+		peak   int64
+	}
+	var variants []*variant
+	byName := map[string]*variant{}
+	for _, x := range r.Results {
+		d := x.Distributed
+		if d == nil || x.Timeline == nil {
+			continue
+		}
+		v := byName[d.Variant]
+		if v == nil {
+			v = &variant{d: d}
+			byName[d.Variant] = v
+			variants = append(variants, v)
+		}
+		v.series = append(v.series, chart.Series{Name: x.Algorithm, Points: windowPoints(x.Timeline)})
+		v.peak = max(v.peak, d.EffectiveLimit)
+	}
+	if len(variants) == 0 {
+		return nil
+	}
+	limit := float64(r.Policy.Limit)
+	meta := chart.Meta{
+		Title:   r.Scenario + ": effective limit — the whole fleet's trailing-window count, busiest key",
+		Caption: Caption(r),
+	}
+	rows := (len(variants) + 1) / 2
+	fig := &chart.Figure{Name: "effective-limit", Meta: meta, Columns: min(len(variants), 2),
+		Height: vg.Length(1.4+2.6*float64(rows)) * vg.Inch}
+	if fig.Columns == 2 {
+		fig.Width = 13 * vg.Inch // room for each panel's title: variant, nodes, peak
+	}
+	for i, v := range variants {
+		series := make([]chart.Series, len(v.series))
+		for j, s := range v.series {
+			series[j] = chart.Series{Name: s.Name, Points: chart.Downsample(s.Points, chart.MaxPoints, chart.Max)}
+		}
+		panel := chart.EffectiveLimitFigure(meta, "", series, limit).Panels[0].(chart.LinePanel)
+		nodes := fmt.Sprintf("%d nodes", v.d.Nodes)
+		if v.d.NodesMax != v.d.Nodes {
+			nodes = fmt.Sprintf("%d→%d nodes", v.d.Nodes, v.d.NodesMax)
+		}
+		if v.d.Balancer != "round-robin" {
+			nodes += ", " + v.d.Balancer
+		}
+		panel.Title = fmt.Sprintf("%s · %s · effective %d = %.2f×", v.d.Variant, nodes, v.peak, float64(v.peak)/limit)
+		panel.YLabel = fmt.Sprintf("admitted in trailing %s", time.Duration(r.Policy.Window))
+		if i >= len(variants)-fig.Columns {
+			panel.XLabel = "time since start (s)"
+		}
+		panel.Steps = true
+		for _, e := range v.d.Events {
+			if e.For > 0 {
+				panel.Spans = append(panel.Spans, chart.Span{Name: "store down", From: e.At.Seconds(), To: (e.At + e.For).Seconds()})
+			} else {
+				panel.Spans = append(panel.Spans, chart.Span{Name: fmt.Sprintf("scaled to %d nodes", e.Nodes), From: e.At.Seconds(), To: e.At.Seconds()})
+			}
+		}
+		fig.Panels = append(fig.Panels, panel)
+	}
+	return []*chart.Figure{fig}
+}
+
+// windowPoints are a timeline's busiest-key window counts per bin, X in seconds, closed
+// by a point at the end of the last bin so steps draw that bin's width too.
+func windowPoints(tl *Timeline) []chart.Point {
+	pts := make([]chart.Point, 0, len(tl.WindowAdmitted)+1)
+	for i, v := range tl.WindowAdmitted {
+		pts = append(pts, chart.Point{X: (time.Duration(i) * tl.Bin).Seconds(), Y: float64(v)})
+	}
+	if n := len(pts); n > 0 {
+		pts = append(pts, chart.Point{X: (time.Duration(n) * tl.Bin).Seconds(), Y: pts[n-1].Y})
+	}
+	return pts
+}
