@@ -90,20 +90,27 @@ func randomPolicy(rng *rand.Rand) algorithms.Policy {
 	return p
 }
 
+// limiterFor returns the cached limiter of algorithm on st, making it on first use.
+func limiterFor(t *testing.T, lims map[string]*Limiter, st Store, algorithm string, p algorithms.Policy, prefix string) *Limiter {
+	t.Helper()
+	if l := lims[algorithm]; l != nil {
+		return l
+	}
+	l, err := NewLimiter(st, algorithm, p, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lims[algorithm] = l
+	return l
+}
+
 // runTrace replays trace on st and returns one line per decision.
 func runTrace(t *testing.T, st Store, p algorithms.Policy, prefix string, trace []step) []string {
 	t.Helper()
 	lims := map[string]*Limiter{}
 	var out []string
 	for i, s := range trace {
-		l := lims[s.algorithm]
-		if l == nil {
-			var err error
-			if l, err = NewLimiter(st, s.algorithm, p, prefix); err != nil {
-				t.Fatal(err)
-			}
-			lims[s.algorithm] = l
-		}
+		l := limiterFor(t, lims, st, s.algorithm, p, prefix)
 		r, err := l.Allow(s.key, s.now, s.cost)
 		if err != nil {
 			t.Fatalf("%s step %d: %v", st.Name(), i, err)

@@ -27,14 +27,7 @@ func runBatched(t *testing.T, st Store, p algorithms.Policy, prefix string, trac
 		calls := make([]Call, len(batch))
 		seen := map[string]bool{}
 		for i, s := range batch {
-			l := lims[s.algorithm]
-			if l == nil {
-				var err error
-				if l, err = NewLimiter(st, s.algorithm, p, prefix); err != nil {
-					t.Fatal(err)
-				}
-				lims[s.algorithm] = l
-			}
+			l := limiterFor(t, lims, st, s.algorithm, p, prefix)
 			calls[i] = l.Call(s.key, s.now, s.cost)
 			k := strings.Join(calls[i].Keys, ",")
 			repeated = repeated || seen[k]
