@@ -2,6 +2,7 @@ package algorithms
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -59,19 +60,24 @@ func traceFor(pi int, seed uint64) []stamped {
 }
 
 // decisionDigest runs trace through a new limiter of the named algorithm and returns
-// the SHA-256 of every Decision in order, and the number admitted.
+// the SHA-256 of every field of every Decision in order, and the number admitted.
 func decisionDigest(name string, p Policy, trace []stamped) (string, int) {
 	lim, _ := New(name, p)
-	h := sha256.New()
+	buf := make([]byte, 0, len(trace)*33)
 	admitted := 0
 	for _, a := range trace {
 		d := lim.Allow(a.key, a.stamp, a.cost)
-		fmt.Fprintf(h, "%+v\n", d)
+		var allowed byte
 		if d.Allowed {
+			allowed = 1
 			admitted++
 		}
+		buf = append(buf, allowed)
+		for _, v := range []int64{d.Remaining, int64(d.RetryAfter), int64(d.Reset), int64(d.Delay)} {
+			buf = binary.LittleEndian.AppendUint64(buf, uint64(v))
+		}
 	}
-	return fmt.Sprintf("%x", h.Sum(nil)), admitted
+	return fmt.Sprintf("%x", sha256.Sum256(buf)), admitted
 }
 
 // TestOrderedDecisionsUnchanged pins every field of every decision on ordered traces to
