@@ -35,7 +35,7 @@ var update = flag.Bool("update", false, "rewrite the transcripts' output with wh
 
 // transcript is one "$ rlsim ..." command of a console block and the output shown under it.
 type transcript struct {
-	line     int    // 1-based line of the "$ " line in its file
+	line     int // 1-based line of the "$ " line in its file
 	args     []string
 	want     string // the output as the file shows it
 	from, to int    // the output's lines in the file: [from, to), 0-based
