@@ -301,13 +301,13 @@ func TestReorderedAdmissionsStayWithinBound(t *testing.T) {
 					var recorded [][]timedCost // the sliding log's entries, per key, as it records them
 					if log, ok := lim.(*SlidingLog); ok {
 						recorded = make([][]timedCost, 3)
-						check = func(i int, d Decision) {
+						check = func(i int, dec Decision) {
 							a := trace[i]
 							l := &log.logs[a.key]
 							if !newestInOrder(l) {
 								t.Fatalf("%s: arrival %d: the sliding log's ring is out of time order", label, i)
 							}
-							if d.Allowed {
+							if dec.Allowed {
 								at, _, _ := l.Newest()
 								recorded[a.key] = append(recorded[a.key], timedCost{at, a.cost})
 							}
