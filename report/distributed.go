@@ -98,7 +98,8 @@ var distributedColumns = []string{
 	"algorithm", "variant", "placement", "balancer", "nodes", "requests", "admitted", "rejected",
 	"effective_limit", "over_admission", "client_share", "store_round_trips", "node_peak",
 	"leases_outstanding_max", "outage_admitted", "outage_refused", "outage_node_peak", "guard", "alerts", "blocked_forever",
-	"leaked_keys", "added_latency_ms",
+	"leaked_keys", "added_latency_ms", "latency_p50_ms", "latency_p99_ms", "store_timeouts", "breaker_open",
+	"stale_reads",
 }
 
 // DistributedTable is the human table of a fleet run.
@@ -130,6 +131,12 @@ func DistributedTable(r *Report) Table {
 			}
 			return strconv.FormatInt(v, 10)
 		}
+		ms := func(v float64, show bool) string {
+			if !show {
+				return "-"
+			}
+			return strconv.FormatFloat(v, 'f', 2, 64)
+		}
 		t.Rows = append(t.Rows, []string{
 			x.Algorithm, d.Variant, d.Placement, d.Balancer, nodes,
 			strconv.FormatInt(x.Requests, 10), strconv.FormatInt(x.Admitted, 10), strconv.FormatInt(x.Rejected, 10),
@@ -140,6 +147,9 @@ func DistributedTable(r *Report) Table {
 			dash(d.GuardLimit, d.GuardLimit > 0), strconv.Itoa(d.Alerts),
 			strconv.FormatInt(d.BlockedForever, 10), strconv.FormatInt(d.LeakedKeys, 10),
 			strconv.FormatFloat(d.AddedLatencyMeanMS, 'f', 2, 64),
+			ms(d.AddedLatencyP50MS, d.AddedLatencyMaxMS > 0), ms(d.AddedLatencyP99MS, d.AddedLatencyMaxMS > 0),
+			dash(d.StoreTimeouts, d.Alerts > 0), dash(d.BreakerOpenDecisions, d.Alerts > 0),
+			dash(d.StaleReads, d.Placement == "shared-racy"),
 		})
 		if d.Alert != "" {
 			t.Notes = append(t.Notes, fmt.Sprintf("%s %s: alert: %s", x.Algorithm, d.Variant, d.Alert))
