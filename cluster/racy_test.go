@@ -77,18 +77,18 @@ func firstDifference(a, b []string) int {
 }
 
 // A node never races with itself, and a write that lands at once is seen by the next
-// read: one node at any latency, or any number of nodes at zero latency, decides request
-// for request as the atomic script.
+// read: one node at any latency, any number of nodes at zero latency, or nodes that each
+// hold their own clients (hash routing) decide request for request as the atomic script.
 func TestRacyWithoutConcurrencyDecidesAsTheScript(t *testing.T) {
 	p := algorithms.Policy{Limit: 20, Window: 10 * time.Second, Burst: 15}
 	trace := poissonTrace(3, 40, 35*time.Second, 3, true)
 	for _, alg := range RacyAlgorithms {
 		for _, c := range []Config{
-			{Nodes: 1, Latency: 50 * time.Millisecond},
-			{Nodes: 1, Latency: 3 * time.Second},
-			{Nodes: 7, Latency: 0},
+			{Nodes: 1, Balancer: "round-robin", Latency: 50 * time.Millisecond},
+			{Nodes: 1, Balancer: "round-robin", Latency: 3 * time.Second},
+			{Nodes: 7, Balancer: "round-robin", Latency: 0},
+			{Nodes: 7, Balancer: "hash", Latency: 50 * time.Millisecond}, // one node per client
 		} {
-			c.Balancer = "round-robin"
 			c.Placement = "shared"
 			want, wantRes := replay(t, c, alg, p, store.NewModel(), trace)
 			c.Placement = "shared-racy"
