@@ -508,11 +508,11 @@ func (f *Fleet) Finish(variant string) (*report.Distributed, error) {
 	if f.decisions > 0 {
 		d.StoreRoundTrips = float64(f.roundTrips) / float64(f.decisions)
 	}
-	f.timing.report(d)
+	f.timing.fill(d)
 	d.StoreLatencyMS = float64(f.cfg.Latency) / float64(time.Millisecond)
 	if f.racy != nil {
-		if err := f.racy.drain(); err != nil {
-			f.fail(err)
+		if f.err == nil {
+			f.fail(f.racy.drain()) // the writes still in flight land, as they would
 		}
 		d.StaleReads, d.LostWrites = f.racy.staleReads, f.racy.lostWrites
 	}

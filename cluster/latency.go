@@ -16,8 +16,8 @@ type timing struct {
 	breakerOpenDecisions int64     // decisions an open breaker decided without the store
 }
 
-// report puts the timing figures into d.
-func (tm *timing) report(d *report.Distributed) {
+// fill puts the timing figures into d.
+func (tm *timing) fill(d *report.Distributed) {
 	h := &tm.latency
 	ms := func(v time.Duration) float64 { return float64(v) / float64(time.Millisecond) }
 	if h.n > 0 {

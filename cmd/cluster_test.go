@@ -132,11 +132,15 @@ func TestClusterOutage(t *testing.T) {
 }
 
 // The read-decide-write race: over-admission grows with nodes and with the store's round
-// trip; the atomic script beside it gives the same effective limit at every setting.
+// trip; the atomic script beside it gives the same effective limit at every setting — the
+// two-counter script exactly the limit.
 func TestClusterRacy(t *testing.T) {
 	r := fleetRun(t, "cluster-racy")
+	if a := r["sliding-window/atomic-10n-50ms"]; a.EffectiveLimit != 100 {
+		t.Errorf("the two-counter script on 10 nodes at 50 ms let %d through, want the limit, 100", a.EffectiveLimit)
+	}
 	nodes, rtts := []int{1, 2, 5, 10}, []string{"1ms", "10ms", "50ms"}
-	for _, alg := range []string{"fixed-window", "token-bucket"} {
+	for _, alg := range []string{"fixed-window", "sliding-window", "token-bucket"} {
 		get := func(kind string, n int, rtt string) report.Result {
 			x, ok := r[fmt.Sprintf("%s/%s-%dn-%s", alg, kind, n, rtt)]
 			if !ok {

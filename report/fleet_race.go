@@ -68,7 +68,7 @@ func RaceFigures(r *Report) []*chart.Figure {
 	if fig.Columns == 2 {
 		fig.Width = 13 * vg.Inch
 	}
-	for i, alg := range algorithms {
+	for _, alg := range algorithms {
 		ls := lines[alg]
 		slices.SortStableFunc(ls, func(a, b *line) int { return cmp.Compare(a.rtt, b.rtt) })
 		var series []chart.Series
@@ -93,10 +93,7 @@ func RaceFigures(r *Report) []*chart.Figure {
 			}
 		}
 		panel := chart.EffectiveLimitFigure(meta, "", series, float64(r.Policy.Limit)).Panels[0].(chart.LinePanel)
-		panel.Title = alg
-		if i >= len(algorithms)-fig.Columns {
-			panel.XLabel = "nodes"
-		}
+		panel.Title, panel.XLabel = alg, "nodes"
 		fig.Panels = append(fig.Panels, panel)
 	}
 	return []*chart.Figure{fig}
