@@ -120,6 +120,7 @@ func TestHistogramPercentiles(t *testing.T) {
 	}{
 		{fill(), 0, 0},
 		{fill(1, 7*ms), 7 * ms, 7 * ms},
+		{fill(2, time.Duration(0), 1, 50*ms), 0, 50 * ms},  // rank ⌈2.97⌉ = 3, not 2
 		{fill(99, time.Duration(0), 1, 50*ms), 0, 0},       // the 99th of 100 is still 0
 		{fill(98, time.Duration(0), 2, 50*ms), 0, 50 * ms}, // now it is the timeout
 		{fill(50, time.Duration(0), 50, ms), 0, ms},

@@ -261,6 +261,41 @@ func TestRacyFacesAgree(t *testing.T) {
 	}
 }
 
+// keepForever is the model with every TTL stretched a million times: nothing expires.
+type keepForever struct{ *store.Model }
+
+func (k keepForever) IncrExpire(key string, n, ms int64) (int64, error) {
+	return k.Model.IncrExpire(key, n, ms*1e6)
+}
+func (k keepForever) SetExpire(key string, v, ms int64) error {
+	return k.Model.SetExpire(key, v, ms*1e6)
+}
+func (k keepForever) SetBucket(key string, t, s, ms int64) error {
+	return k.Model.SetBucket(key, t, s, ms*1e6)
+}
+
+// The TTLs are garbage collection only: with skewed clocks, long round trips and idle
+// gaps, a store where nothing expires decides exactly alike.
+func TestRacyExpiryNeverDecides(t *testing.T) {
+	p := algorithms.Policy{Limit: 8, Window: 2 * time.Second, Burst: 5}
+	trace := poissonTrace(9, 30, 40*time.Second, 4, true)
+	// Bursts after idle spells of about a window, the moments a key is near its TTL.
+	for b := range 10 {
+		at := 40*time.Second + time.Duration(b)*(2*time.Second+time.Duration(b)*137*time.Millisecond)
+		for k := range 12 {
+			trace = append(trace, arrival{at: at + time.Duration(k)*time.Millisecond, key: uint32(k % 2), cost: 1})
+		}
+	}
+	c := Config{Nodes: 5, Balancer: "round-robin", Placement: "shared-racy", Latency: 80 * time.Millisecond, Skew: 900 * time.Millisecond}
+	for _, alg := range RacyAlgorithms {
+		want, _ := replay(t, c, alg, p, keepForever{store.NewModel()}, trace)
+		got, _ := replay(t, c, alg, p, store.NewModel(), trace)
+		if i := firstDifference(got, want); i >= 0 {
+			t.Errorf("%s: decision %d is %s where nothing expires, %s with TTLs", alg, i, want[i], got[i])
+		}
+	}
+}
+
 func TestRacyRefusesWhatItCannotRun(t *testing.T) {
 	c := Config{Nodes: 2, Balancer: "round-robin", Placement: "shared-racy"}
 	if _, err := New(c, "sliding-log", perMinute, store.NewModel(), rand.New(rand.NewPCG(1, 1))); err == nil || !strings.Contains(err.Error(), `"sliding-log"`) {
