@@ -97,7 +97,7 @@ choice costs.`,
 	pf.StringVar(&g.decisions, "decisions", "", "write one CSV row per request and algorithm to this file")
 
 	root.AddCommand(newCompareCmd(g, streams), newRunCmd(g, streams), newScenariosCmd(g, streams))
-	root.AddCommand(newBackoffCmd(g, streams), newHeadersCmd(g, streams), newServeCmd(g, streams))
+	root.AddCommand(newBackoffCmd(g, streams), newHeadersCmd(g, streams), newServeCmd(g, streams), newProbeCmd(g, streams))
 	root.AddCommand(newReplayCmd(g, streams))
 	root.AddCommand(newWorstCaseCmd(g, streams))
 	root.AddCommand(newClaimsCmd(g, streams))

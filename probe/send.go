@@ -1,0 +1,288 @@
+package probe
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/rlsim/rlsim/response"
+)
+
+// Clock is the wall clock of a probe: tests replace it.
+type Clock interface {
+	Now() time.Time
+	// SleepUntil returns at t, or early with ctx's error when ctx is done.
+	SleepUntil(ctx context.Context, t time.Time) error
+}
+
+// WallClock is the real clock.
+type WallClock struct{}
+
+// Now returns time.Now().
+func (WallClock) Now() time.Time { return time.Now() }
+
+// SleepUntil sleeps until t.
+func (WallClock) SleepUntil(ctx context.Context, t time.Time) error {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err()
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Target is where and how a probe sends.
+type Target struct {
+	// URL is requested with GET for every request.
+	URL string
+	// KeyHeader, when set, carries each request's key in this header.
+	KeyHeader string
+	// KeyAddrs, when set, sends each key from its own source address on 127.0.0.0/8
+	// (127.0.0.2 for the first key, and on), for targets that key by peer address.
+	KeyAddrs bool
+	// CostHeader, when set, carries each request's cost in this header; without it
+	// every request is sent once whatever its cost.
+	CostHeader string
+	// Timeout bounds each request, from sending to the end of the response.
+	Timeout time.Duration
+	// Concurrency bounds the requests in flight; a request due while it is reached
+	// waits, and is sent late (its lateness is measured).
+	Concurrency int
+	// HonorRetryAfter sends, for each refusal that carries a Retry-After of at most
+	// MaxRetryWait, one retry of the same request when it says.
+	HonorRetryAfter bool
+	MaxRetryWait    time.Duration
+	// RefusedCodes are the statuses counted as refusals (2xx are admissions).
+	RefusedCodes []int
+	// Transport replaces the HTTP transport (tests); KeyAddrs needs the default.
+	Transport http.RoundTripper
+}
+
+// MaxKeyAddrs is how many keys KeyAddrs can give an address of their own.
+const MaxKeyAddrs = 1<<24 - 3
+
+// KeyAddr is the source address of the i-th key (from 0) under KeyAddrs: 127.0.0.2 and
+// on, skipping 127.0.0.1 (which other clients of the target on this machine use).
+func KeyAddr(i int) netip.Addr {
+	n := uint32(i) + 2
+	return netip.AddrFrom4([4]byte{127, byte(n >> 16), byte(n >> 8), byte(n)})
+}
+
+// Exchange is one request sent and what came back.
+type Exchange struct {
+	Key  string
+	Cost int64
+	// Retry is set for a retry sent after a refusal's Retry-After; RetryOf is the index
+	// of the refused exchange (-1 for a planned request).
+	Retry   bool
+	RetryOf int
+	// Due, Sent and Received are offsets from the start: when the plan (or the
+	// Retry-After) said to send it, when it was handed to the connection, and when its
+	// response headers arrived.
+	Due, Sent, Received time.Duration
+	// Status is the response's status; 0 when Err is set.
+	Status int
+	Err    string
+	// Unsent marks a retry that was due after the probe was stopped.
+	Unsent bool
+	// Quota is what the response's rate-limit headers said, when HasQuota.
+	Quota    response.Quota
+	HasQuota bool
+	// RetryAfter is the response's Retry-After, when HasRetryAfter.
+	RetryAfter    time.Duration
+	HasRetryAfter bool
+}
+
+// Run sends plan to target, starting at start on clock, and returns every exchange in
+// the order they were due. It sends nothing beyond the plan and the retries that
+// HonorRetryAfter asks for, and returns once every response has come back or timed out.
+// When ctx is done it stops sending, waits for the requests in flight, and returns what
+// it has with ctx's error.
+func Run(ctx context.Context, plan Plan, target Target, clock Clock, start time.Time) ([]Exchange, error) {
+	s := &sender{
+		target:  target,
+		clock:   clock,
+		start:   start,
+		slots:   make(chan struct{}, max(target.Concurrency, 1)),
+		clients: map[string]*http.Client{},
+		refused: map[int]bool{},
+	}
+	for _, c := range target.RefusedCodes {
+		s.refused[c] = true
+	}
+	s.keyIndex = make(map[string]int, len(plan.Keys))
+	for i, k := range plan.Keys {
+		s.keyIndex[k] = i
+	}
+	s.exchanges = make([]Exchange, len(plan.Requests), len(plan.Requests)*2)
+	var err error
+	for i, r := range plan.Requests {
+		s.exchanges[i] = Exchange{Key: r.Key, Cost: r.Cost, Due: r.At, RetryOf: -1}
+		// The slot is taken before the wait, so that when every slot is busy the request
+		// goes as soon as one frees, and the clock never runs ahead of a request that
+		// could not be sent yet.
+		if err = s.acquire(ctx); err != nil {
+			s.exchanges = s.exchanges[:i]
+			break
+		}
+		if err = clock.SleepUntil(ctx, start.Add(r.At)); err != nil {
+			<-s.slots
+			s.exchanges = s.exchanges[:i]
+			break
+		}
+		s.wg.Add(1)
+		go s.send(ctx, i)
+	}
+	s.wg.Wait()
+	for _, c := range s.clients {
+		c.CloseIdleConnections()
+	}
+	return s.exchanges, err
+}
+
+type sender struct {
+	target   Target
+	clock    Clock
+	start    time.Time
+	slots    chan struct{}
+	keyIndex map[string]int
+	refused  map[int]bool
+	wg       sync.WaitGroup
+
+	mu        sync.Mutex
+	exchanges []Exchange
+	clients   map[string]*http.Client
+}
+
+func (s *sender) acquire(ctx context.Context) error {
+	select {
+	case s.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// send makes exchange i's request, holding one slot, and schedules its retry.
+func (s *sender) send(ctx context.Context, i int) {
+	defer s.wg.Done()
+	s.mu.Lock()
+	x := s.exchanges[i]
+	s.mu.Unlock()
+	s.do(ctx, &x)
+	<-s.slots
+	s.mu.Lock()
+	s.exchanges[i] = x
+	retry := s.target.HonorRetryAfter && !x.Retry && x.HasRetryAfter && s.refused[x.Status] && x.RetryAfter <= s.target.MaxRetryWait
+	var j int
+	if retry {
+		j = len(s.exchanges)
+		s.exchanges = append(s.exchanges, Exchange{Key: x.Key, Cost: x.Cost, Retry: true, RetryOf: i, Due: x.Received + x.RetryAfter})
+	}
+	s.mu.Unlock()
+	if !retry {
+		return
+	}
+	// The retry goes when Retry-After says, counted from the refusal's arrival.
+	if s.clock.SleepUntil(ctx, s.start.Add(x.Received+x.RetryAfter)) != nil || s.acquire(ctx) != nil {
+		s.mu.Lock()
+		s.exchanges[j].Unsent = true
+		s.mu.Unlock()
+		return
+	}
+	if ctx.Err() != nil {
+		<-s.slots
+		s.mu.Lock()
+		s.exchanges[j].Unsent = true
+		s.mu.Unlock()
+		return
+	}
+	s.wg.Add(1)
+	s.send(ctx, j)
+}
+
+// do sends x's request and fills in what happened.
+func (s *sender) do(ctx context.Context, x *Exchange) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.target.URL, nil)
+	if err != nil {
+		x.Err = err.Error()
+		return
+	}
+	if s.target.KeyHeader != "" {
+		req.Header.Set(s.target.KeyHeader, x.Key)
+	}
+	if s.target.CostHeader != "" {
+		req.Header.Set(s.target.CostHeader, strconv.FormatInt(x.Cost, 10))
+	}
+	client := s.client(x.Key)
+	x.Sent = s.clock.Now().Sub(s.start)
+	resp, err := client.Do(req)
+	x.Received = s.clock.Now().Sub(s.start)
+	if err != nil {
+		x.Err = err.Error()
+		return
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	x.Status = resp.StatusCode
+	at := s.start.Add(x.Received)
+	x.Quota, x.HasQuota = response.ParseQuota(resp.Header, at)
+	if v := resp.Header.Get("Retry-After"); v != "" {
+		x.RetryAfter, x.HasRetryAfter = response.ParseRetryAfter(v, at)
+	}
+}
+
+// client returns the HTTP client for key: one shared client, or one per key bound to
+// the key's source address.
+func (s *sender) client(key string) *http.Client {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	name := ""
+	if s.target.KeyAddrs {
+		name = key
+	}
+	if c, ok := s.clients[name]; ok {
+		return c
+	}
+	rt := s.target.Transport
+	if rt == nil {
+		dialer := &net.Dialer{Timeout: s.target.Timeout}
+		if s.target.KeyAddrs {
+			dialer.LocalAddr = &net.TCPAddr{IP: KeyAddr(s.keyIndex[key]).AsSlice()}
+		}
+		rt = &http.Transport{
+			DialContext:         dialer.DialContext,
+			MaxIdleConns:        0,
+			MaxIdleConnsPerHost: max(s.target.Concurrency, 2),
+			IdleConnTimeout:     30 * time.Second,
+			DisableCompression:  true,
+		}
+	}
+	c := &http.Client{Transport: rt, Timeout: s.target.Timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	s.clients[name] = c
+	return c
+}
+
+// String describes how the target tells keys apart.
+func (t Target) String() string {
+	switch {
+	case t.KeyHeader != "":
+		return fmt.Sprintf("key in header %s", t.KeyHeader)
+	case t.KeyAddrs:
+		return "one source address per key from 127.0.0.2"
+	}
+	return "no key sent"
+}
