@@ -142,7 +142,7 @@ func runProbe(ctx context.Context, o *probeOptions, target string, streams IO) e
 	}
 	plan, err := probe.FromScenario(sc, seed, o.timeScale, alignWindow, o.maxRequests)
 	if errors.Is(err, probe.ErrTooManyRequests) {
-		return usagef("--max-requests: scenario %s sends %v; raise --max-requests if you mean it", sc.Name, err)
+		return usagef("--max-requests: scenario %s sends more than %d requests; raise --max-requests if you mean it", sc.Name, o.maxRequests)
 	}
 	if err != nil {
 		return err
