@@ -332,8 +332,8 @@ func firstError(e string) string {
 	return "; first error: " + e
 }
 
-var probeColumns = []string{"target", "requests", "admitted", "rejected", "other", "peak_window_admitted", "over_admission",
-	"false_allow_rate", "false_reject_rate", "late_ms_max"}
+var probeColumns = []string{"scenario", "requests", "admitted", "rejected", "other", "peak_window_admitted", "over_admission",
+	"false_allow_rate", "false_reject_rate"}
 
 func renderProbe(buf *bytes.Buffer, format string, rep probeReport, retries bool) error {
 	r := rep.Results[0]
@@ -343,15 +343,19 @@ func renderProbe(buf *bytes.Buffer, format string, rep probeReport, retries bool
 	case "csv":
 		return writeProbeCSV(buf, rep)
 	}
+	other := "-" // a column of dashes is left out
+	if r.Other > 0 {
+		other = itoa(r.Other)
+	}
 	main := report.Table{
-		Title: fmt.Sprintf("probe of %s — scenario %s, seed %d, time scale %g, %s; judged against %d per %s on send times",
+		Title: fmt.Sprintf("probe of %s — scenario %s, seed %d, time scale %g, %s; promise %d per %s, judged on send times",
 			rep.Target, rep.Scenario, rep.Seed, rep.TimeScale, rep.KeyedBy, rep.Policy.Limit, time.Duration(rep.Policy.Window)),
 		Header: probeColumns,
 		Rows: [][]string{{
-			r.Target, itoa(r.Requests), itoa(r.Admitted), itoa(r.Rejected), itoa(r.Other), itoa(r.PeakWindowAdmitted),
+			rep.Scenario, itoa(r.Requests), itoa(r.Admitted), itoa(r.Rejected), other, itoa(r.PeakWindowAdmitted),
 			strconv.FormatFloat(r.OverAdmission, 'f', 2, 64), pct(r.FalseAllowRate), pct(r.FalseRejectRate),
-			strconv.FormatFloat(r.LateMSMax, 'f', 1, 64),
 		}},
+		Notes: []string{fmt.Sprintf("Requests were sent up to %.1f ms after they were due (99%% within %.1f ms).", r.LateMSMax, r.LateMSP99)},
 	}
 	h := r.Headers
 	checks := report.Table{
@@ -363,9 +367,16 @@ func renderProbe(buf *bytes.Buffer, format string, rep probeReport, retries bool
 		},
 		Notes: []string{"Checked only where no other request of the key came between the header and the request held to it."},
 	}
+	if h.WithQuota == 0 {
+		checks.Notes = []string{"The target sent no RateLimit, RateLimit-* or X-RateLimit-* fields: nothing to hold it to."}
+	}
 	if retries {
 		checks.Rows = append(checks.Rows, []string{"a lone retry after Retry-After passes", itoa(h.RetryAfterChecked), itoa(h.RetryAfterBroken)})
-		checks.Notes = append(checks.Notes, fmt.Sprintf("Retries sent after Retry-After: %d, admitted: %d.", h.RetriesSent, h.RetriesAdmitted))
+		if h.RetriesSent == 0 {
+			checks.Notes = append(checks.Notes, "No refusal carried a Retry-After (within --max-retry-wait): nothing was retried.")
+		} else {
+			checks.Notes = append(checks.Notes, fmt.Sprintf("Retries sent after Retry-After: %d, admitted: %d.", h.RetriesSent, h.RetriesAdmitted))
+		}
 	}
 	return writeTables(buf, format, []report.Table{main, checks})
 }

@@ -129,7 +129,9 @@ func Run(ctx context.Context, plan Plan, target Target, clock Clock, start time.
 		s.keyIndex[k] = i
 	}
 	s.exchanges = make([]Exchange, len(plan.Requests), len(plan.Requests)*2)
-	if err := s.warm(ctx, plan); err != nil {
+	ran := make(chan struct{})
+	defer close(ran)
+	if err := s.warm(ctx, plan, ran); err != nil {
 		return nil, err
 	}
 	var err error
@@ -293,20 +295,22 @@ func (s *sender) clientLocked(name string) *http.Client {
 	return c
 }
 
-// warmSpan is the span within which the requests due together are counted to size the
-// connections opened ahead of the start, and warmLife how long such a connection stays
-// usable unused (servers drop a connection that sends nothing for a few seconds).
+// A burst is warmSpan or less of requests of one client. Connections for it are opened
+// warmLead before it is due, and a connection opened ahead stays usable unused for
+// warmLife (servers drop a connection that sends nothing for a few seconds).
 const (
 	warmSpan = 100 * time.Millisecond
-	warmLife = 2 * time.Second
+	warmLead = 300 * time.Millisecond
+	warmLife = 3 * time.Second
 )
 
-// warm opens, before the first request is due, as many TCP connections per client as
-// requests fall due within any warmSpan (up to Concurrency): a burst then goes out on
-// open connections instead of waiting for a hundred handshakes, which on a busy machine
-// can take longer than the gap a boundary schedule straddles. It sends no request. A
-// target that cannot be reached fails the probe here, before anything is sent.
-func (s *sender) warm(ctx context.Context, plan Plan) error {
+// warm arranges for TCP connections to be open before each burst of the plan (as many as
+// the burst has requests, up to Concurrency): a burst then goes out on open connections
+// instead of waiting for a hundred handshakes, which on a busy machine can take longer
+// than the gap a boundary schedule straddles. It sends no request. It opens one
+// connection at once, so that a target that cannot be reached fails the probe before
+// anything is sent; the rest are opened from goroutines that end with ctx or the run.
+func (s *sender) warm(ctx context.Context, plan Plan, done <-chan struct{}) error {
 	if s.target.Transport != nil {
 		return nil
 	}
@@ -323,25 +327,45 @@ func (s *sender) warm(ctx context.Context, plan Plan) error {
 	}
 	addr := net.JoinHostPort(u.Hostname(), port)
 	due := map[string][]time.Duration{}
+	var names []string
 	for _, r := range plan.Requests {
 		name := s.clientName(r.Key)
+		if due[name] == nil {
+			names = append(names, name)
+		}
 		due[name] = append(due[name], r.At)
 	}
-	for name, times := range due {
-		n, lo := 0, 0
-		for hi := range times {
-			for times[hi]-times[lo] >= warmSpan {
-				lo++
-			}
-			n = max(n, hi-lo+1)
-		}
-		n = min(n, cap(s.slots))
+	dialer := func(name string) *warmDialer {
 		s.mu.Lock()
+		defer s.mu.Unlock()
 		s.clientLocked(name)
-		wd := s.dialers[name]
-		s.mu.Unlock()
-		if err := wd.open(ctx, addr, n); err != nil {
-			return fmt.Errorf("connecting to %s: %w", addr, err)
+		return s.dialers[name]
+	}
+	if err := dialer(names[0]).open(ctx, addr, 1); err != nil {
+		return fmt.Errorf("connecting to %s: %w", addr, err)
+	}
+	for _, name := range names {
+		wd := dialer(name)
+		times := due[name]
+		for lo := 0; lo < len(times); {
+			hi := lo
+			for hi < len(times) && times[hi]-times[lo] < warmSpan {
+				hi++
+			}
+			if n := min(hi-lo, cap(s.slots)); n > 1 {
+				at := s.start.Add(times[lo] - warmLead)
+				go func() {
+					if s.clock.SleepUntil(ctx, at) != nil {
+						return
+					}
+					select {
+					case <-done:
+					default:
+						wd.open(ctx, addr, n)
+					}
+				}()
+			}
+			lo = hi
 		}
 	}
 	return nil
@@ -352,6 +376,7 @@ type warmDialer struct {
 	dialer net.Dialer
 	mu     sync.Mutex
 	ready  []warmConn
+	closed bool
 }
 
 type warmConn struct {
@@ -366,7 +391,11 @@ func (w *warmDialer) open(ctx context.Context, addr string, n int) error {
 			return err
 		}
 		w.mu.Lock()
-		w.ready = append(w.ready, warmConn{c, time.Now()})
+		if w.closed {
+			c.Close()
+		} else {
+			w.ready = append(w.ready, warmConn{c, time.Now()})
+		}
 		w.mu.Unlock()
 	}
 	return nil
@@ -396,7 +425,7 @@ func (w *warmDialer) close() {
 	for _, c := range w.ready {
 		c.conn.Close()
 	}
-	w.ready = nil
+	w.ready, w.closed = nil, true
 }
 
 // String describes how the target tells keys apart.
