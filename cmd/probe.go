@@ -355,7 +355,8 @@ func renderProbe(buf *bytes.Buffer, format string, rep probeReport, retries bool
 			rep.Scenario, itoa(r.Requests), itoa(r.Admitted), itoa(r.Rejected), other, itoa(r.PeakWindowAdmitted),
 			strconv.FormatFloat(r.OverAdmission, 'f', 2, 64), pct(r.FalseAllowRate), pct(r.FalseRejectRate),
 		}},
-		Notes: []string{fmt.Sprintf("Requests were sent up to %.1f ms after they were due (99%% within %.1f ms).", r.LateMSMax, r.LateMSP99)},
+		Notes: []string{fmt.Sprintf("Requests were sent up to %.1f ms after they were due (99%% within %.1f ms) and answered within %.1f ms.",
+			r.LateMSMax, r.LateMSP99, r.AnswerMSMax)},
 	}
 	h := r.Headers
 	checks := report.Table{
@@ -394,7 +395,7 @@ func pct(v float64) string {
 // in seconds.
 var probeCSVColumns = []string{"scenario", "seed", "limit", "window", "time_scale", "target", "requests", "admitted", "rejected",
 	"other", "peak_window_admitted", "over_admission", "false_allow", "false_reject", "false_allow_rate", "false_reject_rate",
-	"keys", "late_ms_max", "late_ms_p99", "with_quota", "remaining_checked", "remaining_broken", "reset_checked", "reset_broken",
+	"keys", "late_ms_max", "late_ms_p99", "answer_ms_max", "with_quota", "remaining_checked", "remaining_broken", "reset_checked", "reset_broken",
 	"retries_sent", "retries_admitted", "retry_after_checked", "retry_after_broken"}
 
 func writeProbeCSV(buf *bytes.Buffer, rep probeReport) error {
@@ -408,7 +409,7 @@ func writeProbeCSV(buf *bytes.Buffer, rep probeReport) error {
 	row := []string{rep.Scenario, strconv.FormatUint(rep.Seed, 10), itoa(rep.Policy.Limit), f(time.Duration(rep.Policy.Window).Seconds()),
 		f(rep.TimeScale), r.Target, itoa(r.Requests), itoa(r.Admitted), itoa(r.Rejected), itoa(r.Other), itoa(r.PeakWindowAdmitted),
 		f(r.OverAdmission), itoa(r.FalseAllow), itoa(r.FalseReject), f(r.FalseAllowRate), f(r.FalseRejectRate),
-		itoa(int64(r.Keys)), f(r.LateMSMax), f(r.LateMSP99), itoa(h.WithQuota), itoa(h.RemainingChecked), itoa(h.RemainingBroken),
+		itoa(int64(r.Keys)), f(r.LateMSMax), f(r.LateMSP99), f(r.AnswerMSMax), itoa(h.WithQuota), itoa(h.RemainingChecked), itoa(h.RemainingBroken),
 		itoa(h.ResetChecked), itoa(h.ResetBroken), itoa(h.RetriesSent), itoa(h.RetriesAdmitted), itoa(h.RetryAfterChecked),
 		itoa(h.RetryAfterBroken)}
 	if err := cw.Write(row); err != nil {

@@ -32,6 +32,10 @@ type Result struct {
 	// LateMSMax and LateMSP99 are how long after it was due a planned request was sent.
 	LateMSMax float64 `json:"late_ms_max"`
 	LateMSP99 float64 `json:"late_ms_p99"`
+	// AnswerMSMax is the longest a request with a verdict waited for its response: the
+	// target decided it somewhere between its sending and then (a queueing limiter's
+	// delay included).
+	AnswerMSMax float64 `json:"answer_ms_max"`
 
 	Headers HeaderChecks `json:"headers"`
 	// OtherStatuses counts the statuses of Other by code (0: no response), and
@@ -134,6 +138,7 @@ func Judge(exchanges []Exchange, policy algorithms.Policy, refusedCodes []int) R
 			}
 			continue
 		}
+		res.AnswerMSMax = max(res.AnswerMSMax, ms(x.Received-x.Sent))
 		col.Observe(id, int64(x.Sent), x.Cost, traffic.Legit, algorithms.Decision{Allowed: v == admitted})
 	}
 	m := col.Result(endpoint{keys: len(ids)})

@@ -155,7 +155,7 @@ func TestJudgeOnTheTimesSent(t *testing.T) {
 	got := Judge(xs, algorithms.Policy{Limit: 100, Window: time.Second}, []int{429})
 	if got.Requests != 203 || got.Admitted != 200 || got.Rejected != 1 || got.Other != 2 || got.PeakWindowAdmitted != 200 ||
 		got.OverAdmission != 2 || got.FalseAllow != 100 || got.FalseReject != 1 || got.Keys != 2 ||
-		got.LateMSMax != 3 || got.OtherStatuses[503] != 1 || got.OtherStatuses[0] != 1 || got.FirstError != "connection refused" {
+		got.LateMSMax != 3 || got.AnswerMSMax != 1 || got.OtherStatuses[503] != 1 || got.OtherStatuses[0] != 1 || got.FirstError != "connection refused" {
 		t.Fatalf("%+v", got)
 	}
 	// The window is half-open: the second hundred sent exactly one window after the last
