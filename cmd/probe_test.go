@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/rlsim/rlsim/algorithms"
-		"github.com/rlsim/rlsim/worstcase"
+	"github.com/rlsim/rlsim/worstcase"
 )
 
 // probeJSON runs `rlsim probe` with args and --format json and returns its result.
