@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -215,5 +216,39 @@ func TestProbeRefusesBadInputAndSendsNothing(t *testing.T) {
 	}
 	if n := hits.Load(); n != 0 {
 		t.Fatalf("%d requests reached the target", n)
+	}
+}
+
+// TestProbeStopsOnSIGINT interrupts a probe of two seconds after half a second: it stops
+// sending, exits 130, and prints no results.
+func TestProbeStopsOnSIGINT(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
+	defer srv.Close()
+	type result struct {
+		out, errOut string
+		code        int
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, errOut, code := rlsim(t, "probe", srv.URL, "--scenario", filepath.Join("testdata", "probe-drip.yaml"), "--key-header", "X-User",
+			"--align=false")
+		done <- result{out, errOut, code}
+	}()
+	for hits.Load() == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	syscall.Kill(syscall.Getpid(), syscall.SIGINT)
+	select {
+	case r := <-done:
+		if r.code != 130 || r.out != "" || !strings.Contains(r.errOut, "interrupted after") {
+			t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.out, r.errOut)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("probe did not stop on SIGINT")
+	}
+	if n := hits.Load(); n >= 120 {
+		t.Fatalf("all %d requests sent despite the interrupt", n)
 	}
 }
