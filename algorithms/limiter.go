@@ -13,6 +13,12 @@
 //	token-bucket    capacity Burst, refill Limit/Window per second, lazy refill, starts full
 //	leaky-bucket    a queue drained at Limit/Window, bounded by Burst; reports its delay
 //	gcra            generic cell rate algorithm, emission interval Window/Limit, tolerance Burst
+//
+// Variants, built by name but in no default list: the design notes' own code, to show
+// what it does beside the algorithms above (see NotesSlidingWindow, NotesTokenBucket):
+//
+//	notes-sliding-window  the notes' two-counter script: refuse when estimate >= Limit, count 1
+//	notes-token-bucket    the notes' consume: float tokens, retry after whole seconds
 package algorithms
 
 import (
@@ -112,6 +118,10 @@ func New(name string, p Policy) (Limiter, error) {
 		return NewLeakyBucket(p), nil
 	case "gcra":
 		return NewGCRA(p), nil
+	case "notes-sliding-window":
+		return NewNotesSlidingWindow(p), nil
+	case "notes-token-bucket":
+		return NewNotesTokenBucket(p), nil
 	}
 	return nil, fmt.Errorf("unknown algorithm %q (want one of %s)", name, strings.Join(Names, ", "))
 }
