@@ -458,31 +458,25 @@ func measureTwoTier(s *session) (Measurement, error) {
 		return nil, err
 	}
 	m := twoTier{limit: rep.Policy.Limit}
-	var algs []string
+	// Each two-tier row against the shared script alone for the same algorithm.
 	for _, x := range rep.Results {
-		if d := x.Distributed; d != nil && d.Placement == "two-tier" {
-			algs = append(algs, x.Algorithm)
-			m.guard = d.GuardLimit
+		d := x.Distributed
+		if d == nil || d.Placement != "two-tier" {
+			continue
 		}
-	}
-	for _, a := range algs {
-		p := tierPair{algorithm: a}
-		for _, x := range rep.Results {
-			d := x.Distributed
-			if d == nil || x.Algorithm != a {
-				continue
-			}
-			switch d.Placement {
-			case "two-tier":
-				p.tierTrips, p.tierEffective = d.StoreRoundTrips, d.EffectiveLimit
-			case "shared":
-				p.sharedTrips, p.sharedEff = d.StoreRoundTrips, d.EffectiveLimit
-			default:
-				continue
-			}
-			ev.cite(a, d.Variant, cellInt(x.Requests), cellInt(x.Admitted), cellInt(x.Rejected), cellInt(d.EffectiveLimit), cellRatio(x.OverAdmission))
+		i := slices.IndexFunc(rep.Results, func(y report.Result) bool {
+			return y.Distributed != nil && y.Distributed.Placement == "shared" && y.Algorithm == x.Algorithm
+		})
+		if i < 0 {
+			return nil, fmt.Errorf("cluster-two-tier: no shared row for %s", x.Algorithm)
 		}
-		m.rows = append(m.rows, p)
+		y := rep.Results[i]
+		m.guard = d.GuardLimit
+		m.rows = append(m.rows, tierPair{algorithm: x.Algorithm, tierTrips: d.StoreRoundTrips, tierEffective: d.EffectiveLimit,
+			sharedTrips: y.Distributed.StoreRoundTrips, sharedEff: y.Distributed.EffectiveLimit})
+		for _, z := range []report.Result{x, y} {
+			ev.cite(z.Algorithm, z.Distributed.Variant, cellInt(z.Requests), cellInt(z.Admitted), cellInt(z.Rejected), cellInt(z.Distributed.EffectiveLimit), cellRatio(z.OverAdmission))
+		}
 	}
 	if len(m.rows) == 0 {
 		return nil, fmt.Errorf("cluster-two-tier: no two-tier rows")

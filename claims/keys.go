@@ -367,7 +367,7 @@ func (m namedRefusals) Judge() Judgement {
 	case m.policyInBody != m.named || !strings.Contains(m.policyInHeader, `"`+m.named+`"`):
 		return Judgement{DoesNotHold, fmt.Sprintf("the 429 names %q (body) and %q (RateLimit-Policy), not %q", m.policyInBody, m.policyInHeader, m.named)}
 	}
-	return Judgement{Holds, ""}
+	return Judgement{Holds, "the order is the scenario's, narrowest first as the notes advise; what is measured is that every refusal names its layer"}
 }
 
 func (m namedRefusals) Text() string {
