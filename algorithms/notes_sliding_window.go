@@ -43,7 +43,15 @@ import (
 type NotesSlidingWindow struct {
 	limit  int64
 	window int64 // nanoseconds
-	state  []slidingWindowState
+	state  []notesWindowState
+}
+
+// notesWindowState is the script's two keys for one client: the count of the window
+// ⌊t/W⌋ = index (KEYS[2]) and of the one before (KEYS[1]).
+type notesWindowState struct {
+	index int64
+	prev  int64
+	curr  int64
 }
 
 var _ Limiter = (*NotesSlidingWindow)(nil)
@@ -61,7 +69,7 @@ func (s *NotesSlidingWindow) Name() string { return "notes-sliding-window" }
 // ignored: the notes' script counts every request as 1.
 func (s *NotesSlidingWindow) Allow(key uint32, now int64, _ int64) Decision {
 	if int(key) >= len(s.state) {
-		s.state = grow(s.state, key, slidingWindowState{})
+		s.state = grow(s.state, key, notesWindowState{})
 	}
 	st := &s.state[key]
 	index := floorDiv(now, s.window)
@@ -142,5 +150,5 @@ func (s *NotesSlidingWindow) Keys() int { return len(s.state) }
 
 // StateBytes returns 24 bytes per key held.
 func (s *NotesSlidingWindow) StateBytes() int64 {
-	return int64(len(s.state)) * int64(unsafe.Sizeof(slidingWindowState{}))
+	return int64(len(s.state)) * int64(unsafe.Sizeof(notesWindowState{}))
 }
