@@ -140,9 +140,10 @@ type rateLimitFields struct {
 	headers map[string]string
 }
 
-// Judge: holds when the draft's RateLimit-Policy and RateLimit fields are sent and the
-// older RateLimit-* and X-RateLimit-* fields say the limit, nothing remaining, and a reset
-// equal to Retry-After; does not hold otherwise.
+// Judge: holds when the draft's RateLimit-Policy and RateLimit fields are sent, and the
+// older RateLimit-* and X-RateLimit-* fields say the limit, nothing remaining and the same
+// reset as the draft's t (the seconds until the quota is whole again), which is no sooner
+// than Retry-After (the first moment another request may pass); does not hold otherwise.
 func (m rateLimitFields) Judge() Judgement {
 	h := m.headers
 	var wrong []string
@@ -151,15 +152,33 @@ func (m rateLimitFields) Judge() Judgement {
 			wrong = append(wrong, name+" missing")
 		}
 	}
+	reset := draftReset(h["RateLimit"])
+	retry, retryErr := strconv.ParseInt(h["Retry-After"], 10, 64)
+	if reset == "" || retryErr != nil {
+		wrong = append(wrong, fmt.Sprintf("no reset to compare: RateLimit %q, Retry-After %q", h["RateLimit"], h["Retry-After"]))
+	} else if t, _ := strconv.ParseInt(reset, 10, 64); t < retry {
+		wrong = append(wrong, fmt.Sprintf("the quota is whole again (t=%s) before another request may pass (Retry-After %d)", reset, retry))
+	}
 	for _, prefix := range []string{"RateLimit-", "X-RateLimit-"} {
-		if h[prefix+"Limit"] != cellInt(m.limit) || h[prefix+"Remaining"] != "0" || h[prefix+"Reset"] != h["Retry-After"] {
+		if h[prefix+"Limit"] != cellInt(m.limit) || h[prefix+"Remaining"] != "0" || h[prefix+"Reset"] != reset {
 			wrong = append(wrong, fmt.Sprintf("%sLimit/Remaining/Reset = %s/%s/%s", prefix, h[prefix+"Limit"], h[prefix+"Remaining"], h[prefix+"Reset"]))
 		}
 	}
 	if len(wrong) > 0 {
 		return Judgement{DoesNotHold, strings.Join(wrong, "; ")}
 	}
-	return Judgement{Holds, "the older fields only when asked for (--legacy-headers, --x-ratelimit)"}
+	return Judgement{Holds, "reset is when the quota is whole again; Retry-After when the next request may pass; the older fields only when asked for (--legacy-headers, --x-ratelimit)"}
+}
+
+// draftReset is the t parameter of the draft's RateLimit field ("name";r=R;t=T), "" when
+// there is none.
+func draftReset(field string) string {
+	for _, p := range strings.Split(field, ";") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(p), "t="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 func (m rateLimitFields) Text() string {

@@ -164,13 +164,19 @@ var flips = map[string]func(Measurement) []flip{
 	},
 	"read-decide-write-race": func(x Measurement) []flip {
 		m := x.(race)
-		over := int64(float64(m.limit)*(1+raceSlack)) + 1
-		with := func(racy, atomic int64) race {
+		slack := int64(raceSlack*float64(m.limit)) + 1
+		// A racy fixed window against an atomic one at two settings, beside a token bucket
+		// whose atomic figure (b + r·T, above the limit by design) must not count as a race.
+		with := func(racy, atomic1, atomic2 int64) race {
 			return race{scenario: "cluster-racy", limit: m.limit,
-				racy:   []fleetPoint{{"racy", "fixed-window", 10, racy}},
-				atomic: []fleetPoint{{"atomic", "fixed-window", 10, atomic}, {"atomic", "token-bucket", 10, 2 * m.limit}}}
+				racy: []fleetPoint{{"racy", "fixed-window", 10, time.Millisecond, racy}},
+				atomic: []fleetPoint{{"atomic", "fixed-window", 1, time.Millisecond, atomic1}, {"atomic", "fixed-window", 10, 50 * time.Millisecond, atomic2},
+					{"atomic", "token-bucket", 10, time.Millisecond, 2 * m.limit}}}
 		}
-		return []flip{{race{limit: m.limit, atomic: m.atomic}, NotCheckable}, {with(over, m.limit), Holds}, {with(over, over), HoldsWithCaveat}, {with(m.limit, m.limit), DoesNotHold}}
+		return []flip{{race{limit: m.limit, atomic: m.atomic}, NotCheckable},
+			{with(m.limit+slack, m.limit, m.limit), Holds},
+			{with(m.limit+2*slack, m.limit, m.limit+slack), HoldsWithCaveat},
+			{with(m.limit+slack-1, m.limit, m.limit), DoesNotHold}}
 	},
 	"incr-expire-crash": func(x Measurement) []flip {
 		m := x.(incrExpire)
@@ -338,7 +344,11 @@ var flips = map[string]func(Measurement) []flip{
 		stale.headers["X-RateLimit-Reset"] = "60"
 		draftless := rateLimitFields{limit: m.limit, headers: maps.Clone(good.headers)}
 		delete(draftless.headers, "RateLimit")
-		return []flip{{good, Holds}, {stale, DoesNotHold}, {draftless, DoesNotHold}}
+		later := rateLimitFields{limit: 100, headers: maps.Clone(good.headers)}
+		later.headers["RateLimit"], later.headers["RateLimit-Reset"], later.headers["X-RateLimit-Reset"] = `"d";r=0;t=72`, "72", "72"
+		early := rateLimitFields{limit: 100, headers: maps.Clone(good.headers)}
+		early.headers["Retry-After"] = "6"
+		return []flip{{good, Holds}, {later, Holds}, {stale, DoesNotHold}, {draftless, DoesNotHold}, {early, DoesNotHold}}
 	},
 	"no-store": func(Measurement) []flip {
 		return []flip{{noStore{"no-store"}, Holds}, {noStore{"private, no-store"}, Holds}, {noStore{"max-age=60"}, DoesNotHold}, {noStore{""}, DoesNotHold}}
