@@ -30,7 +30,11 @@ even when a claim does not hold.
 The Redis memory claims use the store's model calibrated on Redis 7 unless --redis (or
 the RLSIM_REDIS_URL environment variable) names a server: then they load 1000 clients'
 keys under "rlsim-claims:", read MEMORY USAGE, extrapolate, and delete what they wrote.`,
-		Args: cobra.NoArgs,
+		Example: `  rlsim claims
+
+  # as a Markdown table for a design document, the memory claims measured on a real Redis
+  rlsim claims --format markdown --redis redis://127.0.0.1:6379/0`,
+		Args: args(0, 0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			if !c.Flags().Changed("redis") {
 				o.redisURL = os.Getenv("RLSIM_REDIS_URL")
@@ -39,6 +43,7 @@ keys under "rlsim-claims:", read MEMORY USAGE, extrapolate, and delete what they
 		},
 	}
 	c.Flags().StringVar(&o.redisURL, "redis", "", "measure the Redis memory claims on this server (default $RLSIM_REDIS_URL; unset: the calibrated model)")
+	g.addFormatFlag(c, allFormats...)
 	return c
 }
 
