@@ -66,7 +66,7 @@ per bin over time per strategy (the first run at the largest client count).`,
   rlsim backoff
 
   # calls and time to finish against the number of clients, charted under out/backoff-occ/
-  rlsim backoff --clients 10..100/10 --runs 20 --charts png,svg
+  rlsim backoff --clients 10..100/10 --runs 10 --charts png,svg
 
   # a herd against a rate-limited API after a hiccup, Retry-After ignored
   rlsim backoff --model rate-limited --clients 200 --strategies exponential,full-jitter --retry-after ignore`,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -179,6 +180,7 @@ func TestVersionString(t *testing.T) {
 var exampleSkips = map[string]string{
 	"rlsim compare": "the whole suite takes seconds; every scenario has its own tests",
 	"rlsim claims":  "takes seconds; claims has its own tests",
+	"rlsim backoff": "100 runs of every strategy take a second, ten under -race; the backoff tests run smaller ones",
 	"rlsim claims --format markdown --redis redis://127.0.0.1:6379/0":                                  "needs a Redis server",
 	"rlsim memory --redis redis://127.0.0.1:6379/0 --prefix rlsim-memory: --load 10000":                "needs a Redis server",
 	"rlsim serve --limit 5 --window 10s --algorithm gcra --key header:X-API-Key":                       "serves until interrupted",
@@ -508,5 +510,53 @@ func TestEveryFlagCompletes(t *testing.T) {
 		if err := scenario.ValidKey(k); err != nil {
 			t.Errorf("--key completes to %q, which --key refuses: %v", k, err)
 		}
+	}
+}
+
+// TestReadmeCommandList holds the command list of README.md to the command tree: every
+// flag a command's synopsis names exists on that command, and every flag of the command
+// but the shared ones (listed once, under the synopses) is in its synopsis.
+func TestReadmeCommandList(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(data), "## Commands\n\n```\n")
+	if !ok {
+		t.Fatal("README.md has no command list under \"## Commands\"")
+	}
+	block, _, _ = strings.Cut(block, "\n\n")
+	flagRE := regexp.MustCompile(`--[a-z][a-z-]*`)
+	named := map[string]map[string]bool{}
+	var current string
+	for _, line := range strings.Split(block, "\n") {
+		if strings.HasPrefix(line, "rlsim ") {
+			current = strings.Fields(line)[1]
+			named[current] = map[string]bool{}
+		}
+		for _, f := range flagRE.FindAllString(line, -1) {
+			named[current][strings.TrimPrefix(f, "--")] = true
+		}
+	}
+	root := NewRoot(IO{})
+	for _, c := range root.Commands() {
+		if c.Hidden || c.Name() == "completion" {
+			continue
+		}
+		flags, ok := named[c.Name()]
+		if !ok {
+			t.Errorf("README.md's command list lacks rlsim %s", c.Name())
+			continue
+		}
+		for f := range flags {
+			if c.Flags().Lookup(f) == nil && f != "version" {
+				t.Errorf("README.md: rlsim %s --%s: no such flag", c.Name(), f)
+			}
+		}
+		c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+			if !flags[f.Name] && !slices.Contains(commonFlags, f.Name) && f.Name != "help" {
+				t.Errorf("README.md: the synopsis of rlsim %s lacks --%s", c.Name(), f.Name)
+			}
+		})
 	}
 }

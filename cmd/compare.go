@@ -49,7 +49,7 @@ func newCompareCmd(g *globalOptions, streams IO) *cobra.Command {
   rlsim compare --scenario nat-crowd --key ip
 
   # two algorithms at a tighter policy, one CSV row per request and no files in out/
-  rlsim compare --scenario steady-poisson --algorithms token-bucket,gcra --limit 50 --window 10s --decisions decisions.csv --out ""`,
+  rlsim compare --scenario flood-one-key --algorithms token-bucket,gcra --limit 50 --window 10s --decisions decisions.csv --out ""`,
 		Args: args(0, 0),
 		RunE: func(*cobra.Command, []string) error {
 			return runCompare(o, streams)
