@@ -70,7 +70,7 @@ per bin over time per strategy (the first run at the largest client count).`,
 
   # a herd against a rate-limited API after a hiccup, Retry-After ignored
   rlsim backoff --model rate-limited --clients 200 --strategies exponential,full-jitter --retry-after ignore`,
-		Args: args(0, 0),
+		Args: argCount(0, 0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			if o.model == "rate-limited" {
 				// The storm of the notes plays out over seconds, not milliseconds, and

@@ -34,7 +34,7 @@ keys under "rlsim-claims:", read MEMORY USAGE, extrapolate, and delete what they
 
   # as a Markdown table for a design document, the memory claims measured on a real Redis
   rlsim claims --format markdown --redis redis://127.0.0.1:6379/0`,
-		Args: args(0, 0),
+		Args: argCount(0, 0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			if !c.Flags().Changed("redis") {
 				o.redisURL = os.Getenv("RLSIM_REDIS_URL")

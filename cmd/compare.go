@@ -50,7 +50,7 @@ func newCompareCmd(g *globalOptions, streams IO) *cobra.Command {
 
   # two algorithms at a tighter policy, one CSV row per request and no files in out/
   rlsim compare --scenario flood-one-key --algorithms token-bucket,gcra --limit 50 --window 10s --decisions decisions.csv --out ""`,
-		Args: args(0, 0),
+		Args: argCount(0, 0),
 		RunE: func(*cobra.Command, []string) error {
 			return runCompare(o, streams)
 		},
@@ -80,7 +80,7 @@ func newRunCmd(g *globalOptions, streams IO) *cobra.Command {
 
   # a scenario file of your own (rlsim scenarios show NAME prints one to start from)
   rlsim run scenarios/boundary-burst.yaml --seed 7 --decisions decisions.csv`,
-		Args: args(1, 1),
+		Args: argCount(1, 1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			o.scenarios = args
 			return runCompare(o, streams)

@@ -94,10 +94,10 @@ func orList(xs []string) string {
 	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
 }
 
-// args checks a command's positional arguments: at least min, at most max (max < 0: no
+// argCount checks a command's positional arguments: at least min, at most max (max < 0: no
 // limit). The error names the command and the arguments its Use line asks for, and is a
 // usage error (exit 2).
-func args(min, max int) cobra.PositionalArgs {
+func argCount(min, max int) cobra.PositionalArgs {
 	return func(c *cobra.Command, got []string) error {
 		if len(got) >= min && (max < 0 || len(got) <= max) {
 			return nil
@@ -108,10 +108,12 @@ func args(min, max int) cobra.PositionalArgs {
 			}
 			return cmdlineErrorf(c, "%q takes no arguments, got %s", c.CommandPath(), quoteAll(got))
 		}
-		want := strings.TrimSpace(strings.TrimPrefix(c.Use, c.Name()))
-		if i := strings.Index(want, " -"); i >= 0 { // "sweep --scenario ...": flags, not arguments
+		// The Use line after the name, up to the first flag ("sweep --scenario ...").
+		want := " " + strings.TrimSpace(strings.TrimPrefix(c.Use, c.Name()))
+		if i := strings.Index(want, " -"); i >= 0 {
 			want = want[:i]
 		}
+		want = strings.TrimSpace(want)
 		if len(got) == 0 {
 			return cmdlineErrorf(c, "%q needs %s", c.CommandPath(), want)
 		}

@@ -94,7 +94,7 @@ last one: with no flags, the refusal a default policy (100 per minute) sends.`,
 
   # a request that can never pass: 413
   rlsim headers --requests 1 --cost 101`,
-		Args: args(0, 0),
+		Args: argCount(0, 0),
 		RunE: func(*cobra.Command, []string) error { return runHeaders(o, streams) },
 	}
 	f := c.Flags()

@@ -54,7 +54,7 @@ key in-process beside Redis, a log scale, the Redis bars labelled measured or mo
 
   # measured on a real Redis, under a prefix of its own
   rlsim memory --redis redis://127.0.0.1:6379/0 --prefix rlsim-memory: --load 10000`,
-		Args: args(0, 0),
+		Args: argCount(0, 0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			o.prefixSet = c.Flags().Changed("prefix")
 			return runMemory(o, streams)

@@ -71,7 +71,7 @@ must be on loopback unless --allow-remote. Keys reach the target in a header
   #   rlsim serve --algorithm fixed-window --limit 100 --window 1s --key header:X-User
   # in another, the boundary burst played 60 times faster (its minute becomes a second):
   rlsim probe http://127.0.0.1:8080/ --scenario boundary-burst --time-scale 60 --key-header X-User`,
-		Args: args(1, 1),
+		Args: argCount(1, 1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return runProbe(c.Context(), o, args[0], streams)
 		},

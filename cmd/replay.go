@@ -58,7 +58,7 @@ under --out (a folder named after the log) and index.html over them.`,
 
   # two algorithms, as JSON, with one CSV row per request
   rlsim replay access.log --algorithms fixed-window,sliding-window --format json --decisions decisions.csv`,
-		Args: args(1, 1),
+		Args: argCount(1, 1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			o.file = args[0]
 			return runReplay(o, streams)

@@ -207,7 +207,7 @@ func newHelpCmd() *cobra.Command {
 		Long:  "help prints the help of the command named, as `rlsim COMMAND --help` does.",
 		Example: `  rlsim help compare
   rlsim help scenarios show`,
-		Args: args(0, -1),
+		Args: argCount(0, -1),
 		ValidArgsFunction: func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 			parent, rest, err := c.Root().Find(args)
 			if err != nil || len(rest) > 0 {

@@ -15,7 +15,7 @@ func newScenariosCmd(g *globalOptions, streams IO) *cobra.Command {
 		Short: "List the built-in scenarios or print one",
 		Example: `  rlsim scenarios
   rlsim scenarios show boundary-burst`,
-		Args: args(0, 0),
+		Args: argCount(0, 0),
 		RunE: func(*cobra.Command, []string) error {
 			return runScenariosList(g, streams)
 		},
@@ -25,7 +25,7 @@ func newScenariosCmd(g *globalOptions, streams IO) *cobra.Command {
 		Short: "List the built-in scenarios with their descriptions",
 		Example: `  rlsim scenarios list
   rlsim scenarios list --format json`,
-		Args: args(0, 0),
+		Args: argCount(0, 0),
 		RunE: func(*cobra.Command, []string) error {
 			return runScenariosList(g, streams)
 		},
@@ -37,7 +37,7 @@ func newScenariosCmd(g *globalOptions, streams IO) *cobra.Command {
 		Short: "Print a scenario file",
 		Example: `  # the boundary case's file, to copy and edit into a scenario of your own
   rlsim scenarios show boundary-burst`,
-		Args: args(1, 1),
+		Args: argCount(1, 1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			sc, err := scenario.Load(args[0])
 			if err != nil {

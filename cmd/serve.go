@@ -65,7 +65,7 @@ second signal stops it without waiting for anything.`,
 
   # a leaky bucket that holds a request up to 2 s for its turn, on another port
   rlsim serve --addr 127.0.0.1:9090 --algorithm leaky-bucket --max-delay 2s`,
-		Args: args(0, 0),
+		Args: argCount(0, 0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runServe(c.Context(), o, streams)
 		},

@@ -60,7 +60,7 @@ results file (JSON); ` + "`rlsim merge`" + ` combines the N files into the resul
 
   # half of the grid, for a batch system; rlsim merge combines the halves
   rlsim sweep --scenario token-burst --param policy.burst=5,10,20,40 --shard 1/2 > shard-1.json`,
-		Args: args(0, 0),
+		Args: argCount(0, 0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			o.formatSet = c.Flags().Changed("format")
 			return runSweep(o, streams)
@@ -227,7 +227,7 @@ and prints the whole sweep, exactly as an unsharded run prints it.`,
 		Example: `  rlsim sweep --scenario token-burst --param policy.burst=5,10,20,40 --shard 1/2 > shard-1.json
   rlsim sweep --scenario token-burst --param policy.burst=5,10,20,40 --shard 2/2 > shard-2.json
   rlsim merge shard-1.json shard-2.json --chart-metric over_admission`,
-		Args: args(1, -1),
+		Args: argCount(1, -1),
 		RunE: func(_ *cobra.Command, files []string) error {
 			return runMerge(o, streams, files)
 		},

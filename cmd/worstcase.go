@@ -60,7 +60,7 @@ curve of the most admitted in any window of length T against T (--charts png,svg
   # write the worst schedules as scenario files and replay one
   rlsim worst-case --algorithms sliding-window --schedule-out worst
   rlsim run worst/worst-sliding-window.yaml`,
-		Args: args(0, 0),
+		Args: argCount(0, 0),
 		RunE: func(*cobra.Command, []string) error {
 			return runWorstCase(o, streams)
 		},
