@@ -65,7 +65,7 @@ func (s *session) exec(args ...string) ([]byte, *Evidence, error) {
 			run[i] = s.cfg.RedisURL
 		}
 	}
-	run = append(run, "--format", "json", "--out", "", "--charts", "none")
+	run = append(run, "--format", "json")
 	out, err := s.cfg.Run(run)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", ev, err)

@@ -62,7 +62,15 @@ With --charts (default svg) and --out (default out/), the command also draws
 DIR/backoff-MODEL/: backoff.{svg,png}, calls and completion time against clients per
 strategy (for a sweep of two or more client counts), and herd.{svg,png}, the retries
 per bin over time per strategy (the first run at the largest client count).`,
-		Args: cobra.NoArgs,
+		Example: `  # Brooker's experiment: 100 clients, every strategy, the mean of 100 runs
+  rlsim backoff
+
+  # calls and time to finish against the number of clients, charted under out/backoff-occ/
+  rlsim backoff --clients 10..100/10 --runs 10 --charts png,svg
+
+  # a herd against a rate-limited API after a hiccup, Retry-After ignored
+  rlsim backoff --model rate-limited --clients 200 --strategies exponential,full-jitter --retry-after ignore`,
+		Args: argCount(0, 0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			if o.model == "rate-limited" {
 				// The storm of the notes plays out over seconds, not milliseconds, and
@@ -98,6 +106,9 @@ per bin over time per strategy (the first run at the largest client count).`,
 	f.StringVar(&o.series, "series", "", "write the first run's attempts and arrivals (retries) per bin as CSV to this file")
 	o.rl.register(f)
 	f.IntVar(&o.workers, "workers", 0, "runs simulated at once (default: one per CPU; results do not depend on it)")
+	g.addFormatFlag(c, allFormats...)
+	g.addOutFlags(c)
+	g.addSeedFlag(c)
 	return c
 }
 

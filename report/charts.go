@@ -9,8 +9,8 @@ import (
 
 // Caption is the line every chart of r carries: where its data came from.
 func Caption(r *Report) string {
-	return fmt.Sprintf("scenario %s · seed %d · policy %d per %s, burst %d · key %s · rlsim compare --scenario %s --seed %d",
-		r.Scenario, r.Seed, r.Policy.Limit, time.Duration(r.Policy.Window), r.Policy.Burst, r.Key, r.Scenario, r.Seed)
+	return fmt.Sprintf("scenario %s · seed %d · policy %d per %s, burst %d · key %s · %s",
+		r.Scenario, r.Seed, r.Policy.Limit, time.Duration(r.Policy.Window), r.Policy.Burst, r.Key, r.Command())
 }
 
 // Figures are the charts of one scenario's report, in the order a reader wants them: the

@@ -93,8 +93,8 @@ func WriteSummary(w io.Writer, r *Report, charts []ChartFile) error {
 	if r.Description != "" {
 		fmt.Fprintf(&b, "%s\n\n", r.Description)
 	}
-	fmt.Fprintf(&b, "Policy: %d per %s (burst %d), keyed on %s, seed %d. Reproduce with `rlsim compare --scenario %s --seed %d`.\n\n",
-		r.Policy.Limit, time.Duration(r.Policy.Window), r.Policy.Burst, r.Key, r.Seed, r.Scenario, r.Seed)
+	fmt.Fprintf(&b, "Policy: %d per %s (burst %d), keyed on %s, seed %d. Reproduce with `%s`.\n\n",
+		r.Policy.Limit, time.Duration(r.Policy.Window), r.Policy.Burst, r.Key, r.Seed, r.Command())
 	for _, t := range Tables(r) {
 		if err := WriteMarkdown(&b, t); err != nil {
 			return err
