@@ -61,7 +61,7 @@ func fullJitter() (string, Verdict, error) {
 		if err != nil {
 			return "", "", err
 		}
-		e.Strategies = append(e.Strategies, b)
+		e.Strategies = append(e.Strategies, traffic.Plain(b))
 	}
 	rs, err := e.Run()
 	if err != nil {
