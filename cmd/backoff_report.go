@@ -42,6 +42,10 @@ type backoffVerdict struct {
 	// GiveUps is the winner's give-ups a run: a strategy may make few calls because it
 	// abandoned work.
 	GiveUps float64 `json:"give_ups"`
+	// Complete and CompleteValue are the best of the strategies that gave up no job, when
+	// the winner gave some up.
+	Complete      []string `json:"complete_strategies,omitempty"`
+	CompleteValue *float64 `json:"complete_value,omitempty"`
 }
 
 // backoffQuestions are the questions, each the metric that answers it (lowest wins).
@@ -87,6 +91,18 @@ func backoffVerdicts(results []backoff.Result) []backoffVerdict {
 				v.GiveUps = max(v.GiveUps, r.GiveUps)
 			}
 		}
+		if v.GiveUps > 0 {
+			for _, r := range at {
+				x := q.value(r)
+				switch {
+				case r.GiveUps > 0:
+				case v.CompleteValue == nil || x < *v.CompleteValue:
+					v.CompleteValue, v.Complete = &x, []string{r.Strategy}
+				case x == *v.CompleteValue:
+					v.Complete = append(v.Complete, r.Strategy)
+				}
+			}
+		}
 		out = append(out, v)
 	}
 	return out
@@ -108,24 +124,26 @@ func verdictLines(rep backoffReport) []string {
 	}
 	winners := map[string]int{}
 	for _, v := range rep.Verdicts {
-		var what, worst string
+		var what, complete string
+		show := func(x float64) string { return fmt.Sprintf("%.1f", x) }
 		switch v.Metric {
 		case "calls_mean":
 			what = fmt.Sprintf("%.1f calls a run", v.Value)
-			worst = fmt.Sprintf("%.1f", v.Worst)
 		case "completion_ms_mean":
 			what = fmt.Sprintf("the last client done at %.1f s", v.Value/1000)
-			worst = fmt.Sprintf("%.1f s", v.Worst/1000)
+			show = func(x float64) string { return fmt.Sprintf("%.1f s", x/1000) }
 		default:
 			what = fmt.Sprintf("at most %.1f retries in a %s bin", v.Value, time.Duration(rep.Bin))
-			worst = fmt.Sprintf("%.1f", v.Worst)
 		}
-		line := fmt.Sprintf("%s%s: %s, %s (worst: %s, %s)", prefix, v.Question, strings.Join(v.Strategies, " = "), what, v.WorstStrategy, worst)
+		if v.CompleteValue != nil {
+			complete = fmt.Sprintf("; of those that gave up none: %s, %s", strings.Join(v.Complete, " = "), show(*v.CompleteValue))
+		}
+		line := fmt.Sprintf("%s%s: %s, %s (worst: %s, %s)", prefix, v.Question, strings.Join(v.Strategies, " = "), what, v.WorstStrategy, show(v.Worst))
 		if v.Worst == v.Value {
 			line = fmt.Sprintf("%s%s: every strategy ties, %s", prefix, v.Question, what)
 		}
 		if v.GiveUps > 0 {
-			line += fmt.Sprintf(" — but it gave up %.1f jobs a run", v.GiveUps)
+			line += fmt.Sprintf(" — but it gave up %.1f jobs a run%s", v.GiveUps, complete)
 		}
 		lines = append(lines, line)
 		for _, s := range v.Strategies {
@@ -139,7 +157,13 @@ func verdictLines(rep backoffReport) []string {
 		}
 	}
 	if all != "" {
-		lines = append(lines, all+" wins all three")
+		line := all + " wins all three"
+		for _, r := range rep.Results {
+			if r.Strategy == all && r.Clients == rep.Verdicts[0].Clients && r.GiveUps > 0 {
+				line += fmt.Sprintf(", by giving up %.1f jobs a run", r.GiveUps)
+			}
+		}
+		lines = append(lines, line)
 	} else {
 		lines = append(lines, "no strategy wins all three")
 	}
