@@ -2,6 +2,7 @@ package traffic
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -69,10 +70,11 @@ func (b *RetryBudget) Allowed(now time.Duration) float64 {
 	return max(byRatio, floor)
 }
 
-// Retry spends one retry if the window has one left.
+// Retry spends one retry if the window has one left: fewer than ⌊Allowed⌋ spent.
 func (b *RetryBudget) Retry(now time.Duration, _ Outcome) bool {
 	// A tiny tolerance: 10% of 30 requests is 3 retries, not 2.9999999999999996.
-	if float64(b.retries.Sum(now)+1) > b.Allowed(now)+1e-9 {
+	allowed := int64(math.Floor(b.Allowed(now) + 1e-9))
+	if b.retries.Sum(now) >= allowed {
 		return false
 	}
 	b.retries.Add(now, 1)

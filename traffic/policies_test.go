@@ -16,23 +16,24 @@ const ms = time.Millisecond
 func TestRetryBudgetAccruesAndSpends(t *testing.T) {
 	b := BudgetConfig{Ratio: 0.1, MinPerSecond: 0.5, TTL: 10 * time.Second}.New().(*RetryBudget)
 	steps := []struct {
-		at    time.Duration
-		first int  // first tries sent before the retry is asked
-		want  bool // the retry is allowed
+		at      time.Duration
+		first   int     // first tries sent before the retry is asked
+		want    bool    // the retry is allowed
+		allowed float64 // the window's allowance, when checked
 	}{
 		// No request yet: the floor, 0.5/s × 10 s = 5 retries.
-		{0, 0, true}, {0, 0, true}, {0, 0, true}, {0, 0, true}, {0, 0, true},
-		{0, 0, false},
+		{0, 0, true, 0}, {0, 0, true, 0}, {0, 0, true, 0}, {0, 0, true, 0}, {0, 0, true, 0},
+		{0, 0, false, 5},
 		// 100 requests: 10% is 10 retries in the window, 5 of them spent.
-		{time.Second, 100, true}, {time.Second, 0, true}, {time.Second, 0, true}, {time.Second, 0, true}, {time.Second, 0, true},
-		{time.Second, 0, false},
+		{time.Second, 100, true, 10}, {time.Second, 0, true, 0}, {time.Second, 0, true, 0}, {time.Second, 0, true, 0}, {time.Second, 0, true, 0},
+		{time.Second, 0, false, 0},
 		// t=10s: the retries of t=0 have left (slice 0), the requests of t=1s have not.
-		{10 * time.Second, 0, true}, {10 * time.Second, 0, true}, {10 * time.Second, 0, true}, {10 * time.Second, 0, true}, {10 * time.Second, 0, true},
-		{10*time.Second + 999*ms, 0, false},
+		{10 * time.Second, 0, true, 0}, {10 * time.Second, 0, true, 0}, {10 * time.Second, 0, true, 0}, {10 * time.Second, 0, true, 0}, {10 * time.Second, 0, true, 0},
+		{10*time.Second + 999*ms, 0, false, 10},
 		// t=11s: the 100 requests have left; the floor of 5 is spent by the 5 of t=10s.
-		{11 * time.Second, 0, false},
+		{11 * time.Second, 0, false, 5},
 		// t=20s: everything of t=10s has left; the floor again.
-		{20 * time.Second, 0, true},
+		{20 * time.Second, 0, true, 5},
 	}
 	for i, s := range steps {
 		for range s.first {
@@ -42,6 +43,9 @@ func TestRetryBudgetAccruesAndSpends(t *testing.T) {
 		}
 		if _, ok := b.Send(s.at, false); !ok {
 			t.Fatalf("step %d: a budget never holds a send back", i)
+		}
+		if s.allowed != 0 && b.Allowed(s.at) != s.allowed {
+			t.Fatalf("step %d at %s: %.1f retries allowed in the window, want %.1f", i, s.at, b.Allowed(s.at), s.allowed)
 		}
 		if got := b.Retry(s.at, ServerError); got != s.want {
 			t.Fatalf("step %d at %s: retry allowed %v, want %v (allowed %.1f)", i, s.at, got, s.want, b.Allowed(s.at))
@@ -184,9 +188,9 @@ func TestAdaptivePacesAttempts(t *testing.T) {
 	}
 	now := 2 * time.Second
 	// The bucket holds at most max(rate, 1) tokens: spend them.
-	for a.capacity >= 1 {
-		if w, _ := a.Send(now, true); w != 0 {
-			t.Fatal("a token was there")
+	for i := 0; a.capacity >= 1; i++ {
+		if w, _ := a.Send(now, true); w != 0 || i > 10 {
+			t.Fatalf("a token was there: waited %s, or the bucket held more than 10 tokens at 5/s", w)
 		}
 	}
 	left := a.capacity
@@ -310,7 +314,9 @@ func TestParseStrategy(t *testing.T) {
 	}
 }
 
-func contains(s, sub string) bool { return len(sub) == 0 || (len(s) >= len(sub) && indexOf(s, sub) >= 0) }
+func contains(s, sub string) bool {
+	return len(sub) == 0 || (len(s) >= len(sub) && indexOf(s, sub) >= 0)
+}
 
 func indexOf(s, sub string) int {
 	for i := 0; i+len(sub) <= len(s); i++ {
@@ -342,5 +348,18 @@ func TestClassify(t *testing.T) {
 		if got := Classify(tt.r, tt.timedOut); got != tt.want {
 			t.Errorf("%d (timed out %v): %s, want %s", tt.r.Status, tt.timedOut, got, tt.want)
 		}
+	}
+}
+
+// A second throttle while the bucket is on cuts from the rate the process was allowed,
+// not from what it measured: two throttles in a row leave 0.7 × 0.7 of the measured rate.
+func TestAdaptiveCutsFromTheAllowedRate(t *testing.T) {
+	a := DefaultAdaptive.New().(*Adaptive)
+	adaptiveFeed(a, 0, 3*time.Second)
+	a.Observe(3*time.Second, Throttled, 0)
+	measured := a.MeasuredRate()
+	a.Observe(3*time.Second+10*ms, Throttled, 0) // same half-second: the measurement stays
+	if a.MeasuredRate() != measured || math.Abs(a.FillRate()-0.49*measured) > 1e-9 {
+		t.Fatalf("rate %.4f after two throttles, want 0.49 × %.4f", a.FillRate(), measured)
 	}
 }
