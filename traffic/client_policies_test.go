@@ -27,7 +27,9 @@ func (s *answering) Serve(_ time.Duration, a *Attempt) Reply {
 	return Reply{Response: s.answer(a), Latency: 10 * ms}
 }
 
-func status(code int) response.Response { return response.Response{Status: code, Header: http.Header{}} }
+func status(code int) response.Response {
+	return response.Response{Status: code, Header: http.Header{}}
+}
 
 // failFirst fails every request's first try with a 503 and lets its retries through.
 func failFirst(a *Attempt) response.Response {
