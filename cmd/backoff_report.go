@@ -141,8 +141,7 @@ func verdictLines(rep backoffReport) []string {
 		line := fmt.Sprintf("%s%s: %s, %s (worst: %s, %s)", prefix, v.Question, strings.Join(v.Strategies, " = "), what, v.WorstStrategy, show(v.Worst))
 		if v.Worst == v.Value {
 			line = fmt.Sprintf("%s%s: every strategy ties, %s", prefix, v.Question, what)
-		}
-		if v.GiveUps > 0 {
+		} else if v.GiveUps > 0 {
 			line += fmt.Sprintf(" — but it gave up %.1f jobs a run%s", v.GiveUps, complete)
 		}
 		lines = append(lines, line)

@@ -66,3 +66,37 @@ func TestRetryStormShowsWavesWithoutJitter(t *testing.T) {
 		t.Fatal("same seed, different results")
 	}
 }
+
+// Acceptance of the retry-budget scenario as shipped: against a backend at 1.5× its
+// capacity plain exponential backoff more than doubles the load (server calls over client
+// requests), a 10% budget holds it to 1.1×, and throttling, the quota and the breaker each
+// cap it below plain retries.
+func TestRetryBudgetScenarioCapsAmplification(t *testing.T) {
+	sc, err := Load("retry-budget")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(sc, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	amp := map[string]float64{}
+	for _, r := range rep.Retries {
+		if r.Algorithm != "overload" || r.Capacity != 200 || r.Requests != 3000 {
+			t.Fatalf("%+v", r)
+		}
+		amp[r.Strategy] = r.Amplification
+	}
+	t.Logf("amplification %v", amp)
+	if amp["exponential"] <= 2 {
+		t.Errorf("plain exponential: %.3f, want above 2", amp["exponential"])
+	}
+	if a := amp["exponential+retry-budget"]; a > 1.1 || a <= 1 {
+		t.Errorf("10%% budget: %.3f, want above 1 and at most 1.1", a)
+	}
+	for _, s := range []string{"exponential+retry-throttle", "exponential+retry-quota", "exponential+circuit-breaker"} {
+		if amp[s] >= amp["exponential"] {
+			t.Errorf("%s: %.3f, not below plain exponential's %.3f", s, amp[s], amp["exponential"])
+		}
+	}
+}
