@@ -30,8 +30,12 @@ func HerdFigures(r *Report) []*chart.Figure {
 	}
 	var figs []*chart.Figure
 	for _, alg := range algs {
+		target := "a " + alg + " API"
+		if c := backendCapacity(r); c > 0 {
+			target = fmt.Sprintf("a backend of %g requests/s", c)
+		}
 		f := chart.HerdFigure(chart.Meta{
-			Title:   fmt.Sprintf("%s: %d clients' retries reaching a %s API per %s, per strategy", r.Scenario, clients, alg, bin),
+			Title:   fmt.Sprintf("%s: %d clients' retries reaching %s per %s, per strategy", r.Scenario, clients, target, bin),
 			Caption: Caption(r) + "\nfirst run of each strategy; first tries not counted (they all leave together)",
 		}, byAlg[alg], bin)
 		if len(algs) > 1 {
@@ -79,6 +83,17 @@ func LoadFigures(r *Report) []*chart.Figure {
 		figs = append(figs, f)
 	}
 	return figs
+}
+
+// backendCapacity is the capacity, in requests per second, of the overloaded backend a
+// report's clients met; 0 when they met a limiter.
+func backendCapacity(r *Report) float64 {
+	for _, x := range r.Retries {
+		if x.Capacity > 0 {
+			return x.Capacity
+		}
+	}
+	return 0
 }
 
 // RetryFigures are HerdFigures followed by LoadFigures.

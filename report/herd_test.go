@@ -80,6 +80,13 @@ func TestLoadFiguresDrawCapacity(t *testing.T) {
 			t.Errorf("load chart lacks %q", want)
 		}
 	}
+	var summary strings.Builder
+	if err := WriteSummary(&summary, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(summary.String(), "Backend capacity: 200 requests per second") || strings.Contains(summary.String(), "Policy: ") {
+		t.Fatalf("an overloaded backend's summary states its capacity, not a limit:\n%s", summary.String())
+	}
 	r.Retries[0].Attempts = nil
 	if figs := LoadFigures(r); len(figs) != 1 || len(figs[0].Panels) != 1 {
 		t.Fatalf("a result without attempts draws no panel: %d", len(figs))
