@@ -9,6 +9,10 @@ import (
 
 // Caption is the line every chart of r carries: where its data came from.
 func Caption(r *Report) string {
+	if c := backendCapacity(r); c > 0 {
+		return fmt.Sprintf("scenario %s · seed %d · a backend of %g requests/s, no limiter · rlsim compare --scenario %s --seed %d",
+			r.Scenario, r.Seed, c, r.Scenario, r.Seed)
+	}
 	return fmt.Sprintf("scenario %s · seed %d · policy %d per %s, burst %d · key %s · rlsim compare --scenario %s --seed %d",
 		r.Scenario, r.Seed, r.Policy.Limit, time.Duration(r.Policy.Window), r.Policy.Burst, r.Key, r.Scenario, r.Seed)
 }

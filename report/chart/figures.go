@@ -189,15 +189,10 @@ type LoadPanel struct {
 // one panel per strategy on shared axes, each with every attempt per bin and the retries
 // among them, and the server's capacity per bin as a dashed line when capacity > 0. The
 // gap between the two lines is the clients' own first tries; what rises above capacity is
-// what the strategy made of the failures. Two columns of panels past four strategies.
+// what the strategy made of the failures. The panels are stacked like HerdFigure's.
 func LoadFigure(meta Meta, panels []LoadPanel, bin time.Duration, capacity float64) *Figure {
-	cols := 1
-	if len(panels) > 4 {
-		cols = 2
-	}
-	rows := (len(panels) + cols - 1) / cols
-	f := &Figure{Name: "load", Meta: meta, SharedY: true, SharedX: true, Columns: cols,
-		Height: vg.Length(1.2+1.5*float64(max(rows, 1))) * vg.Inch}
+	f := &Figure{Name: "load", Meta: meta, SharedY: true, SharedX: true,
+		Height: vg.Length(1.2+1.5*float64(max(len(panels), 1))) * vg.Inch}
 	down := func(pts []Point) []Point {
 		if n := len(pts); n > 1 {
 			return append(slices.Clip(Downsample(pts[:n-1], MaxPoints, Max)), pts[n-1])
@@ -212,7 +207,7 @@ func LoadFigure(meta Meta, panels []LoadPanel, bin time.Duration, capacity float
 		if capacity > 0 {
 			panel.Limits = []HLine{{Name: fmt.Sprintf("capacity (%g per bin)", capacity), Y: capacity}}
 		}
-		if i >= len(panels)-cols {
+		if i == len(panels)-1 {
 			panel.XLabel = "time since start (s)"
 		}
 		f.Panels = append(f.Panels, panel)
