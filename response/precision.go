@@ -10,8 +10,9 @@ import (
 
 // RetryAfterMsHeader carries a wait in whole milliseconds next to Retry-After, whose
 // delta-seconds cannot say "10 ms". It is not standard: some APIs send it (Azure OpenAI's
-// retry-after-ms) and some clients read it before Retry-After (OpenAI's client libraries).
-// A client that does not know it still reads Retry-After, rounded up to whole seconds.
+// retry-after-ms), and some SDKs read it before Retry-After (Azure's, and the client
+// libraries of OpenAI's and Anthropic's APIs). A client that does not know it still reads
+// Retry-After, rounded up to whole seconds.
 const RetryAfterMsHeader = "Retry-After-Ms"
 
 // Milliseconds rounds d up to whole milliseconds; rounding down would send a client back
