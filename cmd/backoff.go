@@ -77,10 +77,10 @@ Policies (rate-limited and overload models; one state per client process, see --
 A withheld attempt ends its client's job as a give-up.
 
 peak_arrivals is the herd: the most retries (every attempt after the first try of a
-request) reaching the server in one --bin, averaged over runs. The clients' first tries
-all leave together by the premise of both models and are not counted, so the figure is
-what the strategy made of the failure: tall for exponential backoff, whose clients stay in
-lockstep, low for full jitter.
+request) reaching the server in one --bin, averaged over runs. First tries are not
+counted (in the occ and rate-limited models they all leave together by premise), so the
+figure is what the strategy made of the failure: tall for exponential backoff, whose
+clients stay in lockstep, low for full jitter.
 
 With --charts (default svg) and --out (default out/), the command also draws
 DIR/backoff-MODEL/: backoff.{svg,png}, calls and completion time against clients per
@@ -88,10 +88,11 @@ strategy (for a sweep of two or more client counts), and herd.{svg,png}, the ret
 per bin over time per strategy (the first run at the largest client count), and
 load.{svg,png}, every attempt and the retries per bin, one panel per strategy.
 
-The table shows calls, each client's time to finish (p50_s, p99_s), the time until the
-last finished (drain_s), the herd (peak), wasted calls and give-ups, and says which
-strategy made the fewest calls, drained fastest and made the gentlest peak; --format
-json or csv carries every figure.`,
+The table shows calls (amp, server calls / client requests, for overload), each client's
+time to finish (p50_s, p99_s, max_s), the herd (peak), wasted calls, give-ups and
+duplicates, and says which strategy made the fewest calls, drained fastest (the time the
+last client finished) and made the gentlest peak; --format json or csv carries every
+figure.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if o.model == "overload" {
@@ -140,14 +141,14 @@ json or csv carries every figure.`,
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&o.model, "model", "occ", "server model: occ or rate-limited")
-	f.StringVar(&o.clients, "clients", "100", "client count: N, a list N,M,.. or a sweep A..B/STEP; 1000 unless set for rate-limited")
-	f.IntVar(&o.runs, "runs", 100, "runs averaged per strategy and client count; 20 unless set for rate-limited")
+	f.StringVar(&o.model, "model", "occ", "server model: occ, rate-limited or overload")
+	f.StringVar(&o.clients, "clients", "100", "client count: N, a list N,M,.. or a sweep A..B/STEP; 1000 for rate-limited, 15000 for overload, unless set")
+	f.IntVar(&o.runs, "runs", 100, "runs averaged per strategy and client count; 20 for rate-limited, 10 for overload, unless set")
 	f.StringSliceVar(&o.strategies, "strategies", nil, "strategies, comma-separated: SHAPE[+POLICY...] or POLICY (= full-jitter+POLICY), see above (default: "+strings.Join(traffic.BackoffNames, ",")+")")
-	f.DurationVar(&o.base, "base", 5*time.Millisecond, "backoff base; 500ms unless set for rate-limited")
-	f.DurationVar(&o.cap, "cap", 2*time.Second, "backoff cap; 30s unless set for rate-limited")
-	f.StringVar(&o.retryAfter, "retry-after", "honor", "honor or ignore the server's Retry-After (rate-limited model)")
-	f.DurationVar(&o.bin, "bin", 10*time.Millisecond, "bin width of peak_arrivals: the most retries (attempts after a request's first try) reaching the server in one bin")
+	f.DurationVar(&o.base, "base", 5*time.Millisecond, "backoff base; 500ms for rate-limited, 100ms for overload, unless set")
+	f.DurationVar(&o.cap, "cap", 2*time.Second, "backoff cap; 30s for rate-limited, 10s for overload, unless set")
+	f.StringVar(&o.retryAfter, "retry-after", "honor", "honor or ignore the server's Retry-After (rate-limited and overload models)")
+	f.DurationVar(&o.bin, "bin", 10*time.Millisecond, "bin width of peak_arrivals: the most retries (attempts after a request's first try) reaching the server in one bin; 100ms for overload unless set")
 	f.IntVar(&o.maxAttempts, "max-attempts", 0, "attempts per request before a client gives up (0: no limit)")
 	f.DurationVar(&o.deadline, "deadline", 0, "time a job may take before its client gives up (0: none)")
 	f.StringVar(&o.series, "series", "", "write the first run's attempts and arrivals (retries) per bin as CSV to this file")
