@@ -101,6 +101,9 @@ func TestBackoffOverload(t *testing.T) {
 	if err := json.Unmarshal([]byte(js), &full); err != nil {
 		t.Fatal(err)
 	}
+	if one, _, _ := rlsim(t, append(args, "--format", "json", "--charts", "none", "--workers", "1")...); one != js {
+		t.Fatal("one worker gave other bytes than many: the policies' state leaks between runs")
+	}
 	if r.Model != "overload" || full.Processes != 5 || len(full.Results) != 2 || len(full.Verdicts) != 3 {
 		t.Fatalf("%s", js)
 	}
