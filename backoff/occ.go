@@ -50,9 +50,12 @@ func (m OCC) String() string {
 	return s
 }
 
-// Run implements Model.
-func (m OCC) Run(strategy traffic.Backoff, clients int, seed uint64) RunStats {
-	w := &occWorld{model: m, strategy: strategy, rng: rand.New(rand.NewPCG(seed, seed^0x2545f4914f6cdd1d))}
+// Run implements Model. The OCC model has no answers for policies to read: it retries
+// with strategy's backoff shape alone (Experiment.Run refuses policies).
+func (m OCC) Run(strategy traffic.Strategy, clients int, seed uint64) RunStats {
+	w := &occWorld{model: m, strategy: strategy.Backoff, rng: rand.New(rand.NewPCG(seed, seed^0x2545f4914f6cdd1d))}
+	w.stats.Requests = int64(clients)
+	w.stats.ClientCompletion = make([]time.Duration, clients)
 	if w.model.Bin <= 0 {
 		w.model.Bin = DefaultOCC.Bin
 	}
@@ -66,6 +69,7 @@ func (m OCC) Run(strategy traffic.Backoff, clients int, seed uint64) RunStats {
 		w.now = e.at
 		cs[e.client].fire(w)
 	}
+	w.stats.Wasted = w.stats.Calls - w.successes
 	return w.stats
 }
 
@@ -75,8 +79,10 @@ type occWorld struct {
 	rng      *rand.Rand
 	version  uint64
 	stats    RunStats
-	now      time.Duration
-	queue    occQueue
+	// successes counts accepted writes.
+	successes int64
+	now       time.Duration
+	queue     occQueue
 }
 
 func (w *occWorld) hop() time.Duration {
@@ -85,8 +91,11 @@ func (w *occWorld) hop() time.Duration {
 	return time.Duration(math.Abs(float64(w.model.HopMean) + float64(w.rng.NormFloat64()*float64(w.model.HopStdDev))))
 }
 
-// finish records a client leaving at now.
-func (w *occWorld) finish(now time.Duration) { w.stats.Completion = max(w.stats.Completion, now) }
+// finish records client c leaving at now.
+func (w *occWorld) finish(c *occClient, now time.Duration) {
+	w.stats.Completion = max(w.stats.Completion, now)
+	w.stats.ClientCompletion[c.index] = now
+}
 
 // occClient is one client of a run. It has exactly one event pending at any time: its
 // read or its write reaching the server. The hops in between need no event of their own, because
@@ -114,12 +123,13 @@ func (c *occClient) fire(w *occWorld) {
 	replied := w.now + w.hop()
 	if c.read == w.version {
 		w.version++
-		w.finish(replied)
+		w.successes++
+		w.finish(c, replied)
 		return
 	}
 	if w.model.MaxAttempts > 0 && c.writes >= w.model.MaxAttempts {
 		w.stats.GiveUps++
-		w.finish(replied)
+		w.finish(c, replied)
 		return
 	}
 	// The first failure sleeps Delay(1).
@@ -129,7 +139,7 @@ func (c *occClient) fire(w *occWorld) {
 		// The next attempt could not start before the deadline: stop rather than sleep
 		// for nothing.
 		w.stats.GiveUps++
-		w.finish(replied)
+		w.finish(c, replied)
 		return
 	}
 	c.writing = false

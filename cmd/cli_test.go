@@ -433,7 +433,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{"compare", "--charts", ""}, []string{"png", "svg", "none"}, noFile},
 		{[]string{"worst-case", "--charts", "png,"}, []string{"png,svg"}, noFile},
 		{[]string{"backoff", "--strategies", "none,full"}, []string{"none,full-jitter"}, noFile},
-		{[]string{"backoff", "--model", ""}, []string{"occ", "rate-limited"}, noFile},
+		{[]string{"backoff", "--model", ""}, []string{"occ", "rate-limited", "overload"}, noFile},
 		{[]string{"backoff", "--retry-after", "i"}, []string{"ignore"}, noFile},
 		{[]string{"replay", "a.log", "--log-format", "j"}, []string{"jsonl"}, noFile},
 		{[]string{"sweep", "--param", "policy.b"}, []string{"policy.burst="}, noFile | noSpace},
