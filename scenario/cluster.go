@@ -36,6 +36,8 @@ type ClusterSpec struct {
 	RedisURL string `yaml:"redis_url"`
 	// Prefix is put before every store key (default "rlsim:").
 	Prefix string `yaml:"prefix"`
+	// Clock is whose clock the shared store decides by: node (default) or store.
+	Clock string `yaml:"clock"`
 	// Variants run the scenario once per entry, each overriding some fields, and put the
 	// results side by side; without variants the cluster runs as written.
 	Variants []VariantSpec `yaml:"variants"`
@@ -58,6 +60,9 @@ type VariantSpec struct {
 	NonatomicKey   string   `yaml:"nonatomic_key"`
 	OutagePolicy   string   `yaml:"outage_policy"`
 	Crash          *float64 `yaml:"crash_probability"`
+	Clock          string   `yaml:"clock"`
+	// Skew replaces the skew fault's max (node clocks spread over ±skew).
+	Skew *Duration `yaml:"skew"`
 }
 
 // FaultSpec is one entry of the faults list: exactly one fault.
@@ -121,6 +126,12 @@ func (s *Scenario) validateCluster(file string) error {
 	if c.Prefix == "" {
 		c.Prefix = "rlsim:"
 	}
+	if c.Clock == "" {
+		c.Clock = "node"
+	}
+	if !slices.Contains(cluster.Clocks, c.Clock) {
+		return s.fail(file, "cluster.clock", "unknown clock %q (want one of %s)", c.Clock, strings.Join(cluster.Clocks, ", "))
+	}
 	if err := s.checkFleetFields(file, "cluster", *c.Nodes, c.Balancer, c.Placement, c.NonatomicKey); err != nil {
 		return err
 	}
@@ -182,6 +193,12 @@ func (s *Scenario) validateCluster(file string) error {
 		}
 		if v.Crash != nil && (*v.Crash < 0 || *v.Crash > 1) {
 			return s.fail(file, f+".crash_probability", "must be between 0 and 1, got %g", *v.Crash)
+		}
+		if v.Clock != "" && !slices.Contains(cluster.Clocks, v.Clock) {
+			return s.fail(file, f+".clock", "unknown clock %q (want one of %s)", v.Clock, strings.Join(cluster.Clocks, ", "))
+		}
+		if v.Skew != nil && *v.Skew < 0 {
+			return s.fail(file, f+".skew", "must not be negative")
 		}
 	}
 	var lastOutageEnd time.Duration
@@ -269,7 +286,7 @@ func (s *Scenario) fleetVariants(pol algorithms.Policy) []fleetVariant {
 	base := cluster.Config{
 		Nodes: *c.Nodes, Balancer: c.Balancer, Placement: c.Placement, LocalRecompute: c.LocalRecompute,
 		Lease: c.Lease, LeaseTTL: time.Duration(c.LeaseTTL), TTLWindowKey: c.NonatomicKey == "ttl-window",
-		Epoch: epoch.UnixNano(),
+		Clock: c.Clock, Epoch: epoch.UnixNano(),
 	}
 	if c.Guard != nil {
 		base.Guard = c.Guard.Policy()
@@ -312,6 +329,10 @@ func (s *Scenario) fleetVariants(pol algorithms.Policy) []fleetVariant {
 		}
 		if v.Crash != nil {
 			cfg.CrashProbability = *v.Crash
+		}
+		cfg.Clock = or(v.Clock, cfg.Clock)
+		if v.Skew != nil {
+			cfg.Skew = time.Duration(*v.Skew)
 		}
 		if v.OutagePolicy != "" {
 			for i := range cfg.Outages {
@@ -440,6 +461,10 @@ func runFleet(sc *Scenario, v fleetVariant, vi int, alg string, pol algorithms.P
 	}
 	d.EffectiveLimit = res.PeakWindowAdmitted
 	d.Events = fleetEvents(v.cfg)
+	d.Skew = report.Duration(v.cfg.Skew)
+	if v.cfg.UsesStore() {
+		d.Clock = v.cfg.Clock
+	}
 	res.Distributed = d
 	return res, nil
 }
