@@ -450,9 +450,12 @@ func TestBackwardsNeverCredits(t *testing.T) {
 			{0, 0, 10, true}, {1 * s, 6 * s, 1, true}, {2 * s, -3 * s, 1, false},
 		}},
 		// A node ahead is refused at 61 s; a node behind at 58 s must still count the 10
-		// logged at 0 s, which the refusal must not have trimmed.
+		// logged at 0 s, which the refusal must not have trimmed. Then the node ahead is
+		// admitted (trimming them), the node behind takes the rest judged at 61 s, and at
+		// 119 s all ten still count: logged at 58 s they would have left the window.
 		{"sliding-log", perMinute, []backwardsStep{
 			{0, 0, 10, true}, {59 * s, 61 * s, 11, false}, {60 * s, 58 * s, 1, false},
+			{61 * s, 61 * s, 1, true}, {61 * s, 58 * s, 9, true}, {119 * s, 119 * s, 1, false},
 		}},
 		// Window 10:00–10:01 is full; a node 5 s behind is still in it at 10:01:02 on the
 		// store's clock, and the counter, which outlives its window by keep, refuses it
