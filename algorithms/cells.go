@@ -109,3 +109,8 @@ func satAdd(a, b int64) int64 {
 	}
 	return a + b
 }
+
+// satAddDuration returns a + b for b >= 0, saturating at Never.
+func satAddDuration(a, b time.Duration) time.Duration {
+	return time.Duration(satAdd(int64(a), int64(b)))
+}

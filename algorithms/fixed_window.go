@@ -19,6 +19,12 @@ import (
 // is the time to the next window start, or Never when its cost exceeds Limit. Reset is the
 // time to the next window start, or zero when the current window holds nothing. Burst is
 // ignored. A cost below 1 counts as 1.
+//
+// Time that goes backwards: a key's window only moves forward. A request stamped in a
+// window before the key's latest is counted in the latest one, so stepping back never
+// starts a count over (which would admit Limit afresh in a window already spent). Its
+// RetryAfter and Reset still count from its own now to the end of the window it was
+// counted in, so they can exceed Window.
 type FixedWindow struct {
 	limit  int64
 	window int64 // nanoseconds
@@ -26,7 +32,7 @@ type FixedWindow struct {
 }
 
 type fixedWindowState struct {
-	index int64 // ⌊t/W⌋ of the window count belongs to
+	index int64 // ⌊t/W⌋ of the window count belongs to, the latest seen; unseen for a new key
 	count int64 // cost admitted in that window
 }
 
@@ -45,19 +51,22 @@ func NewFixedWindow(p Policy) *FixedWindow {
 func (f *FixedWindow) Name() string { return "fixed-window" }
 
 // Allow decides a request of the given cost for key at now (nanoseconds since the Unix
-// epoch, non-decreasing across calls).
+// epoch). A now in a window before the key's latest counts in the latest.
 func (f *FixedWindow) Allow(key uint32, now int64, cost int64) Decision {
 	cost = max(cost, 1)
 	if int(key) >= len(f.state) {
-		// The zero state is an empty window 0, which is what a new key has.
-		f.state = grow(f.state, key, fixedWindowState{})
+		f.state = grow(f.state, key, fixedWindowState{index: unseen})
 	}
 	s := &f.state[key]
-	index := floorDiv(now, f.window)
-	if s.index != index {
+	if index := floorDiv(now, f.window); index > s.index {
 		s.index, s.count = index, 0
 	}
-	toNext := time.Duration(f.window - (now - index*f.window))
+	toNext := time.Duration(f.window)
+	if start := s.index * f.window; now >= start {
+		toNext -= time.Duration(now - start)
+	} else {
+		toNext = satAddDuration(ahead(start, now), toNext)
+	}
 
 	d := Decision{RetryAfter: toNext}
 	switch {

@@ -21,6 +21,13 @@ import "unsafe"
 // would still pass now. RetryAfter of a refused request is the time until it would pass,
 // rounded up to the nanosecond, or Never when c exceeds Burst. Reset is the time until tat,
 // rounded up: when the key is back to full burst. A cost below 1 counts as 1.
+//
+// Time that goes backwards needs no rule of its own: tat never moves back (it becomes
+// max(tat, now) + c·T), and nothing is credited for time passing, since the state is a
+// point on the schedule rather than a count refilled by elapsed time. A request stamped
+// early is judged at its own now, which must be at or after allowAt, so an early stamp
+// only makes it harder to pass. RetryAfter and Reset count from that now, so they grow by
+// how early it is stamped.
 type GCRA struct {
 	burst     int64
 	clock     cellClock
@@ -50,7 +57,7 @@ func NewGCRA(p Policy) *GCRA {
 func (g *GCRA) Name() string { return "gcra" }
 
 // Allow decides a request of the given cost for key at now (nanoseconds since the Unix
-// epoch, non-decreasing across calls).
+// epoch), in any order of now.
 func (g *GCRA) Allow(key uint32, now int64, cost int64) Decision {
 	d, _ := g.decide(key, now, cost)
 	return d

@@ -21,6 +21,10 @@ package algorithms
 // RetryAfter of a refused request is the time until the queue has room for it, rounded up
 // to the nanosecond, or Never when c exceeds Burst. Reset is the time until the queue is
 // empty, rounded up. A cost below 1 counts as 1.
+//
+// Time that goes backwards is handled as in GCRA: next never moves back, and a request
+// stamped early is judged at its own now, which only makes it harder to pass; its Delay,
+// RetryAfter and Reset count from that now and grow by how early it is stamped.
 type LeakyBucket struct {
 	gcra GCRA
 }
@@ -38,7 +42,7 @@ func NewLeakyBucket(p Policy) *LeakyBucket { return &LeakyBucket{gcra: *NewGCRA(
 func (l *LeakyBucket) Name() string { return "leaky-bucket" }
 
 // Allow decides a request of the given cost for key at now (nanoseconds since the Unix
-// epoch, non-decreasing across calls). An admitted request's Delay is the time it waits
+// epoch), in any order of now. An admitted request's Delay is the time it waits
 // in the queue before the backend sees it: until the queue has drained what is ahead of it.
 func (l *LeakyBucket) Allow(key uint32, now int64, cost int64) Decision {
 	d, start := l.gcra.decide(key, now, cost)

@@ -13,6 +13,19 @@
 //	token-bucket    capacity Burst, refill Limit/Window per second, lazy refill, starts full
 //	leaky-bucket    a queue drained at Limit/Window, bounded by Burst; reports its delay
 //	gcra            generic cell rate algorithm, emission interval Window/Limit, tolerance Burst
+//
+// Time need not be ordered. Network hops reorder requests and nodes' clocks are skewed, so
+// a limiter may be told a now earlier than one its key's state has already seen. Then no
+// limiter credits the same stretch of time twice: no second refill, no window reset, no
+// entry leaving the window because of a step back. Each algorithm's doc comment states its
+// rule; in short, the token bucket and the sliding log decide such a request at the key's
+// latest admission, the two window counters count it in the key's latest window, and GCRA
+// and the leaky bucket judge it at its own, early, now against a schedule that never moves
+// back. On non-decreasing now every limiter decides as if these rules did not exist.
+// When stamps are at most D away from true time and requests are delivered in true order
+// (bounded reordering, or per-node clock skew of up to D), each limiter admits in any
+// window of length W no more than its ordered bound over W + 2D (docs/worstcase.md and
+// TestReorderedAdmissionsStayWithinBound).
 package algorithms
 
 import (
@@ -82,7 +95,11 @@ type Limiter interface {
 	// Name is the algorithm's name as used on the command line ("token-bucket").
 	Name() string
 	// Allow decides a request of the given cost (≥ 1) for key at now, in nanoseconds
-	// since the Unix epoch on the virtual clock. Calls must come in non-decreasing now.
+	// since the Unix epoch on the virtual clock. Calls may come in any order of now: a now
+	// earlier than what the key's state has seen never credits the same interval twice (no
+	// second refill, no window reset, no expiry from a backwards step), by the rule the
+	// algorithm documents. RetryAfter, Reset and Delay count from now, whatever the key's
+	// state has seen, and are never negative.
 	Allow(key uint32, now int64, cost int64) Decision
 	// Keys is the number of keys the limiter holds state for.
 	Keys() int

@@ -281,62 +281,77 @@ var propertyPolicies = []Policy{
 //
 // The token bucket admits a deficit worth less than a nanosecond of refill, as x/time/rate
 // does, so its waits are checked to be enough but may be 1 ns more than the least.
+//
+// Each policy runs an ordered trace and the same trace with every timestamp moved by up to
+// a quarter window either way, delivered in the original order: after a step back in time
+// the word is kept as well, counted from the request's own now.
 func TestDecisionsKeepTheirWord(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, p := range propertyPolicies {
-		trace := randomTrace(rng, p, 3, 1500)
+		ordered := randomTrace(rng, p, 3, 1500)
+		reordered := slices.Clone(ordered)
+		quarter := int64(p.Window) / 4
+		for i := range reordered {
+			reordered[i].now += rng.Int64N(2*quarter+1) - quarter
+		}
 		for _, name := range Names {
-			t.Run(p.String()+"/"+name, func(t *testing.T) {
-				lim, _ := New(name, p)
-				full := capacity(name, p)
-				least := name != "token-bucket"
-				probe := func(key uint32, now, cost int64) bool {
-					return clone(t, lim).Allow(key, now, cost).Allowed
-				}
-				for i, a := range trace {
-					d := lim.Allow(a.key, a.now, a.cost)
-					at := func(format string, args ...any) {
-						t.Helper()
-						t.Errorf("arrival %d (key %d, +%v, cost %d) → %+v: "+format,
-							append([]any{i, a.key, time.Duration(a.now - epoch), a.cost, d}, args...)...)
+			for _, tr := range []struct {
+				name  string
+				trace []arrival
+			}{{"ordered", ordered}, {"reordered", reordered}} {
+				trace := tr.trace
+				t.Run(p.String()+"/"+name+"/"+tr.name, func(t *testing.T) {
+					lim, _ := New(name, p)
+					full := capacity(name, p)
+					least := name != "token-bucket"
+					probe := func(key uint32, now, cost int64) bool {
+						return clone(t, lim).Allow(key, now, cost).Allowed
 					}
-					switch {
-					case d.Allowed && d.RetryAfter != 0:
-						at("admitted with a RetryAfter")
-					case !d.Allowed && d.RetryAfter <= 0:
-						at("refused without a RetryAfter")
-					case d.RetryAfter == Never && a.cost <= full:
-						at("Never for a cost within capacity %d", full)
-					case d.RetryAfter != Never && a.cost > full:
-						at("no Never for a cost beyond capacity %d", full)
-					case !d.Allowed && d.RetryAfter != Never:
-						if !probe(a.key, a.now+int64(d.RetryAfter), a.cost) {
-							at("refused again after RetryAfter")
+					for i, a := range trace {
+						d := lim.Allow(a.key, a.now, a.cost)
+						at := func(format string, args ...any) {
+							t.Helper()
+							t.Errorf("arrival %d (key %d, +%v, cost %d) → %+v: "+format,
+								append([]any{i, a.key, time.Duration(a.now - epoch), a.cost, d}, args...)...)
 						}
-						if least && probe(a.key, a.now+int64(d.RetryAfter)-1, a.cost) {
-							at("admitted 1ns before RetryAfter")
+						switch {
+						case d.Allowed && d.RetryAfter != 0:
+							at("admitted with a RetryAfter")
+						case !d.Allowed && d.RetryAfter <= 0:
+							at("refused without a RetryAfter")
+						case d.RetryAfter == Never && a.cost <= full:
+							at("Never for a cost within capacity %d", full)
+						case d.RetryAfter != Never && a.cost > full:
+							at("no Never for a cost beyond capacity %d", full)
+						case !d.Allowed && d.RetryAfter != Never:
+							if !probe(a.key, a.now+int64(d.RetryAfter), a.cost) {
+								at("refused again after RetryAfter")
+							}
+							if least && probe(a.key, a.now+int64(d.RetryAfter)-1, a.cost) {
+								at("admitted 1ns before RetryAfter")
+							}
+						}
+						if d.Remaining < 0 || d.Reset < 0 || d.Delay < 0 {
+							at("negative field")
+						}
+						if d.Delay != 0 && (name != "leaky-bucket" || !d.Allowed) {
+							at("a Delay from a limiter that does not queue this request")
+						}
+						if d.Remaining > 0 && !probe(a.key, a.now, d.Remaining) {
+							at("Remaining %d would not pass", d.Remaining)
+						}
+						if probe(a.key, a.now, d.Remaining+1) {
+							at("Remaining+1 = %d would pass", d.Remaining+1)
+						}
+						if !probe(a.key, a.now+int64(d.Reset), full) {
+							at("capacity %d does not pass at Reset", full)
+						}
+						if least && d.Reset > 0 && probe(a.key, a.now+int64(d.Reset)-1, full) {
+							at("capacity %d passes 1ns before Reset", full)
 						}
 					}
-					if d.Remaining < 0 || d.Reset < 0 || d.Delay < 0 {
-						at("negative field")
-					}
-					if d.Delay != 0 && (name != "leaky-bucket" || !d.Allowed) {
-						at("a Delay from a limiter that does not queue this request")
-					}
-					if d.Remaining > 0 && !probe(a.key, a.now, d.Remaining) {
-						at("Remaining %d would not pass", d.Remaining)
-					}
-					if probe(a.key, a.now, d.Remaining+1) {
-						at("Remaining+1 = %d would pass", d.Remaining+1)
-					}
-					if !probe(a.key, a.now+int64(d.Reset), full) {
-						at("capacity %d does not pass at Reset", full)
-					}
-					if least && d.Reset > 0 && probe(a.key, a.now+int64(d.Reset)-1, full) {
-						at("capacity %d passes 1ns before Reset", full)
-					}
-				}
-			})
+				})
+			}
 		}
 	}
 }

@@ -65,6 +65,30 @@ func (l *Log) Expire(cutoff int64) {
 	l.head = 0
 }
 
+// upTo returns the number and the total cost of the oldest entries with t <= cutoff: those
+// Expire(cutoff) would drop, left in place.
+func (l *Log) upTo(cutoff int64) (n int, cost int64) {
+	mask := len(l.ring) - 1
+	for ; n < l.n; n++ {
+		e := &l.ring[(l.head+n)&mask]
+		if e.t > cutoff {
+			break
+		}
+		cost += e.cost
+	}
+	return n, cost
+}
+
+// dropOldest drops the n oldest entries, whose total cost is cost (as upTo returned them).
+func (l *Log) dropOldest(n int, cost int64) {
+	l.head = (l.head + n) & (len(l.ring) - 1)
+	l.n -= n
+	l.sum -= cost
+	if l.n == 0 {
+		l.head = 0
+	}
+}
+
 // Clear drops every entry and keeps the capacity.
 func (l *Log) Clear() {
 	l.head, l.n, l.sum = 0, 0, 0

@@ -3,6 +3,7 @@ package algorithms
 import (
 	"math"
 	"slices"
+	"time"
 )
 
 // unseen marks a time field of a key that has never been decided. It is below any time a
@@ -29,6 +30,18 @@ func floorDiv(a, b int64) int64 {
 		q--
 	}
 	return q
+}
+
+// ahead returns how far a is ahead of b, a − b, and zero when it is not ahead; Never when
+// the difference does not fit a Duration.
+func ahead(a, b int64) time.Duration {
+	if a <= b {
+		return 0
+	}
+	if d := uint64(a) - uint64(b); d <= math.MaxInt64 {
+		return time.Duration(d)
+	}
+	return Never
 }
 
 // firstTrueAfter returns the smallest d > lo for which ok(d) holds, MaxInt64 if none does.

@@ -29,6 +29,14 @@ import (
 // when c exceeds Limit. Reset is the time until both counters stop counting: the end of the
 // next window if curr holds anything, else the end of the current one if prev does, else
 // zero. Burst is ignored. A cost below 1 counts as 1.
+//
+// Time that goes backwards: a key's window only moves forward, as in FixedWindow. A
+// request stamped in a window before the key's latest is decided at the start of the
+// latest one (elapsed = 0, where prev weighs in full, the highest estimate) and counted in
+// its curr; one stamped earlier inside the latest window is decided at its own elapsed,
+// which again weighs prev more than any later time would. Neither moves a counter back,
+// so no window's cost is forgotten early. RetryAfter and Reset count from the request's
+// own now, so they include the time from now to the start of the key's window.
 type SlidingWindow struct {
 	limit  int64
 	window int64 // nanoseconds
@@ -36,7 +44,7 @@ type SlidingWindow struct {
 }
 
 type slidingWindowState struct {
-	index int64 // ⌊t/W⌋ of the window curr belongs to; prev belongs to index−1
+	index int64 // ⌊t/W⌋ of the window curr belongs to, the latest seen; prev belongs to index−1
 	prev  int64
 	curr  int64
 }
@@ -56,24 +64,30 @@ func NewSlidingWindow(p Policy) *SlidingWindow {
 func (s *SlidingWindow) Name() string { return "sliding-window" }
 
 // Allow decides a request of the given cost for key at now (nanoseconds since the Unix
-// epoch, non-decreasing across calls).
+// epoch). A now in a window before the key's latest is decided at the latest window's
+// start and counted in it.
 func (s *SlidingWindow) Allow(key uint32, now int64, cost int64) Decision {
 	cost = max(cost, 1)
 	if int(key) >= len(s.state) {
-		// The zero state has both counters empty, which is what a new key has.
-		s.state = grow(s.state, key, slidingWindowState{})
+		s.state = grow(s.state, key, slidingWindowState{index: unseen})
 	}
 	st := &s.state[key]
-	index := floorDiv(now, s.window)
-	switch index - st.index {
-	case 0:
-	case 1:
-		st.prev, st.curr = st.curr, 0
-	default:
-		st.prev, st.curr = 0, 0
+	if index := floorDiv(now, s.window); index > st.index {
+		if index == st.index+1 {
+			st.prev, st.curr = st.curr, 0
+		} else {
+			st.prev, st.curr = 0, 0
+		}
+		st.index = index
 	}
-	st.index = index
-	elapsed := now - index*s.window
+	start := st.index * s.window
+	var elapsed int64
+	var behind time.Duration // how far now is before the window's start
+	if now >= start {
+		elapsed = now - start
+	} else {
+		behind = ahead(start, now)
+	}
 
 	var d Decision
 	switch {
@@ -83,14 +97,14 @@ func (s *SlidingWindow) Allow(key uint32, now int64, cost int64) Decision {
 		st.curr += cost
 		d.Allowed = true
 	default:
-		d.RetryAfter = s.retryAfter(st.prev, st.curr, elapsed, cost)
+		d.RetryAfter = satAddDuration(behind, s.retryAfter(st.prev, st.curr, elapsed, cost))
 	}
 	d.Remaining = max(int64(math.Floor(float64(s.limit)-s.estimate(st.prev, st.curr, elapsed))), 0)
 	switch {
 	case st.curr > 0:
-		d.Reset = time.Duration(2*s.window - elapsed)
+		d.Reset = satAddDuration(behind, time.Duration(2*s.window-elapsed))
 	case st.prev > 0:
-		d.Reset = time.Duration(s.window - elapsed)
+		d.Reset = satAddDuration(behind, time.Duration(s.window-elapsed))
 	}
 	return d
 }

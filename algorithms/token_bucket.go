@@ -28,6 +28,16 @@ import (
 // Because of the sub-nanosecond slack above, the retry may also pass 1 ns earlier. Reset
 // is, in the same way, the time until a request of cost Burst would pass: until the bucket
 // is full. A cost below 1 counts as 1.
+//
+// Time that goes backwards: the key's clock is last, the time of its latest admission, and
+// it never moves back. A request stamped before last is decided at last: it sees the tokens
+// held at last, with no refill, and if admitted takes them without moving last. So no
+// stretch of time is refilled twice, and a late request is never better off than one on
+// time. Its RetryAfter and Reset count from its own now, so they include the time from now
+// to last. This is where it parts from x/time/rate, which refills from the request's time
+// and then sets last to it, moving it back, so that the next request refills the same
+// stretch again (see TestXTimeRateRefillsTwiceUnderReordering). On ordered input the two
+// agree decision for decision.
 type TokenBucket struct {
 	burst  int64
 	full   float64 // burst as a float
@@ -36,7 +46,7 @@ type TokenBucket struct {
 }
 
 type tokenBucketState struct {
-	last   int64   // time of the last admission, or unseen
+	last   int64   // the latest time an admission was decided at, or unseen
 	tokens float64 // tokens held at last
 }
 
@@ -59,14 +69,17 @@ func NewTokenBucket(p Policy) *TokenBucket {
 func (b *TokenBucket) Name() string { return "token-bucket" }
 
 // Allow decides a request of the given cost for key at now (nanoseconds since the Unix
-// epoch, non-decreasing across calls).
+// epoch). A now before the key's last admission is decided at that admission's time,
+// without refill.
 func (b *TokenBucket) Allow(key uint32, now int64, cost int64) Decision {
 	cost = max(cost, 1)
 	if int(key) >= len(b.state) {
 		b.state = grow(b.state, key, tokenBucketState{last: unseen})
 	}
 	s := &b.state[key]
-	tokens := b.tokensAt(s, now)
+	at := max(now, s.last)
+	behind := ahead(at, now) // zero unless now is before the key's last admission
+	tokens := b.tokensAt(s, at)
 	left := tokens - float64(cost)
 	var wait time.Duration
 	if left < 0 {
@@ -74,22 +87,22 @@ func (b *TokenBucket) Allow(key uint32, now int64, cost int64) Decision {
 	}
 
 	if cost <= b.burst && wait == 0 {
-		s.last, s.tokens = now, left
+		s.last, s.tokens = at, left
 		return Decision{
 			Allowed:   true,
 			Remaining: b.remaining(left),
-			Reset:     b.earliest(s, now, b.burst, b.durationFromTokens(b.full-left)),
+			Reset:     b.earliest(s, now, b.burst, satAddDuration(behind, b.durationFromTokens(b.full-left))),
 		}
 	}
 	if cost > b.burst {
 		wait = Never
 	} else {
-		wait = b.earliest(s, now, cost, wait)
+		wait = b.earliest(s, now, cost, satAddDuration(behind, wait))
 	}
 	return Decision{
 		Remaining:  b.remaining(tokens),
 		RetryAfter: wait,
-		Reset:      b.earliest(s, now, b.burst, b.durationFromTokens(b.full-tokens)),
+		Reset:      b.earliest(s, now, b.burst, satAddDuration(behind, b.durationFromTokens(b.full-tokens))),
 	}
 }
 
@@ -127,7 +140,8 @@ func (b *TokenBucket) earliest(s *tokenBucketState, now, cost int64, estimate ti
 	return time.Duration(firstTrueAfter(int64(estimate), ok))
 }
 
-// tokensAt returns the tokens s holds at now, as x/time/rate's advance computes them.
+// tokensAt returns the tokens s holds at now, as x/time/rate's advance computes them for
+// a now not before s.last; for an earlier now, the tokens held at s.last.
 func (b *TokenBucket) tokensAt(s *tokenBucketState, now int64) float64 {
 	if s.last == unseen {
 		return b.full

@@ -41,6 +41,12 @@ func (h Hiccup) in(t time.Duration) bool {
 // a Retry-After the client may honour. Admitted requests succeed, late during a slow
 // Hiccup. Every hop takes |Normal(HopMean, HopStdDev)|.
 //
+// A request reaches the server through the run's event loop at its arrival time, send +
+// forward hop, and is decided then: hops that reorder requests on the wire do not reorder
+// them at the limiter, which sees time only move forward. The reply leaves after the
+// server's time (the leaky bucket's queueing delay, a slow Hiccup's SlowBy) and takes the
+// return hop; whether the Hiccup applies is judged at the arrival.
+//
 // The server carries out each request it accepts outside a 503 hiccup. A request carried
 // out again for the same job and request is a duplicate, unless the client sent an
 // idempotency key, in which case the server answers the repeat from its record without
@@ -140,6 +146,11 @@ func (m RateLimited) Run(strategy traffic.Backoff, clients int, seed uint64) Run
 		// Validate rejects what New rejects; a model that was not validated fails loudly.
 		panic(err)
 	}
+	return m.run(lim, strategy, clients, seed)
+}
+
+// run is Run against lim, which the tests wrap to watch what the limiter is asked.
+func (m RateLimited) run(lim algorithms.Limiter, strategy traffic.Backoff, clients int, seed uint64) RunStats {
 	rng := rand.New(rand.NewPCG(seed, seed^0x2545f4914f6cdd1d))
 	api := &api{m: m, lim: lim, rng: rng, done: map[uint64]bool{}, ran: map[[2]int]int{}}
 	retry := m.Retry
@@ -176,27 +187,28 @@ func (a *api) hop() time.Duration {
 	return time.Duration(math.Abs(float64(a.m.HopMean) + float64(a.rng.NormFloat64()*float64(a.m.HopStdDev))))
 }
 
-// Serve implements traffic.Server.
+// Forward implements traffic.Server: the hop to the server.
+func (a *api) Forward(time.Duration, *traffic.Attempt) time.Duration { return a.hop() }
+
+// Serve implements traffic.Server: attempt at arrives now, in arrival order.
 func (a *api) Serve(now time.Duration, at *traffic.Attempt) traffic.Reply {
-	there := a.hop()
-	arrive := now + there
 	key := uint32(0)
 	if a.m.PerClient {
 		key = uint32(at.Client)
 	}
 	back := a.hop()
 	h := a.m.Hiccup
-	if h.in(arrive) && h.Kind == "503" {
-		return traffic.Reply{Response: response.Overloaded(h.RetryAfter), Latency: there + back}
+	if h.in(now) && h.Kind == "503" {
+		return traffic.Reply{Response: response.Overloaded(h.RetryAfter), Latency: back}
 	}
 	policy := response.Policy{Name: "api", Policy: a.m.Policy}
-	d := a.lim.Allow(key, a.m.Epoch.UnixNano()+int64(arrive), 1)
+	d := a.lim.Allow(key, a.m.Epoch.UnixNano()+int64(now), 1)
 	if !d.Allowed {
 		r := response.For(d, policy, response.Headers{})
 		if a.m.RetryAfterDate {
-			r.RetryAfterDate(a.m.Epoch.Add(arrive))
+			r.RetryAfterDate(a.m.Epoch.Add(now))
 		}
-		return traffic.Reply{Response: r, Latency: there + back}
+		return traffic.Reply{Response: r, Latency: back}
 	}
 	if at.IdempotencyKey != 0 && a.done[at.IdempotencyKey] {
 		// A repeat of work already done: answer from the record.
@@ -210,8 +222,8 @@ func (a *api) Serve(now time.Duration, at *traffic.Attempt) traffic.Reply {
 			a.duplicates++
 		}
 	}
-	latency := there + back + d.Delay
-	if h.in(arrive) && h.Kind == "slow" {
+	latency := back + d.Delay
+	if h.in(now) && h.Kind == "slow" {
 		latency += h.SlowBy
 	}
 	return traffic.Reply{Response: response.For(d, policy, response.Headers{}), Latency: latency}

@@ -136,6 +136,17 @@ func TestBackoffGolden(t *testing.T) {
 	}
 }
 
+// The rate-limited model's whole output on a small storm, pinned: a change to how
+// clients, hops or the limiter meet shows here first.
+func TestBackoffRateLimitedGolden(t *testing.T) {
+	out, errOut, code := rlsim(t, "backoff", "--model", "rate-limited", "--clients", "200", "--limit", "20", "--runs", "2",
+		"--strategies", "none,constant,exponential,full-jitter,equal-jitter,decorrelated-jitter", "--format", "csv")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	golden(t, "backoff-rate-limited.csv", out)
+}
+
 func FuzzParseClients(f *testing.F) {
 	for _, s := range []string{"100", "10..190/10", "1,2,3", "5..5", "0", "-1..3/1", "1..9999999/1", "a,b", ""} {
 		f.Add(s)

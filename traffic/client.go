@@ -53,15 +53,24 @@ type Attempt struct {
 }
 
 // Reply is the server's answer to an attempt and how long it takes to reach the client
-// (both network hops and the server's time).
+// from the moment the attempt reached the server: the server's own time (a queue, a slow
+// backend) and the return hop.
 type Reply struct {
 	Response response.Response
 	Latency  time.Duration
 }
 
-// Server answers attempts in the simulation. Serve runs when an attempt is sent, at now;
-// the server is a model, so it may decide at once and let Latency carry the delay.
+// Server is the far end of a population of closed-loop clients. It sees each attempt twice,
+// as the attempt travels: Forward when the client sends it, at the send time, returns the
+// network time to the server; Serve when it arrives, at the arrival time on the loop's
+// clock, decides it. So a server decides attempts in the order they reach it, with now
+// never going backwards, as a limiter requires, even when hops reorder what clients sent.
+// Every attempt sent is served, also one its client has stopped waiting for (a timeout):
+// the server does the work whether or not anyone reads the answer.
 type Server interface {
+	// Forward is the network time from the client to the server of attempt a, sent now.
+	Forward(now time.Duration, a *Attempt) time.Duration
+	// Serve decides attempt a, arriving now; the same *Attempt that Forward saw.
 	Serve(now time.Duration, a *Attempt) Reply
 }
 
@@ -69,7 +78,8 @@ type Server interface {
 type ClientStats struct {
 	// Calls counts attempts sent.
 	Calls int64
-	// Arrivals counts attempts per bin of Clients.Bin, from t=0: the herd.
+	// Arrivals counts attempts reaching the server per bin of Clients.Bin, from t=0: the
+	// herd, as the server sees it.
 	Arrivals []int64
 	// Retries counts the retries among them (attempts after the first of a request): the
 	// waves a hiccup sets off, apart from the clients' own first requests.
@@ -87,8 +97,12 @@ type ClientStats struct {
 	TimedOut int64
 }
 
-// Clients is a population of closed-loop clients on one event loop. Each client has one
-// job and at most one event pending; nothing runs outside the loop.
+// Clients is a population of closed-loop clients on one event loop; nothing runs outside
+// the loop. Each client has one job and waits for one attempt at a time; an attempt is
+// three events: the client sends it (and asks Server.Forward for the hop), it reaches the
+// server (Server.Serve decides), the reply reaches the client. With a Retry.Timeout the
+// client stops waiting at send + Timeout: a reply that would come at or after that instant
+// is not delivered, but the attempt still reaches the server and is carried out.
 type Clients struct {
 	Server Server
 	Retry  Retry
@@ -113,6 +127,7 @@ func (c *Clients) Add(loop *sim.Loop, job Job) {
 	loop.At(job.Start, cl)
 }
 
+// arrive counts an attempt reaching the server at t.
 func (c *Clients) arrive(t time.Duration, retry bool) {
 	bin := c.Bin
 	if bin <= 0 {
@@ -136,8 +151,8 @@ func Count(bins []int64, t, bin time.Duration) []int64 {
 
 func (c *Clients) end(now time.Duration) { c.Stats.Completion = max(c.Stats.Completion, now) }
 
-// client is one client's state; the same value handles its send and reply events, which
-// alternate.
+// client is one client's state. Its own events are the start of its job and the end of
+// each sleep, both a send; the attempts it sends are events of their own (flight).
 type client struct {
 	pop     *Clients
 	job     Job
@@ -145,43 +160,85 @@ type client struct {
 	request int // index of the current request
 	attempt int // tries of the current request so far
 	prev    time.Duration
-	// awaiting is set while a reply (or a timeout) is pending.
-	awaiting bool
-	reply    Reply
-	timedOut bool
+	// sent counts the attempts sent over the whole job; waiting is set while the client
+	// waits for the reply to attempt number sent. A flight of an earlier number, or one
+	// arriving when the client has stopped waiting, is answered to nobody.
+	sent    int
+	waiting bool
 	// honoured is set when the coming try was timed by Retry-After.
 	honoured bool
 }
 
-// Fire implements sim.Handler: a send when nothing is pending, else the reply (or the
-// timeout) arriving.
-func (c *client) Fire(l *sim.Loop) {
-	if !c.awaiting {
-		c.send(l)
-		return
-	}
-	c.awaiting = false
-	c.receive(l)
-}
+// Fire implements sim.Handler: the job starts or a sleep ends, and the client sends.
+func (c *client) Fire(l *sim.Loop) { c.send(l) }
 
 func (c *client) send(l *sim.Loop) {
 	p := c.pop
 	c.attempt++
+	c.sent++
 	p.Stats.Calls++
-	p.arrive(l.Now(), c.attempt > 1)
-	a := Attempt{Client: c.id, Request: c.request, Number: c.attempt, NonIdempotent: c.job.NonIdempotent}
+	f := &flight{client: c, number: c.sent}
+	f.attempt = Attempt{Client: c.id, Request: c.request, Number: c.attempt, NonIdempotent: c.job.NonIdempotent}
 	if p.Retry.IdempotencyKeys {
 		// Unique per (client, request); +1 keeps 0 meaning "no key".
-		a.IdempotencyKey = (uint64(c.id)<<32 | uint64(c.request)) + 1
+		f.attempt.IdempotencyKey = (uint64(c.id)<<32 | uint64(c.request)) + 1
 	}
-	c.reply = p.Server.Serve(l.Now(), &a)
-	c.awaiting = true
-	c.timedOut = p.Retry.Timeout > 0 && c.reply.Latency > p.Retry.Timeout
-	if c.timedOut {
-		l.After(p.Retry.Timeout, c)
+	c.waiting = true
+	l.After(p.Server.Forward(l.Now(), &f.attempt), f)
+	if p.Retry.Timeout > 0 {
+		f.giveUpAt = l.Now() + p.Retry.Timeout
+		l.At(f.giveUpAt, timeout{f})
+	}
+}
+
+// awaits reports whether the client still waits for the reply to flight f.
+func (c *client) awaits(f *flight) bool { return c.waiting && c.sent == f.number }
+
+// flight is one attempt on its way: its first event is the arrival at the server, its
+// second the reply reaching the client.
+type flight struct {
+	client  *client
+	attempt Attempt
+	number  int // the client's count of attempts sent when this one left
+	// giveUpAt is when the client stops waiting (0: never).
+	giveUpAt time.Duration
+	arrived  bool
+	response response.Response
+}
+
+// Fire implements sim.Handler.
+func (f *flight) Fire(l *sim.Loop) {
+	c := f.client
+	if f.arrived {
+		if c.awaits(f) {
+			c.receive(l, f.response, false)
+		}
 		return
 	}
-	l.After(c.reply.Latency, c)
+	f.arrived = true
+	p := c.pop
+	p.arrive(l.Now(), f.attempt.Number > 1)
+	reply := p.Server.Serve(l.Now(), &f.attempt)
+	back := l.Now() + reply.Latency
+	if !c.awaits(f) || (f.giveUpAt > 0 && back >= f.giveUpAt) {
+		// Carried out, but nobody reads the answer: the client has moved on or will
+		// have by then (its timeout fires first).
+		return
+	}
+	f.response = reply.Response
+	l.At(back, f)
+}
+
+// timeout is the event of a client ceasing to wait for flight f. A single-pointer struct,
+// so scheduling it does not allocate.
+type timeout struct{ f *flight }
+
+// Fire implements sim.Handler.
+func (t timeout) Fire(l *sim.Loop) {
+	if c := t.f.client; c.awaits(t.f) {
+		c.pop.Stats.TimedOut++
+		c.receive(l, response.Response{}, true)
+	}
 }
 
 // Retryable reports whether a client retries a response with this status: 429 and every
@@ -190,11 +247,12 @@ func Retryable(status int) bool {
 	return status == http.StatusTooManyRequests || status >= 500
 }
 
-func (c *client) receive(l *sim.Loop) {
+// receive handles the answer to the attempt the client waits for, or its timeout.
+func (c *client) receive(l *sim.Loop, r response.Response, timedOut bool) {
 	p := c.pop
-	status := c.reply.Response.Status
-	if c.timedOut {
-		p.Stats.TimedOut++
+	c.waiting = false
+	status := r.Status
+	if timedOut {
 		status = 0
 	}
 	if c.honoured {
@@ -227,8 +285,8 @@ func (c *client) receive(l *sim.Loop) {
 	}
 	sleep := p.Retry.Backoff.Delay(c.attempt, c.prev, p.RNG)
 	c.prev = sleep
-	if p.Retry.HonorRetryAfter && !c.timedOut {
-		if v := c.reply.Response.Header.Get("Retry-After"); v != "" {
+	if p.Retry.HonorRetryAfter && !timedOut {
+		if v := r.Header.Get("Retry-After"); v != "" {
 			if ra, ok := response.ParseRetryAfter(v, p.Epoch.Add(l.Now())); ok && ra >= sleep {
 				sleep, c.honoured = ra, true
 			}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -14,19 +15,27 @@ import (
 var testEpoch = time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
 
 // scripted answers each attempt with the next status of its script (the last one
-// repeating), after a fixed latency, and records when attempts were sent.
+// repeating): the attempt takes hop to arrive and its reply latency to come back. It
+// records when attempts were sent and when they arrived.
 type scripted struct {
 	statuses   []int
 	retryAfter func(now time.Duration) string
+	hop        time.Duration
 	latency    time.Duration
 	sent       []time.Duration
+	arrived    []time.Duration
 	attempts   []Attempt
 }
 
-func (s *scripted) Serve(now time.Duration, a *Attempt) Reply {
+func (s *scripted) Forward(now time.Duration, a *Attempt) time.Duration {
 	s.sent = append(s.sent, now)
+	return s.hop
+}
+
+func (s *scripted) Serve(now time.Duration, a *Attempt) Reply {
+	s.arrived = append(s.arrived, now)
 	s.attempts = append(s.attempts, *a)
-	st := s.statuses[min(len(s.sent), len(s.statuses))-1]
+	st := s.statuses[min(len(s.arrived), len(s.statuses))-1]
 	r := response.Response{Status: st, Header: http.Header{}}
 	if s.retryAfter != nil && st != 200 {
 		if v := s.retryAfter(now); v != "" {
@@ -194,5 +203,124 @@ func TestClientArrivalsSeparateRetries(t *testing.T) {
 	}
 	if total != st.Calls || retries != st.Calls-2 {
 		t.Fatalf("arrivals %d retries %d calls %d", total, retries, st.Calls)
+	}
+}
+
+// hopping gives every attempt its own forward hop, drawn from rng, and records what it
+// served in the order it served it.
+type hopping struct {
+	rng      *rand.Rand
+	maxHop   time.Duration
+	arrivals []time.Duration
+	due      map[[3]int]time.Duration // send time + hop per (client, request, try)
+	served   int
+}
+
+func (h *hopping) Forward(now time.Duration, a *Attempt) time.Duration {
+	hop := time.Duration(h.rng.Int64N(int64(h.maxHop)))
+	h.due[[3]int{a.Client, a.Request, a.Number}] = now + hop
+	return hop
+}
+
+func (h *hopping) Serve(now time.Duration, a *Attempt) Reply {
+	h.arrivals = append(h.arrivals, now)
+	h.served++
+	status := http.StatusOK
+	if h.served%3 != 0 {
+		status = http.StatusTooManyRequests
+	}
+	return Reply{Response: response.Response{Status: status, Header: http.Header{}}, Latency: 5 * time.Millisecond}
+}
+
+// Hops far longer than the gaps between sends reorder attempts on the wire; the server
+// must still see each one at its own arrival time (send + hop), in arrival order.
+func TestClientsDeliverAttemptsInArrivalOrder(t *testing.T) {
+	srv := &hopping{rng: rand.New(rand.NewPCG(7, 7)), maxHop: 80 * time.Millisecond, due: map[[3]int]time.Duration{}}
+	var jobs []Job
+	for i := range 50 {
+		jobs = append(jobs, Job{Start: time.Duration(i) * time.Millisecond, Requests: 3})
+	}
+	jitter, err := NewBackoff("full-jitter", 10*time.Millisecond, 200*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	retry := Retry{Backoff: jitter}
+	st := runClients(t, srv, retry, jobs...)
+	if st.Done != 50 || int64(len(srv.arrivals)) != st.Calls {
+		t.Fatalf("%+v, %d served", st, len(srv.arrivals))
+	}
+	for i := 1; i < len(srv.arrivals); i++ {
+		if srv.arrivals[i] < srv.arrivals[i-1] {
+			t.Fatalf("served at %s after %s: not in arrival order", srv.arrivals[i], srv.arrivals[i-1])
+		}
+	}
+	// Every attempt was served at send + hop: compare the multiset of due times with the
+	// arrivals, both sorted.
+	var due []time.Duration
+	for _, d := range srv.due {
+		due = append(due, d)
+	}
+	slices.Sort(due)
+	if len(due) != len(srv.arrivals) {
+		t.Fatalf("%d attempts sent, %d served", len(due), len(srv.arrivals))
+	}
+	for i := range due {
+		if due[i] != srv.arrivals[i] {
+			t.Fatalf("arrival %d served at %s, want send + hop = %s", i, srv.arrivals[i], due[i])
+		}
+	}
+	// The test means something only if sending order and arrival order differ.
+	reordered := false
+	for c := 1; c < 50 && !reordered; c++ {
+		reordered = srv.due[[3]int{c, 0, 1}] < srv.due[[3]int{c - 1, 0, 1}]
+	}
+	if !reordered {
+		t.Fatal("no two first tries crossed on the wire; the test proves nothing")
+	}
+	// Arrivals are binned when they reach the server, not when they leave.
+	var binned int64
+	for i, v := range st.Arrivals {
+		var want int64
+		for _, a := range srv.arrivals {
+			if int(a/(10*time.Millisecond)) == i {
+				want++
+			}
+		}
+		if v != want {
+			t.Fatalf("bin %d holds %d arrivals, want %d", i, v, want)
+		}
+		binned += v
+	}
+	if binned != st.Calls {
+		t.Fatalf("%d binned, %d calls", binned, st.Calls)
+	}
+}
+
+// A client that times out retries, but the attempt it gave up on is still on its way:
+// the server receives and carries out both.
+func TestClientTimeoutLeavesTheAttemptInFlight(t *testing.T) {
+	srv := &scripted{statuses: []int{200}, hop: 1500 * time.Millisecond, latency: 10 * time.Millisecond}
+	st := runClients(t, srv, Retry{Timeout: time.Second, MaxAttempts: 2}, Job{Requests: 1})
+	// Sent at 0 and, after the 1 s timeout and the 100 ms sleep, at 1.1 s; given up at 2.1 s.
+	want := []time.Duration{1500 * time.Millisecond, 2600 * time.Millisecond}
+	if !slices.Equal(srv.arrived, want) {
+		t.Fatalf("served at %v, want %v", srv.arrived, want)
+	}
+	if st.TimedOut != 2 || st.GiveUps != 1 || st.Done != 0 || st.Completion != 2100*time.Millisecond {
+		t.Fatalf("%+v", st)
+	}
+}
+
+// The client stops waiting at send + Timeout: a reply due at that very instant is late.
+func TestClientTimeoutEdge(t *testing.T) {
+	for _, tt := range []struct {
+		latency  time.Duration
+		timedOut int64
+	}{{499 * time.Millisecond, 0}, {500 * time.Millisecond, 1}} {
+		srv := &scripted{statuses: []int{200}, hop: 500 * time.Millisecond, latency: tt.latency}
+		st := runClients(t, srv, Retry{Timeout: time.Second, MaxAttempts: 1}, Job{Requests: 1})
+		if st.TimedOut != tt.timedOut || st.Done != 1-tt.timedOut || st.GiveUps != tt.timedOut {
+			t.Errorf("reply after %s: %+v", 500*time.Millisecond+tt.latency, st)
+		}
 	}
 }
