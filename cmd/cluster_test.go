@@ -123,6 +123,30 @@ func TestClusterSkew(t *testing.T) {
 	if a, b := r["fixed-window/node-5s"].EffectiveLimit, r["fixed-window/store-5s"].EffectiveLimit; a <= b {
 		t.Errorf("fixed window at ±5s: %d by node clocks, %d by the store's: skew should stretch it", a, b)
 	}
+	// docs/distributed.md shows the run's figures: a row per algorithm and clock, a column
+	// per skew.
+	doc, err := os.ReadFile("../docs/distributed.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	skews := []string{"0s", "0.5s", "1s", "2s", "3s", "5s"}
+	rows := 0
+	for _, line := range strings.Split(string(doc), "\n") {
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		if len(cells) != 2+len(skews) || (cells[1] != "node" && cells[1] != "store") {
+			continue
+		}
+		rows++
+		for i, skew := range skews {
+			key := cells[0] + "/" + cells[1] + "-" + skew
+			if want := fmt.Sprint(r[key].EffectiveLimit); cells[2+i] != want {
+				t.Errorf("docs/distributed.md shows %s for %s; the run gives %s", cells[2+i], key, want)
+			}
+		}
+	}
+	if rows != 10 {
+		t.Errorf("docs/distributed.md has %d rows of the cluster-skew table, want 10", rows)
+	}
 }
 
 func TestClusterOutage(t *testing.T) {
