@@ -123,26 +123,27 @@ func TestNonAtomicCrashBlocksForever(t *testing.T) {
 	if os.Getenv("RLSIM_REDIS_URL") != "" {
 		faces = append(faces, "redis")
 	}
+	twentyPerMinute := algorithms.Policy{Limit: 20, Window: time.Minute}
 	var want []string
 	for _, name := range faces {
 		var got []string
 		c := Config{Nodes: 3, Balancer: "round-robin", Placement: "shared-nonatomic", TTLWindowKey: true, CrashProbability: 0.2}
 		c.Prefix = facePrefix(name)
-		res, _ := drive(t, c, "fixed-window", perMinute, openFace(t, name, c.Prefix), 10, 1, 3*time.Minute)
+		res, _ := drive(t, c, "fixed-window", twentyPerMinute, openFace(t, name, c.Prefix), 10, 0.5, 3*time.Minute)
 		if res.BlockedForever == 0 || res.Crashes == 0 {
 			t.Errorf("%s: ttl-window with crashes: %+v", name, res)
 		}
 		got = append(got, fmt.Sprintf("ttl-window: blocked %d leaked %d crashes %d", res.BlockedForever, res.LeakedKeys, res.Crashes))
 		c.TTLWindowKey = false
 		c.Prefix = facePrefix(name)
-		res, _ = drive(t, c, "fixed-window", perMinute, openFace(t, name, c.Prefix), 10, 1, 3*time.Minute)
+		res, _ = drive(t, c, "fixed-window", twentyPerMinute, openFace(t, name, c.Prefix), 10, 0.5, 3*time.Minute)
 		if res.BlockedForever != 0 || res.LeakedKeys == 0 || res.LeakedBytes == 0 {
 			t.Errorf("%s: timestamped keys with crashes should leak, not block: %+v", name, res)
 		}
 		got = append(got, fmt.Sprintf("timestamped: blocked %d leaked %d crashes %d", res.BlockedForever, res.LeakedKeys, res.Crashes))
 		atomic := Config{Nodes: 3, Balancer: "round-robin", Placement: "shared", Prefix: facePrefix(name)}
 		st := openFace(t, name, atomic.Prefix)
-		res, _ = drive(t, atomic, "fixed-window", perMinute, st, 10, 1, 3*time.Minute)
+		res, _ = drive(t, atomic, "fixed-window", twentyPerMinute, st, 10, 0.5, 3*time.Minute)
 		keys, _ := st.Keys(atomic.Prefix)
 		for _, k := range keys {
 			if k.TTL == store.NoTTL {
