@@ -537,14 +537,11 @@ func (f *Fleet) Finish(variant string) (*report.Distributed, error) {
 	if !f.cfg.UsesStore() {
 		return d, nil
 	}
-	var err error
-	d.BlockedForever, d.LeakedKeys, err = store.Audit(f.st, f.cfg.Prefix, f.policy.Limit, f.cfg.TTLWindowKey)
+	a, err := store.Audit(f.st, f.cfg.Prefix, f.policy.Limit, f.cfg.TTLWindowKey)
 	if err != nil {
 		return d, err
 	}
-	// A leaked key is the counter the deployed pattern leaves: a string of INCR.
-	counterBytes, _, _ := store.ModelBytes("fixed-window", f.policy.Limit)
-	d.LeakedBytes = d.LeakedKeys * counterBytes
+	d.BlockedForever, d.LeakedKeys, d.LeakedBytes = a.Blocked, a.Leaked, a.LeakedBytes
 	return d, nil
 }
 

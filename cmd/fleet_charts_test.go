@@ -128,7 +128,7 @@ func TestFleetCSVOnStdout(t *testing.T) {
 		"added_latency_ms_p50,added_latency_ms_p99,store_latency_ms,store_timeouts,breaker_open_decisions,breaker_opens,stale_reads,lost_writes") {
 		t.Fatalf("header %q", lines[0])
 	}
-	if !strings.HasSuffix(lines[1], ",incr-expire-ttl-window,shared-nonatomic,round-robin,5,5,model,node,0,11,0.3,1,1.2445687952600395,3781,6,0,0,0,0,0,0,0,18,10,8,704,0,0,0,0,0,0,0,0,0,0") {
+	if !strings.HasSuffix(lines[1], ",incr-expire-ttl-window,shared-nonatomic,round-robin,5,5,model,node,0,11,0.3,1,1.2445687952600395,3781,6,0,0,0,0,0,0,0,18,10,8,960,0,0,0,0,0,0,0,0,0,0") {
 		t.Errorf("ttl-window row %q", lines[1])
 	}
 }
