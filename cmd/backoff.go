@@ -343,19 +343,17 @@ func runBackoff(o *backoffOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
+	var outs outputSet
+	defer outs.discard()
 	if o.series != "" {
-		if err := writeAtomically(o.series, func(w io.Writer) error {
-			_, err := w.Write(series.Bytes())
-			return err
-		}); err != nil {
+		if err := outs.add(o.series, series.Bytes()); err != nil {
 			return err
 		}
 	}
-	if err := writeOutFiles(o.out, charts); err != nil {
+	if err := stageOutFiles(&outs, o.out, charts); err != nil {
 		return err
 	}
-	_, err = streams.Out.Write(buf.Bytes())
-	return err
+	return commitWithStdout(&outs, streams.Out, buf.Bytes())
 }
 
 // writeSeries writes, per strategy and client count, the first run's attempts of any kind

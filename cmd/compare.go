@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -50,8 +51,8 @@ func newCompareCmd(g *globalOptions, streams IO) *cobra.Command {
   # two algorithms at a tighter policy, one CSV row per request and no files in out/
   rlsim compare --scenario flood-one-key --algorithms token-bucket,gcra --limit 50 --window 10s --decisions decisions.csv --out ""`,
 		Args: argCount(0, 0),
-		RunE: func(*cobra.Command, []string) error {
-			return runCompare(o, streams)
+		RunE: func(c *cobra.Command, _ []string) error {
+			return runCompare(c.Context(), o, streams)
 		},
 	}
 	f := c.Flags()
@@ -80,9 +81,9 @@ func newRunCmd(g *globalOptions, streams IO) *cobra.Command {
   # a scenario file of your own (rlsim scenarios show NAME prints one to start from)
   rlsim run scenarios/boundary-burst.yaml --seed 7 --decisions decisions.csv`,
 		Args: argCount(1, 1),
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(c *cobra.Command, args []string) error {
 			o.scenarios = args
-			return runCompare(o, streams)
+			return runCompare(c.Context(), o, streams)
 		},
 	}
 	addScaleFlags(c, o)
@@ -131,7 +132,7 @@ func (o *compareOptions) validate() error {
 	return o.checkStoreFlags()
 }
 
-func runCompare(o *compareOptions, streams IO) error {
+func runCompare(ctx context.Context, o *compareOptions, streams IO) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
@@ -168,52 +169,32 @@ func runCompare(o *compareOptions, streams IO) error {
 		return err
 	}
 	defer tuneGCForHeavy(loaded)()
+	ctx, stop := interruptible(ctx)
+	defer stop()
 	opts := scenario.Options{Algorithms: o.algorithms, Limit: o.limit, Window: o.window, Burst: o.burst, Workers: o.workers, Pipeline: o.pipeline}
 	var meter storeMeter
 	if o.seedSet {
 		opts.Seed = &o.seed
 	}
 
+	// Every file of the run is staged and put in place together at the end, or none.
+	var outs outputSet
+	defer outs.discard()
+	dw, err := stageDecisions(&outs, o.decisions)
+	if err != nil {
+		return err
+	}
+	opts.Decisions = dw
 	bar := newProgressBar(streams.Err, len(loaded))
 	if bar != nil {
 		opts.Progress = bar.update
 	}
-	var reports []*report.Report
-	var requests int64
-	err = withDecisions(o.decisions, func(dw *scenario.DecisionWriter) error {
-		opts.Decisions = dw
-		for _, sc := range loaded {
-			opts.Memory = o.memory || sc.Heavy
-			var rep *report.Report
-			err := meter.run(func(stats *scenario.StoreStats) (err error) {
-				opts.StoreStats = stats
-				rep, err = scenario.Run(sc, opts)
-				return err
-			})
-			opts.StoreStats = nil
-			if err != nil {
-				return err
-			}
-			if err := addWorstOverAdmission(rep, sc.EpochTime(), o.worstBudget); err != nil {
-				return err
-			}
-			// The keying chart compares the scenario's key with its compare_keys, unless
-			// the user chose the key or layers.
-			if len(chartFormats) > 0 && o.out != "" && o.key == "" && len(o.layers) == 0 {
-				if rep.KeyRuns, err = keyRuns(sc, opts); err != nil {
-					return err
-				}
-			}
-			bar.scenarioDone()
-			for _, x := range rep.Results {
-				requests += x.Requests
-			}
-			reports = append(reports, rep)
-		}
-		return nil
-	})
+	reports, requests, err := compareScenarios(loaded, o, opts, &meter, bar, len(chartFormats) > 0)
+	if err == nil && dw != nil {
+		err = flushDecisions(dw, o.decisions)
+	}
 	if err != nil {
-		return err
+		return interruption(ctx, err, meter.cleaned(), notWritten(outs.discard()))
 	}
 	bar.finish(requests)
 	meter.report(streams.Err, o.pipeline)
@@ -222,30 +203,81 @@ func runCompare(o *compareOptions, streams IO) error {
 		return err
 	}
 	if o.out != "" {
-		if err := writeResults(o.out, chartFormats, reports); err != nil {
+		if err := stageResults(&outs, o.out, chartFormats, reports); err != nil {
 			return err
 		}
 	}
-	_, err = streams.Out.Write(buf.Bytes())
-	return err
+	return commitWithStdout(&outs, streams.Out, buf.Bytes())
 }
 
-// withDecisions runs fn with a decisions writer on a temporary file that becomes path only
-// if fn succeeds; with no path, fn gets nil.
-func withDecisions(path string, fn func(*scenario.DecisionWriter) error) error {
-	if path == "" {
-		return fn(nil)
-	}
-	return writeAtomically(path, func(w io.Writer) error {
-		dw := scenario.NewDecisionWriter(csv.NewWriter(w))
-		if err := fn(dw); err != nil {
+// compareScenarios runs every scenario of compare or run and returns their reports and
+// the requests they decided.
+func compareScenarios(loaded []*scenario.Scenario, o *compareOptions, opts scenario.Options, meter *storeMeter, bar *progressBar, charts bool) ([]*report.Report, int64, error) {
+	var reports []*report.Report
+	var requests int64
+	for _, sc := range loaded {
+		opts.Memory = o.memory || sc.Heavy
+		var rep *report.Report
+		err := meter.run(func(stats *scenario.StoreStats) (err error) {
+			opts.StoreStats = stats
+			rep, err = scenario.Run(sc, opts)
 			return err
+		})
+		opts.StoreStats = nil
+		if err != nil {
+			return nil, 0, err
 		}
-		if err := dw.Flush(); err != nil {
-			return fmt.Errorf("--decisions %s: %w", path, err)
+		if err := addWorstOverAdmission(rep, sc.EpochTime(), o.worstBudget); err != nil {
+			return nil, 0, err
 		}
-		return nil
-	})
+		// The keying chart compares the scenario's key with its compare_keys, unless
+		// the user chose the key or layers.
+		if charts && o.out != "" && o.key == "" && len(o.layers) == 0 {
+			if rep.KeyRuns, err = keyRuns(sc, opts); err != nil {
+				return nil, 0, err
+			}
+		}
+		bar.scenarioDone()
+		for _, x := range rep.Results {
+			requests += x.Requests
+		}
+		reports = append(reports, rep)
+	}
+	return reports, requests, nil
+}
+
+// stageDecisions stages the decisions file in outs and returns its writer; with no path,
+// nil.
+func stageDecisions(outs *outputSet, path string) (*scenario.DecisionWriter, error) {
+	if path == "" {
+		return nil, nil
+	}
+	w, err := outs.create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--decisions: %w", err)
+	}
+	return scenario.NewDecisionWriter(csv.NewWriter(w)), nil
+}
+
+func flushDecisions(dw *scenario.DecisionWriter, path string) error {
+	if err := dw.Flush(); err != nil {
+		return fmt.Errorf("--decisions %s: %w", path, err)
+	}
+	return nil
+}
+
+// commitWithStdout completes the run's staged files, writes its report to stdout, and
+// only then puts the files in place: a report that cannot be written (a full disk under
+// a redirection) leaves the files unwritten, a file that cannot be completed prints no
+// report.
+func commitWithStdout(outs *outputSet, stdout io.Writer, report []byte) error {
+	if err := outs.prepare(); err != nil {
+		return err
+	}
+	if _, err := stdout.Write(report); err != nil {
+		return fmt.Errorf("writing the report to stdout: %w", err)
+	}
+	return outs.commit()
 }
 
 func renderReports(w io.Writer, format string, reports []*report.Report) error {

@@ -142,11 +142,12 @@ func runMemory(o *memoryOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
-	if err := writeOutFiles(o.out, charts); err != nil {
+	var outs outputSet
+	defer outs.discard()
+	if err := stageOutFiles(&outs, o.out, charts); err != nil {
 		return err
 	}
-	_, err = streams.Out.Write(buf.Bytes())
-	return err
+	return commitWithStdout(&outs, streams.Out, buf.Bytes())
 }
 
 func memoryTables(rep *store.MemoryReport) []report.Table {

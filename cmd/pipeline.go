@@ -83,3 +83,9 @@ func (m *storeMeter) report(w io.Writer, pipeline int) {
 	fmt.Fprintf(w, "rlsim: store: %d script decisions in %d round trips (pipeline %d) over %.2fs of wall time: %.0f decisions/s\n",
 		m.stats.ScriptCalls, m.stats.RoundTrips, pipeline, m.wall.Seconds(), float64(m.stats.ScriptCalls)/m.wall.Seconds())
 }
+
+// cleaned says what the runs deleted from the store when they stopped early; "" when
+// nothing.
+func (m *storeMeter) cleaned() string {
+	return ""
+}

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"bytes"
 	"fmt"
 	"os"
@@ -59,9 +60,9 @@ under --out (a folder named after the log) and index.html over them.`,
   # two algorithms, as JSON, with one CSV row per request
   rlsim replay access.log --algorithms fixed-window,sliding-window --format json --decisions decisions.csv`,
 		Args: argCount(1, 1),
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(c *cobra.Command, args []string) error {
 			o.file = args[0]
-			return runReplay(o, streams)
+			return runReplay(c.Context(), o, streams)
 		},
 	}
 	f := c.Flags()
@@ -116,7 +117,7 @@ func (o *replayOptions) validate() error {
 	return nil
 }
 
-func runReplay(o *replayOptions, streams IO) error {
+func runReplay(ctx context.Context, o *replayOptions, streams IO) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
@@ -141,14 +142,19 @@ func runReplay(o *replayOptions, streams IO) error {
 	if o.seedSet {
 		opts.Seed = &o.seed
 	}
-	var rep *report.Report
-	err = withDecisions(o.decisions, func(dw *scenario.DecisionWriter) error {
-		opts.Decisions = dw
-		rep, err = scenario.Run(sc, opts)
+	ctx, stop := interruptible(ctx)
+	defer stop()
+	var outs outputSet
+	defer outs.discard()
+	if opts.Decisions, err = stageDecisions(&outs, o.decisions); err != nil {
 		return err
-	})
+	}
+	rep, err := scenario.Run(sc, opts)
+	if err == nil && opts.Decisions != nil {
+		err = flushDecisions(opts.Decisions, o.decisions)
+	}
 	if err != nil {
-		return err
+		return interruption(ctx, err, notWritten(outs.discard()))
 	}
 	if err := addWorstOverAdmission(rep, sc.EpochTime(), defaultCompareWorstBudget); err != nil {
 		return err
@@ -172,12 +178,11 @@ func runReplay(o *replayOptions, streams IO) error {
 		return err
 	}
 	if o.out != "" {
-		if err := writeResults(o.out, chartFormats, []*report.Report{rep}); err != nil {
+		if err := stageResults(&outs, o.out, chartFormats, []*report.Report{rep}); err != nil {
 			return err
 		}
 	}
-	_, err = streams.Out.Write(buf.Bytes())
-	return err
+	return commitWithStdout(&outs, streams.Out, buf.Bytes())
 }
 
 // command is the command line that replays the log again as o did, for the captions and

@@ -3,7 +3,6 @@ package cmd
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -194,22 +193,24 @@ func renderSweep(g *globalOptions, streams IO, res *sweep.Results, format string
 	if err != nil {
 		return err
 	}
+	var outs outputSet
+	defer outs.discard()
 	if chart.metric != "" {
 		if err := os.MkdirAll(g.out, 0o755); err != nil {
 			return fmt.Errorf("--out: %w", err)
 		}
 		for _, f := range chart.formats {
 			name := fmt.Sprintf("sweep-%s-%s-vs-%s.%s", res.Sweep.Scenario, chart.metric, strings.ReplaceAll(chart.param, ".", "-"), f)
-			err := writeAtomically(filepath.Join(g.out, name), func(w io.Writer) error {
-				return sweep.WriteChart(w, f, res, chart.metric, chart.param)
-			})
+			w, err := outs.create(filepath.Join(g.out, name))
 			if err != nil {
+				return err
+			}
+			if err := sweep.WriteChart(w, f, res, chart.metric, chart.param); err != nil {
 				return err
 			}
 		}
 	}
-	_, err = streams.Out.Write(buf.Bytes())
-	return err
+	return commitWithStdout(&outs, streams.Out, buf.Bytes())
 }
 
 type mergeOptions struct {

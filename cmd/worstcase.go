@@ -185,17 +185,15 @@ func runWorstCase(o *worstCaseOptions, streams IO) error {
 		}
 		charts[i] = b.Bytes()
 	}
+	var outs outputSet
+	defer outs.discard()
 	if o.scheduleOut != "" {
 		if err := os.MkdirAll(o.scheduleOut, 0o755); err != nil {
 			return fmt.Errorf("--schedule-out: %w", err)
 		}
 		for _, r := range runs {
 			path := filepath.Join(o.scheduleOut, worstcase.ScenarioName(r.worst.Target.Algorithm)+".yaml")
-			err := writeAtomically(path, func(w io.Writer) error {
-				_, err := w.Write(r.worst.ScenarioYAML(epoch))
-				return err
-			})
-			if err != nil {
+			if err := outs.add(path, r.worst.ScenarioYAML(epoch)); err != nil {
 				return err
 			}
 		}
@@ -205,18 +203,12 @@ func runWorstCase(o *worstCaseOptions, streams IO) error {
 			return fmt.Errorf("--out: %w", err)
 		}
 		for i, f := range formats {
-			path := filepath.Join(o.out, "worst-case."+f)
-			err := writeAtomically(path, func(w io.Writer) error {
-				_, err := w.Write(charts[i])
-				return err
-			})
-			if err != nil {
+			if err := outs.add(filepath.Join(o.out, "worst-case."+f), charts[i]); err != nil {
 				return err
 			}
 		}
 	}
-	_, err := streams.Out.Write(buf.Bytes())
-	return err
+	return commitWithStdout(&outs, streams.Out, buf.Bytes())
 }
 
 // searchWorstCase runs the full-budget search at T = W and a quarter-budget search at
