@@ -11,8 +11,9 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/rlsim/rlsim/traffic"
 )
@@ -136,41 +137,35 @@ func (e Experiment) Run() ([]Result, error) {
 	if e.Runs < 1 {
 		return nil, fmt.Errorf("runs must be at least 1, got %d", e.Runs)
 	}
-	type job struct{ s, c, r int }
 	nc, nr := len(e.Clients), e.Runs
 	stats := make([]RunStats, len(e.Strategies)*nc*nr)
-	jobs := make(chan job)
 	workers := e.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for j := range jobs {
-				st := e.Model.Run(e.Strategies[j.s], e.Clients[j.c], RunSeed(e.Seed, e.Clients[j.c], j.r))
-				st.PeakArrivals = peak(st.Retries)
-				switch {
-				case j.r > 0 || !e.KeepSeries:
-					// Only the peaks are averaged; do not hold every series.
-					st.Attempts, st.Retries = nil, nil
-				case st.Retries == nil:
-					// Kept but nothing was retried: an empty series, not a missing one.
-					st.Retries = []int64{}
-				}
-				stats[(j.s*nc+j.c)*nr+j.r] = st
-			}
-		})
-	}
+	var g errgroup.Group
+	g.SetLimit(workers)
 	for s := range e.Strategies {
 		for c := range e.Clients {
 			for r := range nr {
-				jobs <- job{s, c, r}
+				g.Go(func() error {
+					st := e.Model.Run(e.Strategies[s], e.Clients[c], RunSeed(e.Seed, e.Clients[c], r))
+					st.PeakArrivals = peak(st.Retries)
+					switch {
+					case r > 0 || !e.KeepSeries:
+						// Only the peaks are averaged; do not hold every series.
+						st.Attempts, st.Retries = nil, nil
+					case st.Retries == nil:
+						// Kept but nothing was retried: an empty series, not a missing one.
+						st.Retries = []int64{}
+					}
+					stats[(s*nc+c)*nr+r] = st
+					return nil
+				})
 			}
 		}
 	}
-	close(jobs)
-	wg.Wait()
+	g.Wait()
 	var out []Result
 	for s, strat := range e.Strategies {
 		for c, clients := range e.Clients {
