@@ -26,6 +26,12 @@
 // (bounded reordering, or per-node clock skew of up to D), each limiter admits in any
 // window of length W no more than its ordered bound over W + 2D (docs/worstcase.md and
 // TestReorderedAdmissionsStayWithinBound).
+//
+// Variants, built by name but in no default list: the design notes' own code, to show
+// what it does beside the algorithms above (see NotesSlidingWindow, NotesTokenBucket):
+//
+//	notes-sliding-window  the notes' two-counter script: refuse when estimate >= Limit, count 1
+//	notes-token-bucket    the notes' consume: float tokens, retry after whole seconds
 package algorithms
 
 import (
@@ -129,6 +135,10 @@ func New(name string, p Policy) (Limiter, error) {
 		return NewLeakyBucket(p), nil
 	case "gcra":
 		return NewGCRA(p), nil
+	case "notes-sliding-window":
+		return NewNotesSlidingWindow(p), nil
+	case "notes-token-bucket":
+		return NewNotesTokenBucket(p), nil
 	}
 	return nil, fmt.Errorf("unknown algorithm %q (want one of %s)", name, strings.Join(Names, ", "))
 }

@@ -25,7 +25,9 @@ var Balancers = []string{"round-robin", "random", "hash"}
 //	leased            a node borrows Lease tokens at a time from a central bucket and
 //	                  spends them locally; unspent tokens lapse after LeaseTTL
 //	shared-nonatomic  INCR, then EXPIRE as a second command that a crash can skip
-var Placements = []string{"local", "shared", "two-tier", "leased", "shared-nonatomic"}
+//	shared-racy       the node reads the counter, decides, and writes back one round
+//	                  trip later: nodes interleave (see racy.go)
+var Placements = []string{"local", "shared", "two-tier", "leased", "shared-nonatomic", "shared-racy"}
 
 // OutagePolicies are what nodes do while the store is down.
 //
@@ -71,7 +73,16 @@ type Config struct {
 	Epoch int64
 	// Prefix is put before every store key.
 	Prefix string
+	// StoreTimeout is how long a node's store client waits for a reply before it gives
+	// up; a decision that tries the store during an outage waits it before the outage
+	// policy decides. Zero means DefaultStoreTimeout.
+	StoreTimeout time.Duration
+	// Breaker, when set, puts a circuit breaker on each node's store client (breaker.go).
+	Breaker *Breaker
 }
+
+// DefaultStoreTimeout is the store client's timeout when Config.StoreTimeout is zero.
+const DefaultStoreTimeout = 50 * time.Millisecond
 
 // Scale sets the node count to Nodes from At on.
 type Scale struct {
@@ -107,6 +118,11 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("skew: must not be negative")
 	case c.CrashProbability < 0 || c.CrashProbability > 1:
 		return fmt.Errorf("crash probability: must be between 0 and 1, got %g", c.CrashProbability)
+	case c.StoreTimeout < 0:
+		return fmt.Errorf("store_timeout: must not be negative")
+	}
+	if err := c.Breaker.validate(); err != nil {
+		return err
 	}
 	for i, s := range c.Scale {
 		if s.Nodes < 1 || s.Nodes > MaxNodes {

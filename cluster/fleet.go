@@ -33,13 +33,14 @@ type Fleet struct {
 	shared    *store.Limiter
 	leaser    *store.Limiter
 	nonAtomic *store.NonAtomic
+	racy      *racy // shared-racy (racy.go)
+	timing          // what decisions waited, and the breakers (breaker.go, latency.go)
 
 	names []string
 	keys  []keyStats
 	label string
 
 	decisions, roundTrips       int64
-	latencySum, latencyMax      time.Duration
 	outageAdmitted, outageRefus int64
 	outagePeak                  int64
 	alerted                     int // outages alerted so far (index+1 of the last)
@@ -99,6 +100,9 @@ func New(c Config, algorithm string, p algorithms.Policy, st store.Store, rng *r
 	if c.LeaseTTL == 0 {
 		c.LeaseTTL = p.Window
 	}
+	if c.StoreTimeout == 0 {
+		c.StoreTimeout = DefaultStoreTimeout
+	}
 	f := &Fleet{cfg: c, algorithm: algorithm, policy: p, rng: rng, st: st, nodesMax: c.Nodes}
 	f.nodeShare = share(p, c.Nodes)
 	f.guard = c.Guard
@@ -119,6 +123,11 @@ func New(c Config, algorithm string, p algorithms.Policy, st store.Store, rng *r
 		f.leaser, err = store.NewLimiter(st, "lease", p, c.Prefix)
 	case "shared-nonatomic":
 		f.nonAtomic, err = store.NewNonAtomic(st, p, c.Prefix, c.TTLWindowKey)
+	case "shared-racy":
+		f.racy, err = newRacy(st, algorithm, p, c, func(at int64) bool {
+			_, o := f.outageAt(time.Duration(at - c.Epoch))
+			return o != nil
+		})
 	}
 	if err != nil {
 		return nil, err
@@ -254,10 +263,12 @@ func (f *Fleet) Allow(key uint32, now int64, cost int64) algorithms.Decision {
 // the shared script's reply (scaling, routing, outages, the guard), end every step after.
 type ticket struct {
 	key                uint32
+	node               int // nd's index
 	nd                 *node
 	now, nodeNow, cost int64
 	inOutage           bool
 	trips              int
+	wait               time.Duration // the store client's timeout, when a call waited it out
 	allowed            bool
 	remaining          int64
 	// ask says the shared script decides: allowed and remaining come from its reply.
@@ -283,7 +294,7 @@ func (f *Fleet) begin(key uint32, now int64, cost int64) ticket {
 	if outage != nil && f.cfg.UsesStore() && f.alerted <= oi {
 		f.raise(oi, outage)
 	}
-	t := ticket{key: key, nd: nd, now: now, nodeNow: nodeNow, cost: cost, inOutage: outage != nil && f.cfg.UsesStore()}
+	t := ticket{key: key, node: ni, nd: nd, now: now, nodeNow: nodeNow, cost: cost, inOutage: outage != nil && f.cfg.UsesStore()}
 
 	name := f.names[key]
 	placement := f.cfg.Placement
@@ -302,16 +313,16 @@ func (f *Fleet) begin(key uint32, now int64, cost int64) ticket {
 				break // the guard refuses without asking the store
 			}
 		}
-		if outage != nil {
-			t.allowed = f.failover(outage, nd, key, nodeNow, cost, f.cfg.Placement == "two-tier")
+		if o := f.reach(&t, outage); o != nil {
+			t.allowed = f.failover(o, nd, key, nodeNow, cost, f.cfg.Placement == "two-tier")
 			break
 		}
 		t.trips, t.ask = 1, true
 	case "leased":
-		t.allowed, t.trips = f.spendLease(nd, key, nodeNow, cost, outage)
+		t.allowed, t.trips = f.spendLease(&t, outage)
 	case "shared-nonatomic":
-		if outage != nil {
-			t.allowed = f.failover(outage, nd, key, nodeNow, cost, false)
+		if o := f.reach(&t, outage); o != nil {
+			t.allowed = f.failover(o, nd, key, nodeNow, cost, false)
 			break
 		}
 		crash := f.cfg.CrashProbability > 0 && f.rng.Float64() < f.cfg.CrashProbability
@@ -321,6 +332,15 @@ func (f *Fleet) begin(key uint32, now int64, cost int64) ticket {
 		if r.Crashed {
 			f.crashes++
 		}
+		t.allowed, t.remaining = r.Allowed && err == nil, r.Remaining
+	case "shared-racy":
+		if o := f.reach(&t, outage); o != nil {
+			t.allowed = f.failover(o, nd, key, nodeNow, cost, false)
+			break
+		}
+		r, trips, err := f.racy.decide(ni, name, now, nodeNow, cost)
+		f.fail(err)
+		t.trips = trips
 		t.allowed, t.remaining = r.Allowed && err == nil, r.Remaining
 	}
 	return t
@@ -333,9 +353,7 @@ func (f *Fleet) end(t ticket) algorithms.Decision {
 	}
 	f.decisions++
 	f.roundTrips += int64(t.trips)
-	lat := time.Duration(t.trips) * f.cfg.Latency
-	f.latencySum += lat
-	f.latencyMax = max(f.latencyMax, lat)
+	f.latency.add(time.Duration(t.trips)*f.cfg.Latency + t.wait)
 	f.observe(t.nd, t.key, t.now, t.cost, t.allowed, t.inOutage)
 	return algorithms.Decision{Allowed: t.allowed, Remaining: t.remaining}
 }
@@ -369,9 +387,10 @@ func (f *Fleet) raise(oi int, o *Outage) {
 	f.alert = fmt.Sprintf("store unreachable at %s for %s; %s", o.At, o.For, what)
 }
 
-// spendLease spends a leased token for key on nd, borrowing Lease more from the central
-// bucket (one round trip) when the node holds too few.
-func (f *Fleet) spendLease(nd *node, key uint32, nodeNow, cost int64, outage *Outage) (allowed bool, trips int) {
+// spendLease spends a leased token for t's key on its node, borrowing Lease more from the
+// central bucket (one round trip) when the node holds too few.
+func (f *Fleet) spendLease(t *ticket, outage *Outage) (allowed bool, trips int) {
+	nd, key, nodeNow, cost := t.nd, t.key, t.nodeNow, t.cost
 	for int(key) >= len(nd.leases) {
 		nd.leases = append(nd.leases, lease{})
 	}
@@ -380,8 +399,8 @@ func (f *Fleet) spendLease(nd *node, key uint32, nodeNow, cost int64, outage *Ou
 		l.tokens = 0
 	}
 	if l.tokens < cost && nodeNow >= l.askAfter {
-		if outage != nil {
-			return f.failover(outage, nd, key, nodeNow, cost, false), 0
+		if o := f.reach(t, outage); o != nil {
+			return f.failover(o, nd, key, nodeNow, cost, false), 0
 		}
 		want := max(f.cfg.Lease, cost)
 		granted, err := f.leaser.Lease(f.names[key], nodeNow, want)
@@ -488,9 +507,15 @@ func (f *Fleet) Finish(variant string) (*report.Distributed, error) {
 	}
 	if f.decisions > 0 {
 		d.StoreRoundTrips = float64(f.roundTrips) / float64(f.decisions)
-		d.AddedLatencyMeanMS = float64(f.latencySum) / float64(f.decisions) / float64(time.Millisecond)
 	}
-	d.AddedLatencyMaxMS = float64(f.latencyMax) / float64(time.Millisecond)
+	f.timing.fill(d)
+	d.StoreLatencyMS = float64(f.cfg.Latency) / float64(time.Millisecond)
+	if f.racy != nil {
+		if f.err == nil {
+			f.fail(f.racy.drain()) // the writes still in flight land, as they would
+		}
+		d.StaleReads, d.LostWrites = f.racy.staleReads, f.racy.lostWrites
+	}
 	first := true
 	for _, ks := range f.keys {
 		d.EffectiveLimit = max(d.EffectiveLimit, ks.peak)

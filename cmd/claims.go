@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -15,64 +17,103 @@ import (
 type claimsOptions struct {
 	*globalOptions
 	redisURL string
+	ids      []string
+	columns  []string
 }
+
+// claimsWidth is the terminal width the text output keeps to.
+const claimsWidth = 100
 
 func newClaimsCmd(g *globalOptions, streams IO) *cobra.Command {
 	o := &claimsOptions{globalOptions: g}
 	c := &cobra.Command{
 		Use:   "claims",
-		Short: "Reproduce every quantitative claim of the design notes and say whether it holds",
-		Long: `claims runs the reproduction of each figure in the design notes rlsim grew from and
-prints the claim, what rlsim measured, a verdict (holds, holds with a caveat, does not
-hold, or not yet measurable) and the command that reproduces it. It reports; it exits 0
-even when a claim does not hold.
+		Short: "Check every claim of the design notes and say whether, and when, it holds",
+		Long: `claims runs, for each checkable statement of the design notes rlsim grew from, the rlsim
+commands that measure it, and prints the claim, the notes' section, what was measured, a
+verdict and the command that reproduces it. The verdict is one of: holds, holds with a
+caveat, depends (the regime names where it holds and where it fails), does not hold, not
+checkable (the regime says why). Each verdict follows from the measured figures by a rule
+stated in the claims package; none is typed in. It reports; it exits 0 whatever the
+verdicts.
+
+--claim ID runs one claim (repeatable); --columns picks the fields that table, markdown and
+csv print (JSON always carries all of them). The text output wraps to 100 columns.
 
 The Redis memory claims use the store's model calibrated on Redis 7 unless --redis (or
-the RLSIM_REDIS_URL environment variable) names a server: then they load 1000 clients'
-keys under "rlsim-claims:", read MEMORY USAGE, extrapolate, and delete what they wrote.`,
-		Args: cobra.NoArgs,
+the RLSIM_REDIS_URL environment variable) names a server: their commands then run rlsim
+memory on it under the prefix "rlsim-claims:", which must be unused, and delete what they
+wrote.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("claims takes no arguments, got %q", args[0])
+			}
+			return nil
+		},
 		RunE: func(c *cobra.Command, _ []string) error {
 			if !c.Flags().Changed("redis") {
 				o.redisURL = os.Getenv("RLSIM_REDIS_URL")
 			}
-			return runClaims(o, streams, claims.AllWith(claims.Config{RedisURL: o.redisURL}))
+			return runClaims(o, streams, claims.All())
 		},
 	}
-	c.Flags().StringVar(&o.redisURL, "redis", "", "measure the Redis memory claims on this server (default $RLSIM_REDIS_URL; unset: the calibrated model)")
+	f := c.Flags()
+	f.StringVar(&o.redisURL, "redis", "", "measure the Redis memory claims on this server (default $RLSIM_REDIS_URL; unset: the calibrated model)")
+	f.StringArrayVar(&o.ids, "claim", nil, "run only the claim with this ID (repeatable)")
+	f.StringSliceVar(&o.columns, "columns", nil, "fields to print, comma-separated: "+strings.Join(claims.Columns, ",")+" (default: all)")
 	return c
 }
 
 func runClaims(o *claimsOptions, streams IO, checks []claims.Check) error {
-	results, err := claims.Run(checks)
+	if len(o.ids) > 0 {
+		var err error
+		if checks, err = claims.Select(checks, o.ids); err != nil {
+			return usagef("--claim: %v", err)
+		}
+	}
+	columns := o.columns
+	if len(columns) == 0 {
+		columns = claims.Columns
+	}
+	for _, c := range columns {
+		if !slices.Contains(claims.Columns, c) {
+			return usagef("--columns: unknown field %q (want %s)", c, strings.Join(claims.Columns, ", "))
+		}
+	}
+	results, err := claims.Run(checks, claims.Config{Run: inProcess, RedisURL: o.redisURL})
 	if err != nil {
 		return err
 	}
 	var buf bytes.Buffer
-	if err := renderClaims(&buf, o.format, results); err != nil {
+	if err := renderClaims(&buf, o.format, columns, results); err != nil {
 		return err
 	}
 	_, err = streams.Out.Write(buf.Bytes())
 	return err
 }
 
-func renderClaims(w io.Writer, format string, results []claims.Result) error {
-	t := claims.Table(results)
+// inProcess runs an rlsim command line in this process for the claims, with its output in
+// memory.
+func inProcess(args []string) ([]byte, error) {
+	var out, errOut bytes.Buffer
+	if code := Main(args, IO{In: strings.NewReader(""), Out: &out, Err: &errOut}); code != 0 {
+		return nil, fmt.Errorf("exit %d: %s", code, strings.TrimSpace(strings.TrimPrefix(errOut.String(), "rlsim: ")))
+	}
+	return out.Bytes(), nil
+}
+
+func renderClaims(w io.Writer, format string, columns []string, results []claims.Result) error {
 	switch format {
 	case "json":
 		return report.WriteJSON(w, struct {
 			Claims []claims.Result `json:"claims"`
 		}{results})
 	case "csv":
-		return report.WriteTableCSV(w, t)
+		return report.WriteTableCSV(w, claims.Table(results, columns, false))
 	case "markdown":
+		t := claims.Table(results, columns, true)
+		t.Notes = []string{claims.Count(results)}
 		return report.WriteMarkdown(w, t)
 	}
-	// A text table of four long columns wraps badly in a terminal: one block per claim.
-	for i, r := range results {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		fmt.Fprintf(w, "%d. %s\n   measured: %s\n   verdict:  %s\n   command:  %s\n", i+1, r.Claim, r.Measured, r.Verdict, r.Command)
-	}
-	return nil
+	return claims.WriteText(w, results, columns, claimsWidth)
 }

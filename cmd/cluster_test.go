@@ -115,6 +115,61 @@ func TestClusterOutage(t *testing.T) {
 		if d.Alerts != 1 {
 			t.Errorf("%s: %d alerts", d.Variant, d.Alerts)
 		}
+		// Every decision in the outage called the store and waited the 50 ms timeout:
+		// a third of the run, so the 99th percentile is the timeout and the median is not.
+		if d.StoreTimeouts != d.OutageAdmitted+d.OutageRefused || d.AddedLatencyP99MS != 50 || d.AddedLatencyP50MS != 0 || d.BreakerOpenDecisions != 0 {
+			t.Errorf("%s: %d timeouts, p50 %g p99 %g, %d breaker decisions", d.Variant, d.StoreTimeouts, d.AddedLatencyP50MS, d.AddedLatencyP99MS, d.BreakerOpenDecisions)
+		}
+	}
+	// With a breaker each node waits a few timeouts and a probe now and then; the rest of
+	// the outage, and the time until a probe finds the store back, decide at once.
+	broken := r["sliding-window/fail-open-local-breaker"]
+	if broken.StoreTimeouts == 0 || broken.StoreTimeouts > local.StoreTimeouts/20 || broken.BreakerOpenDecisions <= local.StoreTimeouts-broken.StoreTimeouts ||
+		broken.AddedLatencyP99MS != 0 || broken.AddedLatencyMaxMS != 50 || broken.BreakerOpens < 10 {
+		t.Errorf("breaker: %d timeouts (%d without), %d breaker decisions, %d opens, p99 %g max %g",
+			broken.StoreTimeouts, local.StoreTimeouts, broken.BreakerOpenDecisions, broken.BreakerOpens, broken.AddedLatencyP99MS, broken.AddedLatencyMaxMS)
+	}
+}
+
+// The read-decide-write race: over-admission grows with nodes and with the store's round
+// trip; the atomic script beside it gives the same effective limit at every setting — the
+// two-counter script exactly the limit.
+func TestClusterRacy(t *testing.T) {
+	r := fleetRun(t, "cluster-racy")
+	if a := r["sliding-window/atomic-10n-50ms"]; a.EffectiveLimit != 100 {
+		t.Errorf("the two-counter script on 10 nodes at 50 ms let %d through, want the limit, 100", a.EffectiveLimit)
+	}
+	nodes, rtts := []int{1, 2, 5, 10}, []string{"1ms", "10ms", "50ms"}
+	for _, alg := range []string{"fixed-window", "sliding-window", "token-bucket"} {
+		get := func(kind string, n int, rtt string) report.Result {
+			x, ok := r[fmt.Sprintf("%s/%s-%dn-%s", alg, kind, n, rtt)]
+			if !ok {
+				t.Fatalf("%s: no %s variant for %d nodes, %s", alg, kind, n, rtt)
+			}
+			return x
+		}
+		atomic := get("atomic", 1, "1ms").EffectiveLimit
+		for li, rtt := range rtts {
+			for ni, n := range nodes {
+				racy := get("racy", n, rtt)
+				if a := get("atomic", n, rtt); a.EffectiveLimit != atomic || a.StaleReads != 0 {
+					t.Errorf("%s atomic, %d nodes, %s: effective %d, %d stale reads; at 1 node, 1ms %d", alg, n, rtt, a.EffectiveLimit, a.StaleReads, atomic)
+				}
+				if n == 1 && (racy.EffectiveLimit != atomic || racy.StaleReads != 0) {
+					t.Errorf("%s racy on one node, %s: effective %d, atomic %d", alg, rtt, racy.EffectiveLimit, atomic)
+				}
+				if ni > 0 && racy.EffectiveLimit < get("racy", nodes[ni-1], rtt).EffectiveLimit {
+					t.Errorf("%s racy, %s: fewer admitted with %d nodes than with %d", alg, rtt, n, nodes[ni-1])
+				}
+				if li > 0 && racy.EffectiveLimit < get("racy", n, rtts[li-1]).EffectiveLimit {
+					t.Errorf("%s racy, %d nodes: fewer admitted at %s than at %s", alg, n, rtt, rtts[li-1])
+				}
+			}
+		}
+		corner, fewer, faster := get("racy", 10, "50ms").EffectiveLimit, get("racy", 2, "50ms").EffectiveLimit, get("racy", 10, "1ms").EffectiveLimit
+		if corner <= fewer || corner <= faster || fewer <= atomic {
+			t.Errorf("%s: 10 nodes × 50 ms %d, 2 nodes × 50 ms %d, 10 nodes × 1 ms %d, atomic %d", alg, corner, fewer, faster, atomic)
+		}
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -77,8 +76,8 @@ func newRunCmd(g *globalOptions, streams IO) *cobra.Command {
 
 func (o *compareOptions) validate() error {
 	for _, a := range o.algorithms {
-		if !slices.Contains(algorithms.Names, a) {
-			return usagef("--algorithms: unknown algorithm %q (want %s)", a, strings.Join(algorithms.Names, ", "))
+		if !algorithms.Known(a) {
+			return usagef("--algorithms: unknown algorithm %q (want %s, or a variant: %s)", a, strings.Join(algorithms.Names, ", "), strings.Join(algorithms.Variants, ", "))
 		}
 	}
 	if o.limit < 0 {

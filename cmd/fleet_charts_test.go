@@ -84,10 +84,11 @@ func TestFleetCSVOnStdout(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	lines := strings.Split(out, "\n")
-	if !strings.HasSuffix(lines[0], ",crashes,blocked_forever,leaked_keys,leaked_bytes,added_latency_ms_mean,added_latency_ms_max") {
+	if !strings.HasSuffix(lines[0], ",crashes,blocked_forever,leaked_keys,leaked_bytes,added_latency_ms_mean,added_latency_ms_max,"+
+		"added_latency_ms_p50,added_latency_ms_p99,store_latency_ms,store_timeouts,breaker_open_decisions,breaker_opens,stale_reads,lost_writes") {
 		t.Fatalf("header %q", lines[0])
 	}
-	if !strings.HasSuffix(lines[1], ",incr-expire-ttl-window,shared-nonatomic,round-robin,5,5,model,11,0.3,1,1.2445687952600395,3781,6,0,0,0,0,0,0,0,18,10,8,704,0,0") {
+	if !strings.HasSuffix(lines[1], ",incr-expire-ttl-window,shared-nonatomic,round-robin,5,5,model,11,0.3,1,1.2445687952600395,3781,6,0,0,0,0,0,0,0,18,10,8,704,0,0,0,0,0,0,0,0,0,0") {
 		t.Errorf("ttl-window row %q", lines[1])
 	}
 }
@@ -107,7 +108,8 @@ func TestFleetDecisionsNameTheVariant(t *testing.T) {
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n")[1:] {
 		seen[strings.Split(line, ",")[3]]++
 	}
-	want := map[string]int{"sliding-window@fail-closed": 12684, "sliding-window@fail-open": 12684, "sliding-window@fail-open-local": 12684}
+	want := map[string]int{"sliding-window@fail-closed": 12684, "sliding-window@fail-open": 12684, "sliding-window@fail-open-local": 12684,
+		"sliding-window@fail-open-local-breaker": 12684}
 	if len(seen) != len(want) {
 		t.Fatalf("algorithms in the decisions file: %v", seen)
 	}

@@ -44,8 +44,8 @@ func (p *policyFlags) register(f *pflag.FlagSet) {
 }
 
 func (p *policyFlags) build() (algorithms.Limiter, response.Policy, response.Headers, error) {
-	if !slices.Contains(algorithms.Names, p.algorithm) {
-		return nil, response.Policy{}, response.Headers{}, usagef("--algorithm: unknown algorithm %q (want %s)", p.algorithm, strings.Join(algorithms.Names, ", "))
+	if !algorithms.Known(p.algorithm) {
+		return nil, response.Policy{}, response.Headers{}, usagef("--algorithm: unknown algorithm %q (want %s, or a variant: %s)", p.algorithm, strings.Join(algorithms.Names, ", "), strings.Join(algorithms.Variants, ", "))
 	}
 	pol := algorithms.Policy{Limit: p.limit, Window: p.window, Burst: p.burst}
 	if err := pol.Validate(); err != nil {

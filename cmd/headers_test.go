@@ -13,11 +13,12 @@ func TestHeadersDefaultIsARefusal(t *testing.T) {
 	}
 	// sliding-window, 100/min, 101 requests at 10:00:48: the estimate lets one more in once
 	// the previous window's weight has fallen by 1 %, 0.6 s into the next minute: 12.6 s.
+	// The quota is whole only when both counters stop counting, at 10:02:00: t=72.
 	for _, want := range []string{
 		"HTTP/1.1 429 Too Many Requests\n",
 		"Retry-After: 13\n",
 		`RateLimit-Policy: "default";q=100;w=60` + "\n",
-		`RateLimit: "default";r=0;t=13` + "\n",
+		`RateLimit: "default";r=0;t=72` + "\n",
 		"Cache-Control: no-store\n",
 		"Content-Type: application/problem+json\n",
 		`"policy":"default"`,
@@ -59,6 +60,14 @@ func TestHeadersWithinTheLimitIs200(t *testing.T) {
 	out, _, code := rlsim(t, "headers", "--requests", "40", "--algorithm", "token-bucket")
 	if code != 0 || !strings.HasPrefix(out, "HTTP/1.1 200 OK\n") || !strings.Contains(out, `r=60`) || strings.Contains(out, "Retry-After") {
 		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
+
+func TestHeadersCostBeyondTheLimitIs413(t *testing.T) {
+	out, errOut, code := rlsim(t, "headers", "--requests", "1", "--cost", "101")
+	if code != 0 || !strings.HasPrefix(out, "HTTP/1.1 413 ") || strings.Contains(out, "Retry-After") ||
+		!strings.Contains(out, `r=100;t=0`) || !strings.Contains(out, "can never pass") {
+		t.Fatalf("exit %d %s:\n%s", code, errOut, out)
 	}
 }
 

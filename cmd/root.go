@@ -42,7 +42,8 @@ func Execute() int {
 }
 
 // Main runs rlsim with args and returns the exit status: 0 on success, 1 when the run
-// failed, 2 for a bad command line.
+// failed, 2 for a bad command line, or the status an error names (128 + a signal's number
+// for a run a signal stopped).
 func Main(args []string, streams IO) int {
 	root := NewRoot(streams)
 	root.SetArgs(args)
@@ -54,6 +55,10 @@ func Main(args []string, streams IO) int {
 	var ue usageError
 	if errors.As(err, &ue) {
 		return 2
+	}
+	var coded interface{ ExitCode() int }
+	if errors.As(err, &coded) {
+		return coded.ExitCode()
 	}
 	return 1
 }
@@ -92,7 +97,7 @@ choice costs.`,
 	pf.StringVar(&g.decisions, "decisions", "", "write one CSV row per request and algorithm to this file")
 
 	root.AddCommand(newCompareCmd(g, streams), newRunCmd(g, streams), newScenariosCmd(g, streams))
-	root.AddCommand(newBackoffCmd(g, streams), newHeadersCmd(g, streams), newServeCmd(g, streams))
+	root.AddCommand(newBackoffCmd(g, streams), newHeadersCmd(g, streams), newServeCmd(g, streams), newProbeCmd(g, streams))
 	root.AddCommand(newReplayCmd(g, streams))
 	root.AddCommand(newWorstCaseCmd(g, streams))
 	root.AddCommand(newClaimsCmd(g, streams))

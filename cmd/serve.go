@@ -18,15 +18,29 @@ import (
 
 type serveOptions struct {
 	*globalOptions
-	policy policyFlags
-	addr   string
-	key    string
+	policy     policyFlags
+	addr       string
+	key        string
+	costHeader string
+	maxKeys    int
+	maxDelay   time.Duration
+	// grace is how long a stopping server lets responses under way finish (zero:
+	// defaultServeGrace).
+	grace time.Duration
 	// ready, when set, is called with the bound address once the server accepts
 	// connections and listens for signals (tests use it to find an OS-chosen port).
 	ready func(addr string)
-	// now replaces the wall clock (tests).
-	now func() time.Time
+	// now replaces the wall clock and wait the leaky bucket's hold (tests).
+	now  func() time.Time
+	wait func(context.Context, time.Duration) bool
 }
+
+// defaultServeGrace bounds a shutdown: responses under way are a few microseconds of
+// work, so only a client that stops reading its response can use it up.
+const defaultServeGrace = 500 * time.Millisecond
+
+// maxServeDelay bounds --max-delay: a response held longer than this is better refused.
+const maxServeDelay = time.Hour
 
 func newServeCmd(g *globalOptions, streams IO) *cobra.Command {
 	return newServeCmdFor(&serveOptions{globalOptions: g}, streams)
@@ -38,9 +52,13 @@ func newServeCmdFor(o *serveOptions, streams IO) *cobra.Command {
 		Use:   "serve",
 		Short: "Put a policy on a real HTTP port (loopback by default) to try clients against it",
 		Long: `serve answers every HTTP request on --addr with the policy's decision: 200 with the
-rate-limit headers when admitted, the 429 of ` + "`rlsim headers`" + ` when refused. The limit is
-checked before anything else and request bodies are never read. It uses the wall clock
-(the simulations never do) and stops cleanly on SIGINT or SIGTERM.`,
+rate-limit headers when admitted, the 429 of ` + "`rlsim headers`" + ` when refused (413 when the
+request's cost can never pass). The limit is checked before anything else and request bodies
+are never read. Under --algorithm leaky-bucket an admitted request is answered after its
+place in the queue comes up, and a request that would wait longer than --max-delay is
+refused. It uses the wall clock (the simulations never do). SIGINT or SIGTERM stops it at
+once, closing idle and half-sent connections and answering queued requests with 503; a
+second signal stops it without waiting for anything.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runServe(c.Context(), o, streams)
@@ -50,8 +68,17 @@ checked before anything else and request bodies are never read. It uses the wall
 	o.policy.register(f)
 	f.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on (host:port; keep it on loopback unless you mean otherwise)")
 	f.StringVar(&o.key, "key", "ip", "what requests are limited by: ip, global or header:NAME (for example header:X-API-Key)")
+	f.StringVar(&o.costHeader, "cost-header", "", "header holding a request's cost, 1 to 2^30 (absent: 1)")
+	f.IntVar(&o.maxKeys, "max-keys", server.DefaultMaxKeys, "most keys held; idle keys are evicted, and a new key finding only busy ones gets 503")
+	f.DurationVar(&o.maxDelay, "max-delay", server.DefaultMaxDelay, "leaky-bucket: longest a request waits its turn; one that would wait longer gets 429")
 	return c
 }
+
+// signalError is a run stopped by a second signal; it exits 128 + the signal's number.
+type signalError struct{ sig syscall.Signal }
+
+func (e signalError) Error() string { return fmt.Sprintf("stopped at once by a second %s", e.sig) }
+func (e signalError) ExitCode() int { return 128 + int(e.sig) }
 
 func runServe(ctx context.Context, o *serveOptions, streams IO) error {
 	lim, pol, which, err := o.policy.build()
@@ -61,11 +88,23 @@ func runServe(ctx context.Context, o *serveOptions, streams IO) error {
 	if err := server.ParseKey(o.key); err != nil {
 		return usagef("--key: %v", err)
 	}
+	if o.costHeader != "" {
+		if err := server.ParseHeaderName(o.costHeader); err != nil {
+			return usagef("--cost-header: %v", err)
+		}
+	}
+	if o.maxKeys < 1 {
+		return usagef("--max-keys: must be at least 1, got %d", o.maxKeys)
+	}
+	if o.maxDelay <= 0 || o.maxDelay > maxServeDelay {
+		return usagef("--max-delay: must be more than 0 and at most %s, got %s", maxServeDelay, o.maxDelay)
+	}
 	if _, _, err := net.SplitHostPort(o.addr); err != nil {
 		return usagef("--addr: want host:port, got %q", o.addr)
 	}
 	h, err := server.New(server.Config{
-		Limiter: lim, Policy: pol, Headers: which, RetryAfterDate: o.policy.date, Key: o.key, Now: o.now,
+		Limiter: lim, Policy: pol, Headers: which, RetryAfterDate: o.policy.date, Key: o.key,
+		CostHeader: o.costHeader, MaxKeys: o.maxKeys, MaxDelay: o.maxDelay, Now: o.now, Wait: o.wait,
 	})
 	if err != nil {
 		return err
@@ -73,14 +112,15 @@ func runServe(ctx context.Context, o *serveOptions, streams IO) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
 
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return fmt.Errorf("--addr: %w", err)
 	}
-	srv := server.NewHTTPServer(h)
+	srv := server.NewServer(h)
 	fmt.Fprintf(streams.Err, "rlsim serve: %s %s on http://%s, key %s (Ctrl-C stops)\n", o.policy.algorithm, pol.Policy, ln.Addr(), o.key)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -91,15 +131,40 @@ func runServe(ctx context.Context, o *serveOptions, streams IO) error {
 	case err := <-served:
 		return fmt.Errorf("serving %s: %w", ln.Addr(), err)
 	case <-ctx.Done():
+	case <-sigs:
 	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+
+	grace := o.grace
+	if grace <= 0 {
+		grace = defaultServeGrace
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
-	if err := srv.Shutdown(shutdown); err != nil {
-		return fmt.Errorf("shutting down: %w", err)
+	type result struct {
+		closed int
+		err    error
+	}
+	stopped := make(chan result, 1)
+	go func() {
+		n, err := srv.Shutdown(shutdown)
+		stopped <- result{n, err}
+	}()
+	var r result
+	select {
+	case r = <-stopped:
+	case sig := <-sigs:
+		srv.Close()
+		<-served
+		return signalError{sig.(syscall.Signal)}
 	}
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
-	fmt.Fprintf(streams.Err, "rlsim serve: stopped after %d key(s)\n", h.Keys())
+	note := ""
+	if r.err != nil {
+		note = fmt.Sprintf("; responses not finished after %s were cut", grace)
+	}
+	fmt.Fprintf(streams.Err, "rlsim serve: stopped after %d key(s) held, %d idle key(s) evicted; closed %d open connection(s)%s\n",
+		h.Keys(), h.Evicted(), r.closed, note)
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -33,12 +34,18 @@ func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return 
 // command line would set, and returns its base URL and a channel with runServe's result.
 func startServe(t *testing.T, ctx context.Context, clock func() time.Time, args ...string) (string, <-chan error, *syncBuffer) {
 	t.Helper()
+	return startServeWith(t, ctx, func(o *serveOptions) { o.now = clock }, args...)
+}
+
+// startServeWith is startServe with set changing the parsed options before the run.
+func startServeWith(t *testing.T, ctx context.Context, set func(*serveOptions), args ...string) (string, <-chan error, *syncBuffer) {
+	t.Helper()
 	o := &serveOptions{globalOptions: &globalOptions{format: "table"}}
 	c := newServeCmdFor(o, IO{})
 	if err := c.ParseFlags(append([]string{"--addr", "127.0.0.1:0"}, args...)); err != nil {
 		t.Fatal(err)
 	}
-	o.now = clock
+	set(o)
 	addr := make(chan string, 1)
 	o.ready = func(a string) { addr <- a }
 	errOut := &syncBuffer{}
@@ -147,8 +154,105 @@ func TestServeStopsCleanlyOnSIGINT(t *testing.T) {
 	}
 }
 
+// TestServeStopsAtOnceWithHalfOpenConnections leaves a bare TCP connection, half a
+// request, an idle keep-alive connection and a request queued in the leaky bucket open,
+// and sends SIGTERM: the server closes them all and returns without error well within a
+// second (net/http's own Shutdown would wait for the half-sent request).
+func TestServeStopsAtOnceWithHalfOpenConnections(t *testing.T) {
+	url, done, errOut := startServe(t, context.Background(), nil, "--algorithm", "leaky-bucket", "--limit", "1", "--window", "10s",
+		"--burst", "2", "--max-delay", "1m")
+	addr := strings.TrimPrefix(url, "http://")
+	dial := func(payload string) net.Conn {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		io.WriteString(c, payload)
+		return c
+	}
+	bare := dial("")
+	half := dial("GET / HTTP/1.1\r\nHost: x\r\nX-Half: ")
+	idle := dial("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	if line, _ := bufio.NewReader(idle).ReadString('\n'); !strings.HasPrefix(line, "HTTP/1.1 200") {
+		t.Fatalf("first request: %q", line)
+	}
+	queued := dial("GET / HTTP/1.1\r\nHost: x\r\n\r\n") // waits 10 s for its turn
+	time.Sleep(100 * time.Millisecond)                  // let the server read what was sent
+	start := time.Now()
+	if err := syscall.Kill(syscall.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("serve did not stop within 5 s of SIGTERM")
+	}
+	if took := time.Since(start); took >= time.Second {
+		t.Fatalf("stopping took %s, want under 1 s", took)
+	}
+	queued.SetDeadline(time.Now().Add(2 * time.Second))
+	if line, _ := bufio.NewReader(queued).ReadString('\n'); !strings.HasPrefix(line, "HTTP/1.1 503") {
+		t.Errorf("queued request answered %q, want 503", line)
+	}
+	for name, c := range map[string]net.Conn{"bare": bare, "half-sent": half, "idle": idle} {
+		c.SetDeadline(time.Now().Add(2 * time.Second))
+		if n, err := c.Read(make([]byte, 1)); err != io.EOF {
+			t.Errorf("%s connection: read %d, %v; want it closed", name, n, err)
+		}
+	}
+	if !strings.Contains(errOut.String(), "stopped after 1 key(s) held") {
+		t.Fatalf("stderr: %s", errOut)
+	}
+}
+
+// TestServeSecondSignalStopsAtOnce holds a response past the first SIGINT (a hold that
+// ignores the stop, and a grace of a minute), and checks that a second SIGINT returns at
+// once with the signal's exit status.
+func TestServeSecondSignalStopsAtOnce(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	url, done, _ := startServeWith(t, context.Background(), func(o *serveOptions) {
+		o.grace = time.Minute
+		o.wait = func(context.Context, time.Duration) bool { <-release; return true }
+	}, "--algorithm", "leaky-bucket", "--limit", "1", "--window", "1s", "--burst", "5")
+	client := &http.Client{Timeout: 10 * time.Second}
+	for range 2 {
+		go func() {
+			if resp, err := client.Get(url); err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	time.Sleep(200 * time.Millisecond) // one request is now held
+	syscall.Kill(syscall.Getpid(), syscall.SIGINT)
+	select {
+	case err := <-done:
+		t.Fatalf("stopped on the first signal with a response held: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	start := time.Now()
+	syscall.Kill(syscall.Getpid(), syscall.SIGINT)
+	select {
+	case err := <-done:
+		var se signalError
+		if !errors.As(err, &se) || se.ExitCode() != 130 {
+			t.Fatalf("second signal: %v, want exit 130", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a second SIGINT did not stop serve")
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Fatalf("a second signal took %s", took)
+	}
+}
+
 func TestServeBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"--key", "cookie"}, {"--addr", "nowhere"}, {"--limit", "0"}, {"--algorithm", "x"}} {
+	for _, args := range [][]string{{"--key", "cookie"}, {"--addr", "nowhere"}, {"--limit", "0"}, {"--algorithm", "x"},
+		{"--max-keys", "0"}, {"--max-delay", "0s"}, {"--max-delay", "2h"}, {"--cost-header", "a b"}} {
 		_, errOut, code := rlsim(t, append([]string{"serve"}, args...)...)
 		if code != 2 || !strings.Contains(errOut, args[0]) {
 			t.Errorf("%v: exit %d, %q", args, code, errOut)

@@ -55,6 +55,7 @@ func Figures(r *Report) []*chart.Figure {
 		figs = append(figs, fleet...)
 		windows = nil
 	}
+	figs = append(figs, RaceFigures(r)...)
 	if len(runs) > 0 && windows != nil {
 		figs = append(figs,
 			chart.WindowFigure(chart.Meta{

@@ -57,10 +57,28 @@ type Distributed struct {
 	BlockedForever int64 `json:"blocked_forever"`
 	LeakedKeys     int64 `json:"leaked_keys"`
 	LeakedBytes    int64 `json:"leaked_bytes"`
-	// AddedLatencyMeanMS and AddedLatencyMaxMS are the store round-trip time each decision
-	// waited (faults: latency).
+	// AddedLatencyMeanMS, AddedLatencyMaxMS, AddedLatencyP50MS and AddedLatencyP99MS are
+	// what each decision waited for the store: its round trips (faults: latency), and the
+	// store client's timeout when it called a store that was down. The percentiles are
+	// exact (nearest rank).
 	AddedLatencyMeanMS float64 `json:"added_latency_ms_mean"`
 	AddedLatencyMaxMS  float64 `json:"added_latency_ms_max"`
+	AddedLatencyP50MS  float64 `json:"added_latency_ms_p50"`
+	AddedLatencyP99MS  float64 `json:"added_latency_ms_p99"`
+	// StoreLatencyMS is the store's round-trip time in this variant.
+	StoreLatencyMS float64 `json:"store_latency_ms"`
+	// StoreTimeouts counts decisions that called the store while it was down and waited
+	// out the client's timeout before the outage policy decided.
+	StoreTimeouts int64 `json:"store_timeouts"`
+	// BreakerOpenDecisions counts decisions a node's open (or half-open, probe in flight)
+	// circuit breaker sent to the outage policy without calling the store; BreakerOpens
+	// how many times the nodes' breakers opened.
+	BreakerOpenDecisions int64 `json:"breaker_open_decisions"`
+	BreakerOpens         int64 `json:"breaker_opens"`
+	// StaleReads counts shared-racy decisions whose read missed a write another node had
+	// in flight to the same key; LostWrites the writes that landed while the store was down.
+	StaleReads int64 `json:"stale_reads"`
+	LostWrites int64 `json:"lost_writes"`
 	// Events are the variant's store outages and node-count changes in time order, for
 	// the charts to mark (the scenario file already states them; JSON leaves them out).
 	Events []FleetEvent `json:"-"`
@@ -80,7 +98,8 @@ var distributedColumns = []string{
 	"algorithm", "variant", "placement", "balancer", "nodes", "requests", "admitted", "rejected",
 	"effective_limit", "over_admission", "client_share", "store_round_trips", "node_peak",
 	"leases_outstanding_max", "outage_admitted", "outage_refused", "outage_node_peak", "guard", "alerts", "blocked_forever",
-	"leaked_keys", "added_latency_ms",
+	"leaked_keys", "added_latency_ms", "latency_p50_ms", "latency_p99_ms", "store_timeouts", "breaker_open",
+	"stale_reads",
 }
 
 // DistributedTable is the human table of a fleet run.
@@ -112,6 +131,12 @@ func DistributedTable(r *Report) Table {
 			}
 			return strconv.FormatInt(v, 10)
 		}
+		ms := func(v float64, show bool) string {
+			if !show {
+				return "-"
+			}
+			return strconv.FormatFloat(v, 'f', 2, 64)
+		}
 		t.Rows = append(t.Rows, []string{
 			x.Algorithm, d.Variant, d.Placement, d.Balancer, nodes,
 			strconv.FormatInt(x.Requests, 10), strconv.FormatInt(x.Admitted, 10), strconv.FormatInt(x.Rejected, 10),
@@ -122,6 +147,9 @@ func DistributedTable(r *Report) Table {
 			dash(d.GuardLimit, d.GuardLimit > 0), strconv.Itoa(d.Alerts),
 			strconv.FormatInt(d.BlockedForever, 10), strconv.FormatInt(d.LeakedKeys, 10),
 			strconv.FormatFloat(d.AddedLatencyMeanMS, 'f', 2, 64),
+			ms(d.AddedLatencyP50MS, d.AddedLatencyMaxMS > 0), ms(d.AddedLatencyP99MS, d.AddedLatencyMaxMS > 0),
+			dash(d.StoreTimeouts, d.Alerts > 0), dash(d.BreakerOpenDecisions, d.Alerts > 0),
+			dash(d.StaleReads, d.Placement == "shared-racy"),
 		})
 		if d.Alert != "" {
 			t.Notes = append(t.Notes, fmt.Sprintf("%s %s: alert: %s", x.Algorithm, d.Variant, d.Alert))

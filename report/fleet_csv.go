@@ -10,6 +10,8 @@ var fleetCSVColumns = []string{
 	"node_peak_window_admitted", "guard_limit", "leases_outstanding_max",
 	"outage_admitted", "outage_refused", "outage_over_admission", "outage_node_peak", "alerts",
 	"crashes", "blocked_forever", "leaked_keys", "leaked_bytes", "added_latency_ms_mean", "added_latency_ms_max",
+	"added_latency_ms_p50", "added_latency_ms_p99", "store_latency_ms", "store_timeouts",
+	"breaker_open_decisions", "breaker_opens", "stale_reads", "lost_writes",
 }
 
 // anyFleet reports whether any of the reports ran on a fleet.
@@ -36,5 +38,7 @@ func fleetCSVCells(d *Distributed) []string {
 		i(d.NodePeakWindowAdmitted), i(d.GuardLimit), i(d.LeasesOutstandingMax),
 		i(d.OutageAdmitted), i(d.OutageRefused), f(d.OutageOverAdmission), i(d.OutageNodePeak), i(int64(d.Alerts)),
 		i(d.Crashes), i(d.BlockedForever), i(d.LeakedKeys), i(d.LeakedBytes), f(d.AddedLatencyMeanMS), f(d.AddedLatencyMaxMS),
+		f(d.AddedLatencyP50MS), f(d.AddedLatencyP99MS), f(d.StoreLatencyMS), i(d.StoreTimeouts),
+		i(d.BreakerOpenDecisions), i(d.BreakerOpens), i(d.StaleReads), i(d.LostWrites),
 	}
 }

@@ -12,6 +12,8 @@ func TestCSVFleetColumnsTrailOnlyFleetRuns(t *testing.T) {
 	fleet := &Report{Scenario: "fleet", Results: []Result{{Algorithm: "incr-expire", Requests: 5, Distributed: &Distributed{
 		Variant: "ttl", Placement: "shared-nonatomic", Balancer: "hash", Nodes: 5, NodesMax: 5, Store: "model",
 		EffectiveLimit: 11, StoreRoundTrips: 1.5, StoreRoundTripsTotal: 9, Crashes: 2, BlockedForever: 1, LeakedKeys: 3, LeakedBytes: 264,
+		AddedLatencyP50MS: 1, AddedLatencyP99MS: 50, StoreLatencyMS: 0.5, StoreTimeouts: 40, BreakerOpenDecisions: 400, BreakerOpens: 6,
+		StaleReads: 17, LostWrites: 2,
 	}}}}
 	read := func(reports ...*Report) [][]string {
 		var b bytes.Buffer
@@ -38,6 +40,8 @@ func TestCSVFleetColumnsTrailOnlyFleetRuns(t *testing.T) {
 	for name, want := range map[string]string{
 		"variant": "ttl", "effective_limit": "11", "store_round_trips": "1.5", "store_round_trips_total": "9",
 		"blocked_forever": "1", "leaked_keys": "3", "leaked_bytes": "264", "crashes": "2", "nodes": "5", "requests": "5",
+		"added_latency_ms_p50": "1", "added_latency_ms_p99": "50", "store_latency_ms": "0.5", "store_timeouts": "40",
+		"breaker_open_decisions": "400", "breaker_opens": "6", "stale_reads": "17", "lost_writes": "2",
 	} {
 		if got := cell(rows[2], name); got != want {
 			t.Errorf("%s = %q, want %q", name, got, want)

@@ -6,11 +6,18 @@
 //   - Retry-After in whole seconds, rounded up from the limiter's exact time until a
 //     request of the same cost could pass, so a client that waits it out passes;
 //   - the IETF httpapi draft's structured fields, RateLimit-Policy: "name";q=100;w=60 and
-//     RateLimit: "name";r=0;t=12;
+//     RateLimit: "name";r=0;t=12, where r is the units that would still pass now and t,
+//     in every response alike, the seconds until the quota is whole again (the key back
+//     to an idle key's state: the limiter's Reset, rounded up);
 //   - optionally the older RateLimit-Limit/-Remaining/-Reset and X-RateLimit-* forms that
 //     many clients still read;
 //   - Cache-Control: no-store, so that no shared cache replays the refusal to other clients;
 //   - a short application/problem+json body (RFC 9457) naming the violated policy.
+//
+// A request that costs more than the policy can ever admit (RetryAfter is
+// algorithms.Never) is answered 413 Content Too Large instead, with no Retry-After: no
+// wait makes it pass, and a client treats a 4xx other than 429 as final rather than
+// retrying it.
 //
 // Building a response does no I/O and reads no clock: the decision carries every time.
 package response
@@ -82,40 +89,38 @@ func Seconds(d time.Duration) int64 {
 }
 
 // For builds the response to a request the limiter decided: 200 with the rate-limit
-// headers when allowed, 429 when refused. A refusal whose RetryAfter is
-// algorithms.Never (the cost exceeds what the policy can ever admit) carries no
-// Retry-After, since waiting would not help.
+// headers when allowed, 429 when refused, and 413 when refused with a RetryAfter of
+// algorithms.Never (the cost exceeds what the policy can ever admit), which carries no
+// Retry-After since waiting would not help.
+//
+// The RateLimit t field (and RateLimit-Reset, X-RateLimit-Reset) is always Seconds of
+// d.Reset: the time until the quota is whole again, the meaning the IETF draft gives it
+// ("the number of seconds until the quota associated with the quota policy resets",
+// draft-ietf-httpapi-ratelimit-headers-09). It is not the time until the next request
+// passes; Retry-After says that. So two responses from the same state carry the same t
+// less the time between them, allowed or refused.
 func For(d algorithms.Decision, p Policy, h Headers) Response {
 	r := Response{Status: http.StatusOK, Header: http.Header{}}
-	// t: while units remain, the time until the quota is whole again; once none remain,
-	// the time until the next request can pass (what a refused client needs, and what
-	// Retry-After says).
-	reset := Seconds(d.Reset)
-	retry := int64(-1)
-	if !d.Allowed {
-		r.Status = http.StatusTooManyRequests
-		if d.RetryAfter != algorithms.Never {
-			retry = max(Seconds(d.RetryAfter), 1)
-			reset = retry
-			r.Header.Set("Retry-After", strconv.FormatInt(retry, 10))
-		}
-	}
-	setLimitHeaders(r.Header, p, d.Remaining, reset, h)
+	setLimitHeaders(r.Header, p, d.Remaining, Seconds(d.Reset), h)
 	if d.Allowed {
 		return r
 	}
-	r.Header.Set("Cache-Control", "no-store")
-	r.Header.Set("Content-Type", "application/problem+json")
 	prob := Problem{
-		Type: "about:blank", Title: "Too Many Requests", Status: r.Status,
-		Policy: p.Name, Limit: p.Limit, WindowSeconds: Seconds(p.Window),
+		Type: "about:blank", Policy: p.Name, Limit: p.Limit, WindowSeconds: Seconds(p.Window),
 	}
-	if retry >= 0 {
+	if d.RetryAfter == algorithms.Never {
+		r.Status = http.StatusRequestEntityTooLarge
+		prob.Detail = fmt.Sprintf("the request costs more than rate limit %q (%d per %s) can ever admit; it can never pass, retrying will not help", p.Name, p.Limit, p.Window)
+	} else {
+		r.Status = http.StatusTooManyRequests
+		retry := max(Seconds(d.RetryAfter), 1)
+		r.Header.Set("Retry-After", strconv.FormatInt(retry, 10))
 		prob.RetryAfterSeconds = &retry
 		prob.Detail = fmt.Sprintf("rate limit %q of %d per %s exceeded; retry after %d s", p.Name, p.Limit, p.Window, retry)
-	} else {
-		prob.Detail = fmt.Sprintf("the request costs more than rate limit %q (%d per %s) can ever admit", p.Name, p.Limit, p.Window)
 	}
+	prob.Status, prob.Title = r.Status, http.StatusText(r.Status)
+	r.Header.Set("Cache-Control", "no-store")
+	r.Header.Set("Content-Type", "application/problem+json")
 	r.Body = problemJSON(prob)
 	return r
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,16 +76,83 @@ func TestAllowedCarriesOnlyLimitHeaders(t *testing.T) {
 	}
 }
 
-func TestRefusalThatCanNeverPassHasNoRetryAfter(t *testing.T) {
+func TestRefusalThatCanNeverPassIs413WithoutRetryAfter(t *testing.T) {
 	p := Policy{Name: "default", Policy: algorithms.Policy{Limit: 5, Window: time.Second}}
-	r := For(algorithms.NewGCRA(p.Policy).Allow(0, epoch.UnixNano(), 6), p, Headers{})
-	if r.Status != 429 || r.Header.Get("Retry-After") != "" {
-		t.Fatalf("%+v", r)
+	for _, name := range algorithms.Names {
+		lim, _ := algorithms.New(name, p.Policy)
+		d := lim.Allow(0, epoch.UnixNano(), 6)
+		r := For(d, p, Headers{Legacy: true})
+		if r.Status != http.StatusRequestEntityTooLarge || r.Header.Get("Retry-After") != "" || r.Header.Get("Cache-Control") != "no-store" {
+			t.Fatalf("%s: %+v", name, r)
+		}
+		if got := r.Header.Get("RateLimit"); got != `"default";r=5;t=0` {
+			t.Errorf("%s: RateLimit %q: the quota is untouched and whole", name, got)
+		}
+		var prob Problem
+		if err := json.Unmarshal(r.Body, &prob); err != nil || prob.RetryAfterSeconds != nil || prob.Status != 413 ||
+			!strings.Contains(prob.Detail, "can never pass") {
+			t.Fatalf("%s: body %s (%v)", name, r.Body, err)
+		}
+		// A cost the policy can hold is an ordinary 429 once the key is spent.
+		for range 5 {
+			lim.Allow(1, epoch.UnixNano(), 1)
+		}
+		if r := For(lim.Allow(1, epoch.UnixNano(), 5), p, Headers{}); r.Status != 429 || r.Header.Get("Retry-After") == "" {
+			t.Errorf("%s: a cost of the limit on a spent key: %d %v", name, r.Status, r.Header)
+		}
 	}
-	var prob Problem
-	if err := json.Unmarshal(r.Body, &prob); err != nil || prob.RetryAfterSeconds != nil {
-		t.Fatalf("body %s (%v)", r.Body, err)
+}
+
+// TestResetFieldMeansOneThing checks that t is the time until the quota is whole in every
+// response: an allowed response that spends the last unit and a refusal from the same
+// state at the same instant carry the same t (where Retry-After may be far shorter), and
+// a request of the full burst sent t seconds later passes.
+func TestResetFieldMeansOneThing(t *testing.T) {
+	pol := algorithms.Policy{Limit: 10, Window: 10 * time.Second}
+	p := Policy{Name: "p", Policy: pol}
+	for _, name := range algorithms.Names {
+		t.Run(name, func(t *testing.T) {
+			lim, _ := algorithms.New(name, pol)
+			now := epoch.Add(3500 * time.Millisecond).UnixNano()
+			var last Response
+			for range 10 {
+				last = For(lim.Allow(0, now, 1), p, Headers{Legacy: true})
+			}
+			refused := For(lim.Allow(0, now, 1), p, Headers{Legacy: true})
+			if last.Status != 200 || refused.Status != 429 {
+				t.Fatalf("statuses %d then %d", last.Status, refused.Status)
+			}
+			tAllowed, tRefused := field(t, last, "t"), field(t, refused, "t")
+			if tAllowed != tRefused || refused.Header.Get("RateLimit-Reset") != strconv.FormatInt(tRefused, 10) {
+				t.Fatalf("t=%d when the last unit went, t=%d refused from the same state (RateLimit-Reset %s)",
+					tAllowed, tRefused, refused.Header.Get("RateLimit-Reset"))
+			}
+			ra, _ := strconv.ParseInt(refused.Header.Get("Retry-After"), 10, 64)
+			if ra > tRefused {
+				t.Errorf("Retry-After %d beyond t=%d: the quota cannot be whole before the next unit passes", ra, tRefused)
+			}
+			at := now + tRefused*int64(time.Second)
+			if d := lim.Allow(0, at, pol.EffectiveBurst()); !d.Allowed || d.Remaining != 0 {
+				t.Errorf("a full burst %d s later: %+v, want admitted with nothing left", tRefused, d)
+			}
+		})
 	}
+}
+
+// field reads the integer parameter name of r's RateLimit field.
+func field(t *testing.T, r Response, name string) int64 {
+	t.Helper()
+	for _, part := range strings.Split(r.Header.Get("RateLimit"), ";")[1:] {
+		if k, v, _ := strings.Cut(part, "="); k == name {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("no %s in %q", name, r.Header.Get("RateLimit"))
+	return 0
 }
 
 func TestOverloadedIs503(t *testing.T) {

@@ -18,7 +18,7 @@ type ClusterSpec struct {
 	// Nodes is the node count at the start (default 1).
 	Nodes     *int   `yaml:"nodes"`
 	Balancer  string `yaml:"balancer"`  // round-robin (default), random, hash
-	Placement string `yaml:"placement"` // local (default), shared, two-tier, leased, shared-nonatomic
+	Placement string `yaml:"placement"` // local (default), shared, two-tier, leased, shared-nonatomic, shared-racy
 	// LocalRecompute makes local nodes take L/N of the new node count on scaling.
 	LocalRecompute bool `yaml:"local_recompute"`
 	// Lease is the tokens a leased node borrows at once (default 10), LeaseTTL how long
@@ -36,6 +36,10 @@ type ClusterSpec struct {
 	RedisURL string `yaml:"redis_url"`
 	// Prefix is put before every store key (default "rlsim:").
 	Prefix string `yaml:"prefix"`
+	// StoreTimeout is how long a node's store client waits before giving up on a store
+	// that is down (default 50ms); Breaker puts a circuit breaker on each node's client.
+	StoreTimeout *Duration    `yaml:"store_timeout"`
+	Breaker      *BreakerSpec `yaml:"breaker"`
 	// Variants run the scenario once per entry, each overriding some fields, and put the
 	// results side by side; without variants the cluster runs as written.
 	Variants []VariantSpec `yaml:"variants"`
@@ -58,6 +62,24 @@ type VariantSpec struct {
 	NonatomicKey   string   `yaml:"nonatomic_key"`
 	OutagePolicy   string   `yaml:"outage_policy"`
 	Crash          *float64 `yaml:"crash_probability"`
+	// Latency replaces the store's round trip (faults: latency) in this variant.
+	Latency      *Duration    `yaml:"latency"`
+	StoreTimeout *Duration    `yaml:"store_timeout"`
+	Breaker      *BreakerSpec `yaml:"breaker"`
+}
+
+// BreakerSpec is a circuit breaker on each node's store client: it opens after Failures
+// consecutive failed calls and, OpenFor later, lets one probe call through.
+type BreakerSpec struct {
+	Failures int      `yaml:"failures"`
+	OpenFor  Duration `yaml:"open_for"`
+}
+
+func (b *BreakerSpec) config() *cluster.Breaker {
+	if b == nil {
+		return nil
+	}
+	return &cluster.Breaker{Failures: b.Failures, OpenFor: time.Duration(b.OpenFor)}
 }
 
 // FaultSpec is one entry of the faults list: exactly one fault.
@@ -138,6 +160,9 @@ func (s *Scenario) validateCluster(file string) error {
 			return err
 		}
 	}
+	if err := s.checkTiming(file, "cluster", c.StoreTimeout, c.Breaker); err != nil {
+		return err
+	}
 	if !slices.Contains(storeFaces, c.Store) {
 		return s.fail(file, "cluster.store", "unknown store %q (want one of %s)", c.Store, strings.Join(storeFaces, ", "))
 	}
@@ -182,6 +207,12 @@ func (s *Scenario) validateCluster(file string) error {
 		}
 		if v.Crash != nil && (*v.Crash < 0 || *v.Crash > 1) {
 			return s.fail(file, f+".crash_probability", "must be between 0 and 1, got %g", *v.Crash)
+		}
+		if v.Latency != nil && *v.Latency < 0 {
+			return s.fail(file, f+".latency", "must not be negative")
+		}
+		if err := s.checkTiming(file, f, v.StoreTimeout, v.Breaker); err != nil {
+			return err
 		}
 	}
 	var lastOutageEnd time.Duration
@@ -233,6 +264,23 @@ func (s *Scenario) validateCluster(file string) error {
 	return nil
 }
 
+// checkTiming checks a store timeout and a breaker of the cluster section or a variant.
+func (s *Scenario) checkTiming(file, field string, timeout *Duration, b *BreakerSpec) error {
+	if timeout != nil && *timeout <= 0 {
+		return s.fail(file, field+".store_timeout", "must be a positive duration")
+	}
+	if b == nil {
+		return nil
+	}
+	if b.Failures < 1 {
+		return s.fail(file, field+".breaker.failures", "must be at least 1, got %d", b.Failures)
+	}
+	if b.OpenFor <= 0 {
+		return s.fail(file, field+".breaker.open_for", "must be a positive duration")
+	}
+	return nil
+}
+
 func (s *Scenario) checkFleetFields(file, field string, nodes int, balancer, placement, nonatomicKey string) error {
 	if nodes < 1 || nodes > cluster.MaxNodes {
 		return s.fail(file, field+".nodes", "must be between 1 and %d, got %d", cluster.MaxNodes, nodes)
@@ -269,7 +317,10 @@ func (s *Scenario) fleetVariants(pol algorithms.Policy) []fleetVariant {
 	base := cluster.Config{
 		Nodes: *c.Nodes, Balancer: c.Balancer, Placement: c.Placement, LocalRecompute: c.LocalRecompute,
 		Lease: c.Lease, LeaseTTL: time.Duration(c.LeaseTTL), TTLWindowKey: c.NonatomicKey == "ttl-window",
-		Epoch: epoch.UnixNano(),
+		Epoch: epoch.UnixNano(), Breaker: c.Breaker.config(),
+	}
+	if c.StoreTimeout != nil {
+		base.StoreTimeout = time.Duration(*c.StoreTimeout)
 	}
 	if c.Guard != nil {
 		base.Guard = c.Guard.Policy()
@@ -313,6 +364,15 @@ func (s *Scenario) fleetVariants(pol algorithms.Policy) []fleetVariant {
 		if v.Crash != nil {
 			cfg.CrashProbability = *v.Crash
 		}
+		if v.Latency != nil {
+			cfg.Latency = time.Duration(*v.Latency)
+		}
+		if v.StoreTimeout != nil {
+			cfg.StoreTimeout = time.Duration(*v.StoreTimeout)
+		}
+		if v.Breaker != nil {
+			cfg.Breaker = v.Breaker.config()
+		}
 		if v.OutagePolicy != "" {
 			for i := range cfg.Outages {
 				cfg.Outages[i].Policy = v.OutagePolicy
@@ -325,23 +385,31 @@ func (s *Scenario) fleetVariants(pol algorithms.Policy) []fleetVariant {
 
 // clusterAlgorithms are the algorithms a fleet variant runs: the placements with a fixed
 // mechanism (leased, shared-nonatomic) run once; the shared ones only the algorithms the
-// store has a script for (the others are left out of that variant's rows).
+// store has a script for, shared-racy those with a read-decide-write form (the others are
+// left out of that variant's rows).
 func clusterAlgorithms(placement string, algs []string) []string {
 	switch placement {
 	case "leased":
 		return []string{"token-bucket"}
 	case "shared-nonatomic":
 		return []string{"fixed-window"}
+	case "shared-racy":
+		return keep(algs, cluster.RacyAlgorithms)
 	case "shared", "two-tier":
-		var out []string
-		for _, a := range algs {
-			if slices.Contains(store.Algorithms, a) {
-				out = append(out, a)
-			}
-		}
-		return out
+		return keep(algs, store.Algorithms)
 	}
 	return algs
+}
+
+// keep is the algorithms of algs that supported holds, in algs' order.
+func keep(algs, supported []string) []string {
+	var out []string
+	for _, a := range algs {
+		if slices.Contains(supported, a) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // UseRedis points a cluster scenario's shared store at the Redis server at url, as

@@ -36,6 +36,14 @@ func TestBadClusterSectionsNamePositionAndField(t *testing.T) {
 		{"cluster: {}\nfaults: [{latency: {round_trip: 1ms}, skew: {max: 1s}}]\n", "faults[0]: each fault entry holds exactly one fault"},
 		{"cluster: {}\nfaults: [{crash_between_incr_expire: {probability: 1.5}}]\n", "faults[0].crash_between_incr_expire.probability: must be between 0 and 1, got 1.5"},
 		{"cluster: {}\nfaults: [{skew: {max: -1s}}]\n", "faults[0].skew.max: must not be negative"},
+		{"cluster: {store_timeout: 0s}\n", "c.yaml:7:26: cluster.store_timeout: must be a positive duration"},
+		{"cluster: {breaker: {failures: 0, open_for: 1s}}\n", "c.yaml:7:31: cluster.breaker.failures: must be at least 1, got 0"},
+		{"cluster: {breaker: {failures: 2}}\n", "c.yaml:7:20: cluster.breaker.open_for: must be a positive duration"},
+		{"cluster: {breaker: {failures: 2, open_for: 1s, colour: red}}\n", "cluster.breaker.colour: unknown field"},
+		{"cluster: {variants: [{name: a, latency: -1ms}]}\n", "cluster.variants[0].latency: must not be negative"},
+		{"cluster: {variants: [{name: a, store_timeout: 0s}]}\n", "cluster.variants[0].store_timeout: must be a positive duration"},
+		{"cluster: {variants: [{name: a, breaker: {failures: 1, open_for: 0s}}]}\n", "cluster.variants[0].breaker.open_for: must be a positive duration"},
+		{"cluster: {placement: shared-racy, variants: [{name: a, placement: racy}]}\n", `cluster.variants[0].placement: unknown placement "racy"`},
 	}
 	for _, tt := range tests {
 		_, err := Parse("c.yaml", []byte(clusterHead+tt.tail))

@@ -2,8 +2,10 @@ package server
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -32,17 +34,26 @@ func (c *fakeClock) Add(d time.Duration) {
 
 func newTestServer(t *testing.T, alg string, pol algorithms.Policy, key string, clock *fakeClock) (*httptest.Server, *Handler) {
 	t.Helper()
+	// The leaky bucket's queue is not cut short, and its hold returns at once: time is
+	// the fake clock's.
+	return newTestServerWith(t, alg, pol, Config{Key: key, Now: clock.Now, MaxKeys: 3, MaxDelay: time.Hour,
+		Wait: func(context.Context, time.Duration) bool { return true }})
+}
+
+// newTestServerWith serves alg under pol with cfg's other fields, on 127.0.0.1.
+func newTestServerWith(t *testing.T, alg string, pol algorithms.Policy, cfg Config) (*httptest.Server, *Handler) {
+	t.Helper()
 	lim, err := algorithms.New(alg, pol)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := New(Config{Limiter: lim, Policy: response.Policy{Name: "test", Policy: pol}, Key: key, Now: clock.Now,
-		Headers: response.Headers{Legacy: true}, MaxKeys: 3})
+	cfg.Limiter, cfg.Policy, cfg.Headers = lim, response.Policy{Name: "test", Policy: pol}, response.Headers{Legacy: true}
+	h, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewUnstartedServer(h)
-	srv.Config = NewHTTPServer(h)
+	srv := httptest.NewUnstartedServer(nil)
+	srv.Config = NewServer(h).srv
 	srv.Start() // httptest listens on 127.0.0.1
 	t.Cleanup(srv.Close)
 	return srv, h
@@ -106,16 +117,88 @@ func TestKeysAreSeparateAndBounded(t *testing.T) {
 	if get(t, srv.URL, "X-API-Key", "b").StatusCode != 200 {
 		t.Fatal("key b is limited with key a")
 	}
-	// MaxKeys is 3: a, b, then c; d and e share the overflow key.
+	clock.Add(20 * time.Second)
 	get(t, srv.URL, "X-API-Key", "c")
-	if get(t, srv.URL, "X-API-Key", "d").StatusCode != 200 || get(t, srv.URL, "X-API-Key", "e").StatusCode != 429 {
-		t.Fatal("newcomers past MaxKeys should share one key")
+	// MaxKeys is 3 and a, b and c all hold a count until 10:01:00: d is turned away with
+	// the time until the first of them is idle, and nobody's count is lost or shared.
+	r := get(t, srv.URL, "X-API-Key", "d")
+	if r.StatusCode != http.StatusServiceUnavailable || r.Header.Get("Retry-After") != "40" {
+		t.Fatalf("a newcomer to a table full of busy keys: %d, Retry-After %q", r.StatusCode, r.Header.Get("Retry-After"))
 	}
-	if h.Keys() != 4 {
-		t.Fatalf("%d keys held, want 3 + overflow", h.Keys())
+	if get(t, srv.URL, "X-API-Key", "a").StatusCode != 429 || h.Keys() != 3 {
+		t.Fatalf("key a's count was lost; %d keys held", h.Keys())
+	}
+	clock.Add(40 * time.Second)
+	// At 10:01:00 every count is back to zero: d takes an idle key's place.
+	if get(t, srv.URL, "X-API-Key", "d").StatusCode != 200 || get(t, srv.URL, "X-API-Key", "d").StatusCode != 429 {
+		t.Fatal("key d: want 200 then 429 once keys are idle")
+	}
+	if h.Keys() > 3 || h.Evicted() < 2 {
+		t.Fatalf("%d keys held, %d evicted", h.Keys(), h.Evicted())
 	}
 	long := strings.Repeat("k", 5000)
 	get(t, srv.URL, "X-API-Key", long)
+}
+
+// TestEvictionChangesNoDecision drives a table of two keys with four clients at times
+// chosen around the moments keys become idle (one nanosecond before, at, after), and
+// checks every decision against a limiter that never evicts: evicting a key whose Reset
+// has run out must not change a single field of any later decision. Newcomers turned
+// away while both keys hold state never reach either limiter.
+func TestEvictionChangesNoDecision(t *testing.T) {
+	policies := []algorithms.Policy{
+		{Limit: 3, Window: time.Second},
+		{Limit: 7, Window: 10 * time.Second, Burst: 3},
+		{Limit: 5, Window: 3 * time.Second, Burst: 9},
+	}
+	for _, pol := range policies {
+		for _, alg := range algorithms.Names {
+			t.Run(pol.String()+"/"+alg, func(t *testing.T) {
+				clock := &fakeClock{t: time.Date(2026, 1, 1, 10, 0, 0, 123, time.UTC)}
+				lim, _ := algorithms.New(alg, pol)
+				h, err := New(Config{Limiter: lim, Policy: response.Policy{Name: "p", Policy: pol}, Key: "global",
+					MaxKeys: 2, MaxDelay: time.Hour, Now: clock.Now})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ref, _ := algorithms.New(alg, pol)
+				rng := rand.New(rand.NewPCG(7, uint64(len(alg))))
+				var decided, turnedAway int
+				for range 4000 {
+					key := strconv.Itoa(rng.IntN(4))
+					now := clock.Now().UnixNano()
+					switch step := rng.IntN(10); {
+					case step < 3 && len(h.keys.idle) > 0:
+						// One ns before, at, or one ns after a key becomes idle.
+						next := h.keys.idle[rng.IntN(len(h.keys.idle))].idleAt + int64(rng.IntN(3)) - 1
+						if next > now {
+							clock.Add(time.Duration(next - now))
+						}
+					case step < 8:
+						clock.Add(time.Duration(rng.Int64N(int64(pol.Window) / pol.Limit)))
+					}
+					cost := 1 + rng.Int64N(2)
+					v := h.decide(key, cost)
+					if v.full {
+						turnedAway++
+						continue
+					}
+					k, _ := strconv.Atoi(key)
+					want := ref.Allow(uint32(k), clock.Now().UnixNano(), cost)
+					if v.d != want {
+						t.Fatalf("request %d (key %s, cost %d): %+v, never evicting gives %+v", decided, key, cost, v.d, want)
+					}
+					decided++
+				}
+				if h.Evicted() < 100 || turnedAway < 100 {
+					t.Fatalf("only %d evictions and %d newcomers turned away: the test did not exercise the table", h.Evicted(), turnedAway)
+				}
+				if lim.Keys() > 2 {
+					t.Fatalf("the limiter holds state for %d keys, more than MaxKeys", lim.Keys())
+				}
+			})
+		}
+	}
 }
 
 func TestClockGoingBackDoesNotBreakTheLimiter(t *testing.T) {

@@ -1,0 +1,420 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"os"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/probe"
+	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/scenario"
+	"github.com/rlsim/rlsim/server"
+)
+
+type probeOptions struct {
+	*globalOptions
+	scenario        string
+	limit           int64
+	window          time.Duration
+	timeScale       float64
+	keyHeader       string
+	keyAddr         bool
+	costHeader      string
+	refusedCodes    []int
+	honorRetryAfter bool
+	maxRetryWait    time.Duration
+	timeout         time.Duration
+	concurrency     int
+	maxRequests     int
+	allowRemote     bool
+	align           bool
+	// clock replaces the wall clock (tests).
+	clock probe.Clock
+}
+
+// probeLead is how far ahead of now the first request is scheduled, so the plan's first
+// instants are not already late when the sender starts.
+const probeLead = 200 * time.Millisecond
+
+func newProbeCmd(g *globalOptions, streams IO) *cobra.Command {
+	o := &probeOptions{globalOptions: g}
+	c := &cobra.Command{
+		Use:   "probe URL",
+		Short: "Send a scenario's traffic to a live HTTP endpoint in real time and judge its limiter",
+		Long: `probe sends the requests of a scenario (--scenario NAME|FILE, a built-in or a file such
+as those worst-case --schedule-out writes) to URL with GET, at the scenario's times divided
+by --time-scale, on the wall clock. It counts 2xx as admitted and --refused-codes as
+refused, and measures the endpoint against the promise of --limit per --window with the
+same exact reference as every simulation, judged on the times the requests were sent. It
+also holds the endpoint's RateLimit / RateLimit-* / X-RateLimit-* headers to what happened
+next, and with --honor-retry-after retries each refusal once when its Retry-After says.
+
+It prints what it will send before sending, sends nothing else, and stops by itself. URL
+must be on loopback unless --allow-remote. Keys reach the target in a header
+(--key-header) or as one source address per key on 127.0.0.0/8 (--key-addr).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return runProbe(c.Context(), o, args[0], streams)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.scenario, "scenario", "", "scenario whose traffic to send: a built-in name or a file (required)")
+	f.Int64Var(&o.limit, "limit", 0, "declared limit: units per window the endpoint promises (default: the scenario's)")
+	f.DurationVar(&o.window, "window", 0, "declared window, in real time (default: the scenario's divided by --time-scale)")
+	f.Float64Var(&o.timeScale, "time-scale", 1, "divide the scenario's times by this (60 plays a minute in a second)")
+	f.StringVar(&o.keyHeader, "key-header", "", "send each request's key in this header (for example X-User)")
+	f.BoolVar(&o.keyAddr, "key-addr", false, "send each key from its own source address, 127.0.0.2 and on (targets keyed by IP)")
+	f.StringVar(&o.costHeader, "cost-header", "", "send each request's cost in this header (without it every request counts 1)")
+	f.IntSliceVar(&o.refusedCodes, "refused-codes", []int{429}, "statuses that mean refused")
+	f.BoolVar(&o.honorRetryAfter, "honor-retry-after", false, "retry each refusal once, when its Retry-After says, and report whether it passed")
+	f.DurationVar(&o.maxRetryWait, "max-retry-wait", 10*time.Second, "with --honor-retry-after: longest Retry-After honoured")
+	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "longest wait for one response")
+	f.IntVar(&o.concurrency, "concurrency", 256, "most requests in flight at once")
+	f.IntVar(&o.maxRequests, "max-requests", 100_000, "refuse a plan of more requests than this")
+	f.BoolVar(&o.allowRemote, "allow-remote", false, "allow a URL that is not on loopback")
+	f.BoolVar(&o.align, "align", true, "start where a window of --window would split the traffic as the scenario's epoch splits it (targets that align windows on Unix time)")
+	return c
+}
+
+// probeReport is the JSON form of `rlsim probe`.
+type probeReport struct {
+	Target    string        `json:"target"`
+	Scenario  string        `json:"scenario"`
+	Seed      uint64        `json:"seed"`
+	Policy    report.Policy `json:"policy"`
+	TimeScale float64       `json:"time_scale"`
+	KeyedBy   string        `json:"keyed_by"`
+	JudgedOn  string        `json:"judged_on"`
+	Results   []probeResult `json:"results"`
+}
+
+type probeResult struct {
+	Target string `json:"target"`
+	probe.Result
+}
+
+func runProbe(ctx context.Context, o *probeOptions, target string, streams IO) error {
+	if err := o.validate(); err != nil {
+		return err
+	}
+	u, err := checkProbeURL(ctx, target, o.allowRemote, o.keyAddr)
+	if err != nil {
+		return err
+	}
+	sc, err := scenario.Load(o.scenario)
+	if err != nil {
+		return err
+	}
+	pol := sc.Policy.Policy()
+	if o.limit > 0 {
+		pol.Limit = o.limit
+	}
+	window := o.window
+	if window == 0 {
+		window = time.Duration(float64(pol.Window) / o.timeScale)
+		if window <= 0 {
+			return usagef("--time-scale: %g shrinks the scenario's window %s below a nanosecond", o.timeScale, pol.Window)
+		}
+	}
+	declared := algorithms.Policy{Limit: pol.Limit, Window: window}
+	seed := sc.SeedOr(scenario.DefaultSeed)
+	if o.seedSet {
+		seed = o.seed
+	}
+	alignWindow := time.Duration(0)
+	if o.align {
+		alignWindow = window
+	}
+	plan, err := probe.FromScenario(sc, seed, o.timeScale, alignWindow, o.maxRequests)
+	if errors.Is(err, probe.ErrTooManyRequests) {
+		return usagef("--max-requests: scenario %s sends more than %d requests; raise --max-requests if you mean it", sc.Name, o.maxRequests)
+	}
+	if err != nil {
+		return err
+	}
+	if len(plan.Requests) == 0 {
+		return fmt.Errorf("scenario %s: no requests to send", sc.Name)
+	}
+	if len(plan.Keys) > 1 && o.keyHeader == "" && !o.keyAddr {
+		return usagef("scenario %s has %d keys: say how the target tells them apart with --key-header NAME or --key-addr", sc.Name, len(plan.Keys))
+	}
+	if o.keyAddr && len(plan.Keys) > probe.MaxKeyAddrs {
+		return usagef("--key-addr: scenario %s has %d keys, more than the %d addresses of 127.0.0.0/8", sc.Name, len(plan.Keys), probe.MaxKeyAddrs)
+	}
+	if o.costHeader == "" {
+		for i := range plan.Requests {
+			plan.Requests[i].Cost = 1 // the target counts what it is told: one request each
+		}
+	}
+
+	clock := o.clock
+	if clock == nil {
+		clock = probe.WallClock{}
+	}
+	now := clock.Now()
+	start := plan.Start(now.Add(probeLead), alignWindow)
+	tgt := probe.Target{
+		URL: u.String(), KeyHeader: o.keyHeader, KeyAddrs: o.keyAddr, CostHeader: o.costHeader,
+		Timeout: o.timeout, Concurrency: o.concurrency, HonorRetryAfter: o.honorRetryAfter,
+		MaxRetryWait: o.maxRetryWait, RefusedCodes: o.refusedCodes,
+	}
+	costs := "every request counts 1"
+	if o.costHeader != "" {
+		costs = "cost in header " + o.costHeader
+	}
+	fmt.Fprintf(streams.Err, "rlsim probe: sending %d requests (%d key(s)) over %s to %s — scenario %s, seed %d, time scale %g, %s, %s; judged against %d per %s on the times sent; first request in %s\n",
+		len(plan.Requests), len(plan.Keys), plan.Duration(), tgt.URL, sc.Name, seed, o.timeScale, tgt, costs,
+		declared.Limit, declared.Window, start.Sub(now).Round(time.Millisecond))
+	if o.honorRetryAfter {
+		fmt.Fprintf(streams.Err, "rlsim probe: and at most one retry per refusal, when its Retry-After (up to %s) says\n", o.maxRetryWait)
+	}
+
+	ctx, stop := probeSignals(ctx)
+	defer stop()
+	exchanges, err := probe.Run(ctx, plan, tgt, clock, start)
+	if err != nil {
+		var se signalError
+		if errors.As(context.Cause(ctx), &se) {
+			return fmt.Errorf("interrupted after %d of %d requests: %w", len(exchanges), len(plan.Requests), se)
+		}
+		return err
+	}
+	res := probe.Judge(exchanges, declared, o.refusedCodes)
+	if res.Other > 0 {
+		fmt.Fprintf(streams.Err, "rlsim probe: warning: %d request(s) got no verdict (statuses %s)%s\n", res.Other, statusList(res.OtherStatuses), firstError(res.FirstError))
+	}
+	rep := probeReport{
+		Target: tgt.URL, Scenario: sc.Name, Seed: seed,
+		Policy:    report.Policy{Limit: declared.Limit, Window: report.Duration(declared.Window), Burst: declared.Limit},
+		TimeScale: o.timeScale, KeyedBy: tgt.String(), JudgedOn: "send times",
+		Results: []probeResult{{Target: tgt.URL, Result: res}},
+	}
+	var buf bytes.Buffer
+	if err := renderProbe(&buf, o.format, rep, o.honorRetryAfter); err != nil {
+		return err
+	}
+	_, err = streams.Out.Write(buf.Bytes())
+	return err
+}
+
+func (o *probeOptions) validate() error {
+	switch {
+	case o.scenario == "":
+		return usagef("--scenario: required (a built-in name or a scenario file)")
+	case o.limit < 0:
+		return usagef("--limit: must be positive, got %d", o.limit)
+	case o.window < 0:
+		return usagef("--window: must be positive, got %s", o.window)
+	case !(o.timeScale > 0 && o.timeScale <= probe.MaxScale):
+		return usagef("--time-scale: must be more than 0 and at most %g, got %g", float64(probe.MaxScale), o.timeScale)
+	case o.keyHeader != "" && o.keyAddr:
+		return usagef("--key-header and --key-addr: choose one way to send keys")
+	case o.timeout <= 0:
+		return usagef("--timeout: must be positive, got %s", o.timeout)
+	case o.concurrency < 1:
+		return usagef("--concurrency: must be at least 1, got %d", o.concurrency)
+	case o.maxRequests < 1:
+		return usagef("--max-requests: must be at least 1, got %d", o.maxRequests)
+	case o.maxRetryWait < 0:
+		return usagef("--max-retry-wait: must not be negative, got %s", o.maxRetryWait)
+	case len(o.refusedCodes) == 0:
+		return usagef("--refused-codes: name at least one status")
+	}
+	for _, c := range o.refusedCodes {
+		if c < 300 || c > 599 {
+			return usagef("--refused-codes: %d is not a status from 300 to 599", c)
+		}
+	}
+	for flag, name := range map[string]string{"--key-header": o.keyHeader, "--cost-header": o.costHeader} {
+		if name != "" {
+			if err := server.ParseHeaderName(name); err != nil {
+				return usagef("%s: %v", flag, err)
+			}
+		}
+	}
+	return nil
+}
+
+// checkProbeURL parses target and keeps it on loopback unless allowRemote: a name must
+// resolve to loopback addresses only. --key-addr needs loopback whatever allowRemote says.
+func checkProbeURL(ctx context.Context, target string, allowRemote, keyAddr bool) (*url.URL, error) {
+	u, err := url.Parse(target)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, usagef("URL: want http://HOST[:PORT]/PATH, got %q", target)
+	}
+	host := u.Hostname()
+	var addrs []netip.Addr
+	if a, err := netip.ParseAddr(host); err == nil {
+		addrs = []netip.Addr{a}
+	} else {
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		addrs, err = net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		if err != nil {
+			return nil, usagef("URL: cannot resolve %s: %v", host, err)
+		}
+	}
+	for _, a := range addrs {
+		if a.Unmap().IsLoopback() {
+			continue
+		}
+		if keyAddr {
+			return nil, usagef("--key-addr: sends from 127.0.0.0/8, which reaches only a target on loopback; %s is %s", host, a)
+		}
+		if !allowRemote {
+			return nil, usagef("URL: %s is %s, not on loopback; probing another machine sends it real traffic: add --allow-remote if you mean it", host, a)
+		}
+	}
+	return u, nil
+}
+
+// probeSignals returns ctx cancelled, with a signalError as its cause, on SIGINT or
+// SIGTERM.
+func probeSignals(ctx context.Context) (context.Context, func()) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sigs:
+			cancel(signalError{s.(syscall.Signal)})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel(nil)
+	}
+}
+
+func statusList(m map[int]int64) string {
+	codes := make([]int, 0, len(m))
+	for c := range m {
+		codes = append(codes, c)
+	}
+	slices.Sort(codes)
+	parts := make([]string, len(codes))
+	for i, c := range codes {
+		name := strconv.Itoa(c)
+		if c == 0 {
+			name = "none"
+		}
+		parts[i] = fmt.Sprintf("%s×%d", name, m[c])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func firstError(e string) string {
+	if e == "" {
+		return ""
+	}
+	return "; first error: " + e
+}
+
+var probeColumns = []string{"scenario", "requests", "admitted", "rejected", "other", "peak_window_admitted", "over_admission",
+	"false_allow_rate", "false_reject_rate"}
+
+func renderProbe(buf *bytes.Buffer, format string, rep probeReport, retries bool) error {
+	r := rep.Results[0]
+	switch format {
+	case "json":
+		return report.WriteJSON(buf, rep)
+	case "csv":
+		return writeProbeCSV(buf, rep)
+	}
+	other := "-" // a column of dashes is left out
+	if r.Other > 0 {
+		other = itoa(r.Other)
+	}
+	main := report.Table{
+		Title: fmt.Sprintf("probe of %s — scenario %s, seed %d, time scale %g, %s; promise %d per %s, judged on send times",
+			rep.Target, rep.Scenario, rep.Seed, rep.TimeScale, rep.KeyedBy, rep.Policy.Limit, time.Duration(rep.Policy.Window)),
+		Header: probeColumns,
+		Rows: [][]string{{
+			rep.Scenario, itoa(r.Requests), itoa(r.Admitted), itoa(r.Rejected), other, itoa(r.PeakWindowAdmitted),
+			strconv.FormatFloat(r.OverAdmission, 'f', 2, 64), pct(r.FalseAllowRate), pct(r.FalseRejectRate),
+		}},
+		Notes: []string{fmt.Sprintf("Requests were sent up to %.1f ms after they were due (99%% within %.1f ms) and answered within %.1f ms.",
+			r.LateMSMax, r.LateMSP99, r.AnswerMSMax)},
+	}
+	h := r.Headers
+	checks := report.Table{
+		Title:  fmt.Sprintf("headers: %d of %d responses carried a quota", h.WithQuota, r.Requests),
+		Header: []string{"check", "checked", "broken"},
+		Rows: [][]string{
+			{"a request within the remaining units passes", itoa(h.RemainingChecked), itoa(h.RemainingBroken)},
+			{"a request after the reset (t) passes", itoa(h.ResetChecked), itoa(h.ResetBroken)},
+		},
+		Notes: []string{"Checked only where no other request of the key came between the header and the request held to it."},
+	}
+	if h.WithQuota == 0 {
+		checks.Notes = []string{"The target sent no RateLimit, RateLimit-* or X-RateLimit-* fields: nothing to hold it to."}
+	}
+	if retries {
+		checks.Rows = append(checks.Rows, []string{"a lone retry after Retry-After passes", itoa(h.RetryAfterChecked), itoa(h.RetryAfterBroken)})
+		if h.RetriesSent == 0 {
+			checks.Notes = append(checks.Notes, "No refusal carried a Retry-After (within --max-retry-wait): nothing was retried.")
+		} else {
+			checks.Notes = append(checks.Notes, fmt.Sprintf("Retries sent after Retry-After: %d, admitted: %d.", h.RetriesSent, h.RetriesAdmitted))
+		}
+	}
+	return writeTables(buf, format, []report.Table{main, checks})
+}
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }
+
+func pct(v float64) string {
+	if v == 0 {
+		return "0%"
+	}
+	return strconv.FormatFloat(v*100, 'f', 2, 64) + "%"
+}
+
+// probeCSVColumns are the columns of `rlsim probe --format csv`: raw numbers, durations
+// in seconds.
+var probeCSVColumns = []string{"scenario", "seed", "limit", "window", "time_scale", "target", "requests", "admitted", "rejected",
+	"other", "peak_window_admitted", "over_admission", "false_allow", "false_reject", "false_allow_rate", "false_reject_rate",
+	"keys", "late_ms_max", "late_ms_p99", "answer_ms_max", "with_quota", "remaining_checked", "remaining_broken", "reset_checked", "reset_broken",
+	"retries_sent", "retries_admitted", "retry_after_checked", "retry_after_broken"}
+
+func writeProbeCSV(buf *bytes.Buffer, rep probeReport) error {
+	cw := csv.NewWriter(buf)
+	if err := cw.Write(probeCSVColumns); err != nil {
+		return err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	r := rep.Results[0]
+	h := r.Headers
+	row := []string{rep.Scenario, strconv.FormatUint(rep.Seed, 10), itoa(rep.Policy.Limit), f(time.Duration(rep.Policy.Window).Seconds()),
+		f(rep.TimeScale), r.Target, itoa(r.Requests), itoa(r.Admitted), itoa(r.Rejected), itoa(r.Other), itoa(r.PeakWindowAdmitted),
+		f(r.OverAdmission), itoa(r.FalseAllow), itoa(r.FalseReject), f(r.FalseAllowRate), f(r.FalseRejectRate),
+		itoa(int64(r.Keys)), f(r.LateMSMax), f(r.LateMSP99), f(r.AnswerMSMax), itoa(h.WithQuota), itoa(h.RemainingChecked), itoa(h.RemainingBroken),
+		itoa(h.ResetChecked), itoa(h.ResetBroken), itoa(h.RetriesSent), itoa(h.RetriesAdmitted), itoa(h.RetryAfterChecked),
+		itoa(h.RetryAfterBroken)}
+	if err := cw.Write(row); err != nil {
+		return err
+	}
+	cw.Flush()
+	return cw.Error()
+}

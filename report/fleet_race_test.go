@@ -1,0 +1,96 @@
+package report
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rlsim/rlsim/report/chart"
+)
+
+func raceResult(alg, placement string, nodes int, rtt float64, effective int64) Result {
+	return Result{Algorithm: alg, Distributed: &Distributed{
+		Variant: placement, Placement: placement, Balancer: "round-robin", Nodes: nodes, StoreLatencyMS: rtt, EffectiveLimit: effective,
+	}}
+}
+
+// The race figure: a panel per algorithm, effective limit against nodes, a line per round
+// trip for the racy fleet, the atomic script as one line when it agrees at every round trip.
+func TestRaceFigures(t *testing.T) {
+	r := &Report{Scenario: "race", Policy: Policy{Limit: 100}, Results: []Result{
+		raceResult("fixed-window", "shared-racy", 10, 50, 131),
+		raceResult("fixed-window", "shared-racy", 1, 50, 107),
+		raceResult("fixed-window", "shared-racy", 1, 1, 107),
+		raceResult("fixed-window", "shared-racy", 10, 1, 108),
+		raceResult("fixed-window", "shared", 1, 1, 107),
+		raceResult("fixed-window", "shared", 10, 1, 107),
+		raceResult("fixed-window", "shared", 1, 50, 107),
+		raceResult("fixed-window", "shared", 10, 50, 107),
+		raceResult("token-bucket", "shared-racy", 1, 5, 199),
+		raceResult("token-bucket", "shared-racy", 10, 5, 1990),
+		raceResult("token-bucket", "shared", 1, 5, 199),
+		raceResult("token-bucket", "shared", 10, 10, 250), // disagrees: each round trip its own line
+		raceResult("token-bucket", "local", 10, 10, 1000), // not part of the race
+	}}
+	figs := RaceFigures(r)
+	if len(figs) != 1 || figs[0].Name != "race" || len(figs[0].Panels) != 2 {
+		t.Fatalf("figures %+v", figs)
+	}
+	names := func(p chart.Panel) []string {
+		var out []string
+		for _, s := range p.(chart.LinePanel).Series {
+			out = append(out, s.Name)
+		}
+		return out
+	}
+	fw := figs[0].Panels[0].(chart.LinePanel)
+	if fw.Title != "fixed-window" || !slices.Equal(names(fw), []string{
+		"read-decide-write, 1 ms round trip", "read-decide-write, 50 ms round trip", "atomic script, every round trip",
+	}) {
+		t.Errorf("fixed-window panel %q: %q", fw.Title, names(fw))
+	}
+	if pts := fw.Series[1].Points; len(pts) != 2 || pts[0] != (chart.Point{X: 1, Y: 107}) || pts[1] != (chart.Point{X: 10, Y: 131}) {
+		t.Errorf("50 ms line %v, want nodes in order", pts)
+	}
+	if got := names(figs[0].Panels[1]); !slices.Equal(got, []string{
+		"read-decide-write, 5 ms round trip", "atomic script, 5 ms round trip", "atomic script, 10 ms round trip",
+	}) {
+		t.Errorf("token-bucket panel: %q", got)
+	}
+	if fw.XLabel != "nodes" || len(fw.Limits) != 1 || fw.Limits[0].Y != 100 {
+		t.Errorf("axes %q, limits %v", fw.XLabel, fw.Limits)
+	}
+	if !slices.ContainsFunc(Figures(r), func(f *chart.Figure) bool { return f.Name == "race" }) {
+		t.Error("a scenario's figures leave the race out")
+	}
+	r.Results = r.Results[4:8] // atomic only
+	if figs := RaceFigures(r); figs != nil {
+		t.Errorf("a report without a racy fleet drew %d race figures", len(figs))
+	}
+}
+
+// The fleet table shows the latency percentiles, timeouts, breaker and stale-read columns
+// only where they mean something.
+func TestDistributedTableTimingColumns(t *testing.T) {
+	r := &Report{Scenario: "t", Results: []Result{
+		{Algorithm: "gcra", Distributed: &Distributed{Variant: "plain", Placement: "shared"}},
+	}}
+	var b strings.Builder
+	if err := WriteText(&b, DistributedTable(r)); err != nil {
+		t.Fatal(err)
+	}
+	for _, col := range []string{"latency_p99_ms", "store_timeouts", "breaker_open", "stale_reads"} {
+		if strings.Contains(b.String(), col) {
+			t.Errorf("a fleet without latency, outage or race shows %s", col)
+		}
+	}
+	r.Results = append(r.Results, Result{Algorithm: "gcra", Distributed: &Distributed{Variant: "down", Placement: "shared-racy", Alerts: 1,
+		AddedLatencyMaxMS: 50, AddedLatencyP50MS: 1, AddedLatencyP99MS: 50, StoreTimeouts: 12, BreakerOpenDecisions: 345, StaleReads: 6}})
+	tab := DistributedTable(r)
+	row := tab.Rows[1]
+	for col, want := range map[string]string{"latency_p50_ms": "1.00", "latency_p99_ms": "50.00", "store_timeouts": "12", "breaker_open": "345", "stale_reads": "6"} {
+		if got := row[slices.Index(tab.Header, col)]; got != want {
+			t.Errorf("%s = %q, want %q", col, got, want)
+		}
+	}
+}
