@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -19,7 +20,7 @@ import (
 )
 
 // Models lists the server models.
-var Models = []string{"occ", "rate-limited"}
+var Models = []string{"occ", "rate-limited", "overload"}
 
 // Result is one strategy at one client count, averaged over runs. The JSON names are the
 // contract of DESIGN.md.
@@ -41,9 +42,36 @@ type Result struct {
 	PeakArrivals float64 `json:"peak_arrivals"`
 	// PeakArrivalsMax is the highest retry wave of any run.
 	PeakArrivalsMax int64 `json:"peak_arrivals_max"`
-	// GiveUps is the mean number of jobs per run abandoned at the attempt limit or the
-	// deadline.
+	// CompletionMSP50, CompletionMSP99 and CompletionMSMax are percentiles of how long
+	// each client's job took, from its start to its end however it ended, in ms: exact
+	// (nearest rank) within each run, then averaged over the runs.
+	CompletionMSP50 float64 `json:"completion_ms_p50"`
+	CompletionMSP99 float64 `json:"completion_ms_p99"`
+	CompletionMSMax float64 `json:"completion_ms_max"`
+	// LoadPeak is the mean over runs of the most attempts of any kind, first tries
+	// included, reaching the server in one bin: the peak load the server carried.
+	LoadPeak float64 `json:"load_peak"`
+	// Requests is the mean number of requests per run the clients set out to make (each
+	// first try, sent or withheld by a policy).
+	Requests float64 `json:"requests"`
+	// Amplification is the server's calls ÷ the clients' requests: 1 when nothing was
+	// retried, above 1 by the load retries added, below 1 when a policy withheld first tries.
+	Amplification float64 `json:"amplification"`
+	// Wasted is the mean number of calls per run that brought no success: refused (429),
+	// failed (5xx, other 4xx), or answered after the client stopped waiting.
+	Wasted float64 `json:"wasted"`
+	// GiveUps is the mean number of jobs per run abandoned: at the attempt limit, at the
+	// deadline, or because a policy withheld an attempt.
 	GiveUps float64 `json:"give_ups"`
+	// Withheld is the mean number of attempts per run a policy refused to send (a retry
+	// budget spent, a breaker open); each ended its job as a give-up.
+	Withheld float64 `json:"withheld"`
+	// Failed is the mean number of jobs per run ended by a client error (a 4xx other than
+	// 429), which a client does not retry.
+	Failed float64 `json:"failed"`
+	// RetriedWrongly is the mean number of retries per run sent after a client error (only
+	// clients that retry every error do).
+	RetriedWrongly float64 `json:"retried_wrongly"`
 	// Duplicates is the mean number of times per run that non-idempotent work ran again
 	// because a retry repeated a request the server had already carried out.
 	Duplicates float64 `json:"duplicates"`
@@ -61,6 +89,12 @@ type Result struct {
 type RunStats struct {
 	Calls      int64
 	Completion time.Duration
+	// ClientCompletion is how long each client's job took; Experiment.Run turns it into
+	// the percentiles below and drops it, so memory holds one run's clients at a time.
+	ClientCompletion                                 []time.Duration
+	CompletionP50, CompletionP99, CompletionMax      time.Duration
+	LoadPeak                                         int64
+	Requests, Wasted, Withheld, Failed, RetriedWrong int64
 	// Attempts counts the attempts of any kind reaching the server per bin, from t=0.
 	Attempts []int64
 	// Retries counts the retries among them per bin (attempts after the first try of a
@@ -98,13 +132,13 @@ type Model interface {
 	// String describes the model's setup for report titles.
 	String() string
 	// Run simulates clients clients with strategy once, drawing from a RNG seeded by seed.
-	Run(strategy traffic.Backoff, clients int, seed uint64) RunStats
+	Run(strategy traffic.Strategy, clients int, seed uint64) RunStats
 }
 
 // Experiment is a sweep: every strategy at every client count, Runs times each.
 type Experiment struct {
 	Model      Model
-	Strategies []traffic.Backoff
+	Strategies []traffic.Strategy
 	Clients    []int
 	Runs       int
 	Seed       uint64
@@ -137,6 +171,13 @@ func (e Experiment) Run() ([]Result, error) {
 	if e.Runs < 1 {
 		return nil, fmt.Errorf("runs must be at least 1, got %d", e.Runs)
 	}
+	if _, occ := e.Model.(OCC); occ {
+		for _, s := range e.Strategies {
+			if len(s.Policies) > 0 {
+				return nil, fmt.Errorf("strategy %s: the occ model has no server answers for a policy to read; policies need the rate-limited or overload model", s.Name())
+			}
+		}
+	}
 	nc, nr := len(e.Clients), e.Runs
 	stats := make([]RunStats, len(e.Strategies)*nc*nr)
 	workers := e.Workers
@@ -151,6 +192,9 @@ func (e Experiment) Run() ([]Result, error) {
 				g.Go(func() error {
 					st := e.Model.Run(e.Strategies[s], e.Clients[c], RunSeed(e.Seed, e.Clients[c], r))
 					st.PeakArrivals = peak(st.Retries)
+					st.LoadPeak = peak(st.Attempts)
+					st.CompletionP50, st.CompletionP99, st.CompletionMax = percentiles(st.ClientCompletion)
+					st.ClientCompletion = nil
 					switch {
 					case r > 0 || !e.KeepSeries:
 						// Only the peaks are averaged; do not hold every series.
@@ -175,24 +219,62 @@ func (e Experiment) Run() ([]Result, error) {
 	return out, nil
 }
 
+// percentiles returns the exact (nearest-rank) 50th and 99th percentiles and the maximum
+// of ds, sorting it in place; zeros when it is empty.
+func percentiles(ds []time.Duration) (p50, p99, most time.Duration) {
+	if len(ds) == 0 {
+		return 0, 0, 0
+	}
+	slices.Sort(ds)
+	rank := func(p int) time.Duration {
+		// The smallest value with at least p% of the values at or below it.
+		i := (p*len(ds) + 99) / 100
+		return ds[max(i, 1)-1]
+	}
+	return rank(50), rank(99), ds[len(ds)-1]
+}
+
+// ms is d in milliseconds, rounded to the microsecond.
+func ms(d float64) float64 { return math.Round(d/float64(time.Microsecond)) / 1000 }
+
 func summarize(strategy string, clients int, runs []RunStats) Result {
 	r := Result{Strategy: strategy, Clients: clients, Runs: len(runs)}
 	// Sum in integers and divide once, so the means print without float noise.
 	var calls, giveUps, duplicates, peaks, honoured, refused int64
-	var completion time.Duration
+	var loads, requests, wasted, withheld, failed, wrong int64
+	var completion, p50, p99, most time.Duration
 	for _, s := range runs {
 		calls += s.Calls
 		completion += s.Completion
+		p50 += s.CompletionP50
+		p99 += s.CompletionP99
+		most += s.CompletionMax
 		giveUps += s.GiveUps
 		duplicates += s.Duplicates
 		peaks += s.PeakArrivals
+		loads += s.LoadPeak
+		requests += s.Requests
+		wasted += s.Wasted
+		withheld += s.Withheld
+		failed += s.Failed
+		wrong += s.RetriedWrong
 		r.PeakArrivalsMax = max(r.PeakArrivalsMax, s.PeakArrivals)
 		honoured += s.HonouredRetries
 		refused += s.HonouredRefused
 	}
 	n := float64(len(runs))
 	r.CallsMean = float64(calls) / n
-	r.CompletionMSMean = math.Round(float64(completion)/n/float64(time.Microsecond)) / 1000
+	r.CompletionMSMean = ms(float64(completion) / n)
+	r.CompletionMSP50, r.CompletionMSP99, r.CompletionMSMax = ms(float64(p50)/n), ms(float64(p99)/n), ms(float64(most)/n)
+	r.LoadPeak = float64(loads) / n
+	r.Requests = float64(requests) / n
+	if requests > 0 {
+		r.Amplification = float64(calls) / float64(requests)
+	}
+	r.Wasted = float64(wasted) / n
+	r.Withheld = float64(withheld) / n
+	r.Failed = float64(failed) / n
+	r.RetriedWrongly = float64(wrong) / n
 	r.GiveUps = float64(giveUps) / n
 	r.Duplicates = float64(duplicates) / n
 	r.PeakArrivals = float64(peaks) / n

@@ -8,15 +8,15 @@ import (
 	"github.com/rlsim/rlsim/traffic"
 )
 
-func strategies(t *testing.T, names ...string) []traffic.Backoff {
+func strategies(t *testing.T, names ...string) []traffic.Strategy {
 	t.Helper()
-	var out []traffic.Backoff
+	var out []traffic.Strategy
 	for _, n := range names {
 		b, err := traffic.NewBackoff(n, 5*time.Millisecond, 2*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, b)
+		out = append(out, traffic.Plain(b))
 	}
 	return out
 }
@@ -163,7 +163,7 @@ func BenchmarkOCCRun(b *testing.B) {
 			seed := uint64(0)
 			for b.Loop() {
 				seed++
-				DefaultOCC.Run(s, 100, seed)
+				DefaultOCC.Run(traffic.Plain(s), 100, seed)
 			}
 		})
 	}

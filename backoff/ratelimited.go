@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/rlsim/rlsim/algorithms"
@@ -64,7 +66,15 @@ type RateLimited struct {
 	Hiccup        Hiccup
 	Retry         traffic.Retry // Backoff is set per run
 	// RetryAfterDate sends Retry-After as an HTTP-date instead of seconds.
-	RetryAfterDate     bool
+	RetryAfterDate bool
+	// RetryAfterMs adds Retry-After-Ms, the wait to the millisecond, to every response
+	// that carries Retry-After; clients that honour Retry-After read it first.
+	RetryAfterMs bool
+	// Errors is the error mix of the API's answers to admitted requests.
+	Errors ErrorMix
+	// Processes is the number of client processes the clients belong to (0: one per
+	// client); the strategy's policies keep one state per process.
+	Processes          int
 	HopMean, HopStdDev time.Duration
 	// Epoch is the wall-clock time of t=0 (fixed windows align to it, HTTP-dates use it).
 	Epoch time.Time
@@ -110,14 +120,33 @@ func (m RateLimited) String() string {
 			s += fmt.Sprintf(", 503s from %s for %s", m.Hiccup.Start, m.Hiccup.Duration)
 		}
 	}
-	if m.Retry.Timeout > 0 {
-		s += fmt.Sprintf(", client timeout %s", m.Retry.Timeout)
+	if len(m.Errors) > 0 {
+		s += ", errors " + m.Errors.String()
 	}
-	if m.Retry.MaxAttempts > 0 {
-		s += fmt.Sprintf(", at most %d attempts", m.Retry.MaxAttempts)
+	if m.RetryAfterMs {
+		s += ", Retry-After-Ms"
 	}
-	if m.Retry.Deadline > 0 {
-		s += fmt.Sprintf(", deadline %s", m.Retry.Deadline)
+	s += retryString(m.Retry, m.Processes)
+	return s
+}
+
+// retryString describes the clients' retry settings for a model's String.
+func retryString(r traffic.Retry, processes int) string {
+	var s string
+	if processes > 0 {
+		s += fmt.Sprintf(", %d client process%s", processes, map[bool]string{true: "es"}[processes > 1])
+	}
+	if r.RetryAllErrors {
+		s += ", clients retry every error"
+	}
+	if r.Timeout > 0 {
+		s += fmt.Sprintf(", client timeout %s", r.Timeout)
+	}
+	if r.MaxAttempts > 0 {
+		s += fmt.Sprintf(", at most %d attempts", r.MaxAttempts)
+	}
+	if r.Deadline > 0 {
+		s += fmt.Sprintf(", deadline %s", r.Deadline)
 	}
 	return s
 }
@@ -136,11 +165,14 @@ func (m RateLimited) Validate() error {
 	if m.Start < 0 || m.Spread < 0 {
 		return fmt.Errorf("start and spread must not be negative")
 	}
-	return nil
+	if m.Processes < 0 {
+		return fmt.Errorf("processes must not be negative")
+	}
+	return m.Errors.Validate()
 }
 
 // Run implements Model.
-func (m RateLimited) Run(strategy traffic.Backoff, clients int, seed uint64) RunStats {
+func (m RateLimited) Run(strategy traffic.Strategy, clients int, seed uint64) RunStats {
 	lim, err := algorithms.New(m.Algorithm, m.Policy)
 	if err != nil {
 		// Validate rejects what New rejects; a model that was not validated fails loudly.
@@ -150,25 +182,34 @@ func (m RateLimited) Run(strategy traffic.Backoff, clients int, seed uint64) Run
 }
 
 // run is Run against lim, which the tests wrap to watch what the limiter is asked.
-func (m RateLimited) run(lim algorithms.Limiter, strategy traffic.Backoff, clients int, seed uint64) RunStats {
-	rng := rand.New(rand.NewPCG(seed, seed^0x2545f4914f6cdd1d))
-	api := &api{m: m, lim: lim, rng: rng, done: map[uint64]bool{}, ran: map[[2]int]int{}}
-	retry := m.Retry
-	retry.Backoff = strategy
-	pop := &traffic.Clients{Server: api, Retry: retry, Epoch: m.Epoch, Bin: m.Bin, RNG: rng}
+func (m RateLimited) run(lim algorithms.Limiter, strategy traffic.Strategy, clients int, seed uint64) RunStats {
+	rng := sim.NewRNG(seed, sim.BackoffStream)
+	api := &api{m: m, lim: lim, rng: rng, seed: seed, done: map[uint64]bool{}, ran: map[[2]int]int{}}
+	pop := &traffic.Clients{Server: api, Retry: m.Retry, Epoch: m.Epoch, Bin: m.Bin, RNG: rng, Processes: m.Processes}
+	st := runClients(pop, strategy, clients, m.Start, m.Spread, traffic.Job{Requests: m.Requests, NonIdempotent: m.NonIdempotent})
+	st.Duplicates = api.duplicates
+	return st
+}
+
+// runClients runs clients clients of pop with strategy, all with job, starting at start
+// or evenly over spread, and returns what they measured.
+func runClients(pop *traffic.Clients, strategy traffic.Strategy, clients int, start, spread time.Duration, job traffic.Job) RunStats {
+	pop.Retry.Backoff, pop.Retry.Policies = strategy.Backoff, strategy.Policies
 	var loop sim.Loop
 	for i := range clients {
-		start := m.Start
-		if clients > 1 && m.Spread > 0 {
-			start += time.Duration(float64(m.Spread) * float64(i) / float64(clients-1))
+		job.Start = start
+		if clients > 1 && spread > 0 {
+			job.Start += time.Duration(float64(spread) * float64(i) / float64(clients-1))
 		}
-		pop.Add(&loop, traffic.Job{Start: start, Requests: m.Requests, NonIdempotent: m.NonIdempotent})
+		pop.Add(&loop, job)
 	}
 	loop.Run(math.MaxInt64)
 	s := pop.Stats
 	return RunStats{
-		Calls: s.Calls, Completion: s.Completion, Attempts: s.Arrivals, Retries: s.Retries, GiveUps: s.GiveUps,
-		Duplicates: api.duplicates, HonouredRetries: s.HonouredRetries, HonouredRefused: s.HonouredRefused,
+		Calls: s.Calls, Completion: s.Completion, ClientCompletion: s.ClientCompletion,
+		Attempts: s.Arrivals, Retries: s.Retries, GiveUps: s.GiveUps,
+		HonouredRetries: s.HonouredRetries, HonouredRefused: s.HonouredRefused,
+		Requests: s.Requests, Wasted: s.Calls - s.Succeeded, Withheld: s.Withheld, Failed: s.Failed, RetriedWrong: s.RetriedWrongly,
 	}
 }
 
@@ -177,6 +218,7 @@ type api struct {
 	m          RateLimited
 	lim        algorithms.Limiter
 	rng        *rand.Rand
+	seed       uint64
 	done       map[uint64]bool // idempotency keys of requests carried out
 	ran        map[[2]int]int  // times each (client, request) was carried out
 	duplicates int64
@@ -199,14 +241,30 @@ func (a *api) Serve(now time.Duration, at *traffic.Attempt) traffic.Reply {
 	back := a.hop()
 	h := a.m.Hiccup
 	if h.in(now) && h.Kind == "503" {
-		return traffic.Reply{Response: response.Overloaded(h.RetryAfter), Latency: back}
+		return traffic.Reply{Response: a.overloaded(h.RetryAfter), Latency: back}
 	}
 	policy := response.Policy{Name: "api", Policy: a.m.Policy}
 	d := a.lim.Allow(key, a.m.Epoch.UnixNano()+int64(now), 1)
 	if !d.Allowed {
 		r := response.For(d, policy, response.Headers{})
+		if a.m.RetryAfterMs {
+			r.SetRetryAfterMs(d.RetryAfter)
+		}
 		if a.m.RetryAfterDate {
 			r.RetryAfterDate(a.m.Epoch.Add(now))
+		}
+		return traffic.Reply{Response: r, Latency: back}
+	}
+	if e, ok := a.m.Errors.pick(a.seed, at, a.rng); ok {
+		// The API checked the limit, then failed the request: nothing was carried out.
+		r := response.Response{Status: e.Status, Header: http.Header{}}
+		if e.Status == http.StatusServiceUnavailable {
+			r = a.overloaded(e.RetryAfter)
+		} else if e.RetryAfter > 0 {
+			r.Header.Set("Retry-After", strconv.FormatInt(response.Seconds(e.RetryAfter), 10))
+			if a.m.RetryAfterMs {
+				r.SetRetryAfterMs(e.RetryAfter)
+			}
 		}
 		return traffic.Reply{Response: r, Latency: back}
 	}
@@ -227,4 +285,14 @@ func (a *api) Serve(now time.Duration, at *traffic.Attempt) traffic.Reply {
 		latency += h.SlowBy
 	}
 	return traffic.Reply{Response: response.For(d, policy, response.Headers{}), Latency: latency}
+}
+
+// overloaded is the 503 of a hiccup or of the error mix, with Retry-After (and
+// Retry-After-Ms when the model sends it) if retryAfter > 0.
+func (a *api) overloaded(retryAfter time.Duration) response.Response {
+	r := response.Overloaded(retryAfter)
+	if a.m.RetryAfterMs {
+		r.SetRetryAfterMs(retryAfter)
+	}
+	return r
 }

@@ -82,7 +82,7 @@ func TestRetryStormWaves(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e.Strategies = append(e.Strategies, b)
+		e.Strategies = append(e.Strategies, traffic.Plain(b))
 	}
 	rs, err := e.Run()
 	if err != nil {

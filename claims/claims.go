@@ -113,8 +113,9 @@ func (e Evidence) String() string {
 // cite records a figure of this command's output: cells found in order on one line.
 func (e *Evidence) cite(cells ...string) { e.Figures = append(e.Figures, cells) }
 
-// Runner runs rlsim with args (no program name) in-process and returns what it printed
-// on standard output, or an error carrying what it printed on standard error.
+// Runner runs rlsim with args (no program name) in-process, writing no result files, and
+// returns what it printed on standard output, or an error carrying what it printed on
+// standard error.
 type Runner func(args []string) ([]byte, error)
 
 // Config is what the claims need from outside the package.

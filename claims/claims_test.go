@@ -21,13 +21,7 @@ import (
 )
 
 // run runs an rlsim command line in-process, as `rlsim claims` does.
-func run(args []string) ([]byte, error) {
-	var out, errOut bytes.Buffer
-	if code := cmd.Main(args, cmd.IO{In: strings.NewReader(""), Out: &out, Err: &errOut}); code != 0 {
-		return nil, fmt.Errorf("exit %d: %s", code, strings.TrimSpace(errOut.String()))
-	}
-	return out.Bytes(), nil
-}
+func run(args []string) ([]byte, error) { return cmd.RunQuiet(args) }
 
 var (
 	allOnce    sync.Once
@@ -165,7 +159,7 @@ func TestCommandsPrintTheirFigures(t *testing.T) {
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
 			for i := range next {
-				args := append(slices.Clone(commands[i]), "--charts", "none", "--out", "")
+				args := slices.Clone(commands[i])
 				for j := 1; j < len(args); j++ {
 					if args[j-1] == "--decisions" { // each its own file: the commands run at once
 						args[j] = filepath.Join(dir, fmt.Sprintf("decisions-%d.csv", i))

@@ -246,7 +246,7 @@ var occArgs = []string{"backoff", "--model", "occ", "--runs", "20"}
 func citeShares(ev *Evidence, by map[string]strategyRow) {
 	for _, n := range honourStrategies {
 		if v := by[n].RetryAfterRefusedShare; v != nil {
-			ev.cite(n, cellInt(int64(by[n].Clients)), cellFixed(*v, 4))
+			ev.cite(n, cellInt(int64(by[n].Clients)), cellCSV(*v))
 		}
 	}
 }
@@ -256,7 +256,7 @@ func citeShares(ev *Evidence, by map[string]strategyRow) {
 func citeStrategies(ev *Evidence, by map[string]strategyRow, names ...string) {
 	for _, n := range names {
 		r := by[n]
-		ev.cite(n, cellInt(int64(r.Clients)), cellInt(int64(r.Runs)), cellFixed(r.CallsMean, 1), cellFixed(r.CompletionMSMean, 1), cellFixed(r.PeakArrivals, 1))
+		ev.cite(n, cellInt(int64(r.Clients)), cellInt(int64(r.Runs)), cellCSV(r.CallsMean), cellCSV(r.CompletionMSMean), cellCSV(r.PeakArrivals))
 	}
 }
 
@@ -578,12 +578,12 @@ func measureIdempotency(s *session) (Measurement, error) {
 	if err != nil {
 		return nil, err
 	}
-	ev.cite("full-jitter", "100", stormRuns, cellFixed(without["full-jitter"].CallsMean, 1), cellFixed(without["full-jitter"].Duplicates, 2))
+	ev.cite("full-jitter", "100", stormRuns, cellCSV(without["full-jitter"].CallsMean), cellCSV(without["full-jitter"].Duplicates))
 	with, ev, err := s.backoff(append(slices.Clone(paymentArgs), "--idempotency-keys")...)
 	if err != nil {
 		return nil, err
 	}
-	ev.cite("full-jitter", "100", stormRuns, cellFixed(with["full-jitter"].CallsMean, 1), cellFixed(with["full-jitter"].Duplicates, 2))
+	ev.cite("full-jitter", "100", stormRuns, cellCSV(with["full-jitter"].CallsMean), cellCSV(with["full-jitter"].Duplicates))
 	return idempotency{without: without["full-jitter"], with: with["full-jitter"]}, nil
 }
 

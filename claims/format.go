@@ -29,7 +29,12 @@ func cellInt(v int64) string { return strconv.FormatInt(v, 10) }
 // cellRatio is a ratio such as over_admission: two decimals.
 func cellRatio(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
 
-// cellFixed is v with prec decimals, as the backoff table prints its means.
+// cellCSV is v as `--format csv` prints it: the shortest decimal that reads back as v.
+// The backoff claims cite their commands' CSV, which carries every figure (the table keeps
+// to the columns a terminal has room for).
+func cellCSV(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// cellFixed is v with prec decimals, as the tables print their means.
 func cellFixed(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
 
 // cellPercent is a rate as the results table prints it.

@@ -65,7 +65,7 @@ func (s *session) exec(args ...string) ([]byte, *Evidence, error) {
 			run[i] = s.cfg.RedisURL
 		}
 	}
-	run = append(run, "--format", "json", "--out", "", "--charts", "none")
+	run = append(run, "--format", "json")
 	out, err := s.cfg.Run(run)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", ev, err)
@@ -163,7 +163,9 @@ func (s *session) backoff(args ...string) (map[string]strategyRow, *Evidence, er
 	var run struct {
 		Results []strategyRow `json:"results"`
 	}
-	ev, err := s.decode(&run, args...)
+	// The command a claim cites prints CSV, which carries every figure of the run; the
+	// measurement itself reads the JSON.
+	ev, err := s.decode(&run, append(slices.Clone(args), "--format", "csv")...)
 	if err != nil {
 		return nil, nil, err
 	}

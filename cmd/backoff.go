@@ -3,7 +3,6 @@ package cmd
 import (
 	"bytes"
 	"encoding/csv"
-	"fmt"
 	"io"
 	"slices"
 	"strconv"
@@ -31,6 +30,7 @@ type backoffOptions struct {
 	series      string
 	workers     int
 	rl          rateLimitedFlags
+	strategy    strategyFlags
 	// reproduce are the flags the user set that shape the results, for chart captions.
 	reproduce []string
 }
@@ -48,22 +48,89 @@ model and averages the runs.
                 version and write it back; a write succeeds only if nobody wrote in between.
                 Hops take |Normal(10ms, 2ms)|; calls are the write calls.
   rate-limited  clients against an API guarded by one of rlsim's limiters, with a hiccup
-                (a window of 503s or slowness) that makes them all fail at once.
+                (a window of 503s or slowness) that makes them all fail at once, and an
+                optional --error-mix of 503s and 4xx.
+  overload      a backend of finite --capacity and no limiter, met by clients starting
+                over --spread (default 15000 clients over 10s, 1.5x its capacity); above
+                capacity each attempt fails with probability 1 - capacity/load, so retries
+                feed the storm. amplification = server calls / client requests.
 
 --clients takes one count, a list (10,50,100) or a sweep A..B/STEP (10..190/10).
 
+A strategy is a backoff shape, which chooses each sleep, optionally followed by policies
+that decide whether an attempt may be sent at all: SHAPE[+POLICY...], for example
+full-jitter+retry-budget or exponential+retry-quota+adaptive. A policy named alone means
+full-jitter+POLICY. Shapes (base b, cap c, n-th failure, v = min(c, b*2^n)):
+  none, constant (b), linear (min(c, b*n)), exponential (v), full-jitter ([0, v)),
+  equal-jitter (v/2 + [0, v/2)), decorrelated-jitter, proportional-jitter (v +- --jitter)
+Policies (rate-limited and overload models; one state per client process, see --processes):
+  retry-budget     retries <= --budget-ratio x recent requests, at least --budget-min/s
+                   (Finagle, Envoy)
+  retry-throttle   a token count: failures take 1, successes give --throttle-token-ratio
+                   back; retries only above half of --throttle-max-tokens (gRPC A6)
+  retry-quota      retries cost --quota-retry-cost units of --quota-capacity, refunded
+                   on success (AWS SDKs' standard mode)
+  adaptive         a client-side token bucket, cut on 429s (and 503s with Retry-After),
+                   regrown along a cubic; paces first tries too (AWS SDKs' adaptive mode)
+  circuit-breaker  closed/open/half-open on the failure share of the last
+                   --breaker-window outcomes; open refuses every attempt
+A withheld attempt ends its client's job as a give-up.
+
 peak_arrivals is the herd: the most retries (every attempt after the first try of a
-request) reaching the server in one --bin, averaged over runs. The clients' first tries
-all leave together by the premise of both models and are not counted, so the figure is
-what the strategy made of the failure: tall for exponential backoff, whose clients stay in
-lockstep, low for full jitter.
+request) reaching the server in one --bin, averaged over runs. First tries are not
+counted (in the occ and rate-limited models they all leave together by premise), so the
+figure is what the strategy made of the failure: tall for exponential backoff, whose
+clients stay in lockstep, low for full jitter.
 
 With --charts (default svg) and --out (default out/), the command also draws
 DIR/backoff-MODEL/: backoff.{svg,png}, calls and completion time against clients per
 strategy (for a sweep of two or more client counts), and herd.{svg,png}, the retries
-per bin over time per strategy (the first run at the largest client count).`,
-		Args: cobra.NoArgs,
+per bin over time per strategy (the first run at the largest client count), and
+load.{svg,png}, every attempt and the retries per bin, one panel per strategy.
+
+The table shows calls (amp, server calls / client requests, for overload), each client's
+time to finish (p50_s, p99_s, max_s), the herd (peak), wasted calls, give-ups and
+duplicates, and says which strategy made the fewest calls, drained fastest (the time the
+last client finished) and made the gentlest peak; --format json or csv carries every
+figure.`,
+		Example: `  # Brooker's experiment: 100 clients, every strategy, the mean of 100 runs
+  rlsim backoff
+
+  # calls and time to finish against the number of clients, charted under out/backoff-occ/
+  rlsim backoff --clients 10..100/10 --runs 10 --charts png,svg
+
+  # a herd against a rate-limited API after a hiccup, Retry-After ignored
+  rlsim backoff --model rate-limited --clients 200 --strategies exponential,full-jitter --retry-after ignore
+
+  # policies that protect the server: a retry budget and adaptive throttling beside full jitter
+  rlsim backoff --model rate-limited --strategies full-jitter,constant,retry-budget,adaptive --runs 2`,
+		Args: argCount(0, 0),
 		RunE: func(c *cobra.Command, _ []string) error {
+			if o.model == "overload" {
+				if !c.Flags().Changed("runs") {
+					o.runs = 10
+				}
+				if !c.Flags().Changed("clients") {
+					o.clients = "15000"
+				}
+				if !c.Flags().Changed("base") {
+					o.base = 100 * time.Millisecond
+				}
+				if !c.Flags().Changed("cap") {
+					o.cap = 10 * time.Second
+				}
+				if !c.Flags().Changed("bin") {
+					o.bin = backoff.DefaultOverload.Bin
+				}
+				if !c.Flags().Changed("spread") {
+					o.rl.spread = backoff.DefaultOverload.Spread
+				}
+			}
+			for name, models := range serverFlags {
+				if c.Flags().Changed(name) && !slices.Contains(models, o.model) {
+					return usagef("--%s: applies to --model %s, not %s", name, strings.Join(models, " and "), o.model)
+				}
+			}
 			if o.model == "rate-limited" {
 				// The storm of the notes plays out over seconds, not milliseconds, and
 				// a thousand clients make it; these defaults set that scale.
@@ -85,19 +152,23 @@ per bin over time per strategy (the first run at the largest client count).`,
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&o.model, "model", "occ", "server model: occ or rate-limited")
-	f.StringVar(&o.clients, "clients", "100", "client count: N, a list N,M,.. or a sweep A..B/STEP; 1000 unless set for rate-limited")
-	f.IntVar(&o.runs, "runs", 100, "runs averaged per strategy and client count; 20 unless set for rate-limited")
-	f.StringSliceVar(&o.strategies, "strategies", nil, "strategies, comma-separated (default: "+strings.Join(traffic.BackoffNames, ",")+")")
-	f.DurationVar(&o.base, "base", 5*time.Millisecond, "backoff base; 500ms unless set for rate-limited")
-	f.DurationVar(&o.cap, "cap", 2*time.Second, "backoff cap; 30s unless set for rate-limited")
-	f.StringVar(&o.retryAfter, "retry-after", "honor", "honor or ignore the server's Retry-After (rate-limited model)")
-	f.DurationVar(&o.bin, "bin", 10*time.Millisecond, "bin width of peak_arrivals: the most retries (attempts after a request's first try) reaching the server in one bin")
+	f.StringVar(&o.model, "model", "occ", "server model: occ, rate-limited or overload")
+	f.StringVar(&o.clients, "clients", "100", "client count: N, a list N,M,.. or a sweep A..B/STEP; 1000 for rate-limited, 15000 for overload, unless set")
+	f.IntVar(&o.runs, "runs", 100, "runs averaged per strategy and client count; 20 for rate-limited, 10 for overload, unless set")
+	f.StringSliceVar(&o.strategies, "strategies", nil, "strategies, comma-separated: SHAPE[+POLICY...] or POLICY (= full-jitter+POLICY), see above (default: "+strings.Join(traffic.BackoffNames, ",")+")")
+	f.DurationVar(&o.base, "base", 5*time.Millisecond, "backoff base; 500ms for rate-limited, 100ms for overload, unless set")
+	f.DurationVar(&o.cap, "cap", 2*time.Second, "backoff cap; 30s for rate-limited, 10s for overload, unless set")
+	f.StringVar(&o.retryAfter, "retry-after", "honor", "honor or ignore the server's Retry-After (rate-limited and overload models)")
+	f.DurationVar(&o.bin, "bin", 10*time.Millisecond, "bin width of peak_arrivals: the most retries (attempts after a request's first try) reaching the server in one bin; 100ms for overload unless set")
 	f.IntVar(&o.maxAttempts, "max-attempts", 0, "attempts per request before a client gives up (0: no limit)")
 	f.DurationVar(&o.deadline, "deadline", 0, "time a job may take before its client gives up (0: none)")
 	f.StringVar(&o.series, "series", "", "write the first run's attempts and arrivals (retries) per bin as CSV to this file")
 	o.rl.register(f)
+	o.strategy.register(f)
 	f.IntVar(&o.workers, "workers", 0, "runs simulated at once (default: one per CPU; results do not depend on it)")
+	g.addFormatFlag(c, allFormats...)
+	g.addOutFlags(c)
+	g.addSeedFlag(c)
 	return c
 }
 
@@ -178,12 +249,24 @@ func (o *backoffOptions) experiment() (backoff.Experiment, error) {
 	if len(names) == 0 {
 		names = traffic.BackoffNames
 	}
+	cfg, err := o.strategy.config(o.base, o.cap)
+	if err != nil {
+		return e, err
+	}
+	seen := map[string]bool{}
 	for _, n := range names {
-		b, err := traffic.NewBackoff(n, o.base, o.cap)
+		s, err := traffic.ParseStrategy(n, cfg)
 		if err != nil {
 			return e, usagef("--strategies: %v", err)
 		}
-		e.Strategies = append(e.Strategies, b)
+		if seen[s.Name()] {
+			return e, usagef("--strategies: %s is listed twice", s.Name())
+		}
+		seen[s.Name()] = true
+		if o.model == "occ" && len(s.Policies) > 0 {
+			return e, usagef("--strategies: %s: policies read the server's answers; use them with --model rate-limited or overload", s.Name())
+		}
+		e.Strategies = append(e.Strategies, s)
 	}
 	switch o.model {
 	case "occ":
@@ -196,22 +279,16 @@ func (o *backoffOptions) experiment() (backoff.Experiment, error) {
 			return e, err
 		}
 		e.Model = m
+	case "overload":
+		m, err := o.rl.overload(o)
+		if err != nil {
+			return e, err
+		}
+		e.Model = m
 	default:
 		return e, usagef("--model: unknown model %q (want %s)", o.model, strings.Join(backoff.Models, " or "))
 	}
 	return e, nil
-}
-
-// backoffReport is the JSON object of `rlsim backoff`.
-type backoffReport struct {
-	Model      string           `json:"model"`
-	Seed       uint64           `json:"seed"`
-	Base       report.Duration  `json:"base"`
-	Cap        report.Duration  `json:"cap"`
-	Bin        report.Duration  `json:"bin"`
-	RetryAfter string           `json:"retry_after,omitempty"`
-	Setup      string           `json:"setup"`
-	Results    []backoff.Result `json:"results"`
 }
 
 func runBackoff(o *backoffOptions, streams IO) error {
@@ -236,20 +313,22 @@ func runBackoff(o *backoffOptions, streams IO) error {
 		Model: o.model, Seed: e.Seed, Base: report.Duration(o.base), Cap: report.Duration(o.cap),
 		Bin: report.Duration(o.bin), Setup: e.Model.String(), Results: results,
 	}
-	if o.model == "rate-limited" {
+	if o.model != "occ" {
 		rep.RetryAfter = o.retryAfter
+		rep.Processes = o.rl.processes
 	}
+	rep.Verdicts = backoffVerdicts(results)
 	// Render everything before writing anything: a failure leaves no file behind.
 	var buf bytes.Buffer
 	switch o.format {
 	case "json":
 		err = report.WriteJSON(&buf, rep)
 	case "csv":
-		err = report.WriteTableCSV(&buf, backoffTable(rep, true))
+		err = report.WriteTableCSV(&buf, backoffMachineTable(rep))
 	case "markdown":
-		err = report.WriteMarkdown(&buf, backoffTable(rep, false))
+		err = report.WriteMarkdown(&buf, backoffTable(rep))
 	default:
-		err = report.WriteText(&buf, backoffTable(rep, false))
+		err = report.WriteText(&buf, backoffTable(rep))
 	}
 	if err != nil {
 		return err
@@ -277,36 +356,6 @@ func runBackoff(o *backoffOptions, streams IO) error {
 	}
 	_, err = streams.Out.Write(buf.Bytes())
 	return err
-}
-
-// backoffTable is the results as a table; raw numbers when machine is set.
-func backoffTable(r backoffReport, machine bool) report.Table {
-	t := report.Table{
-		Title: fmt.Sprintf("backoff, model %s — %s; base %s, cap %s, bin %s, seed %d",
-			r.Model, r.Setup, time.Duration(r.Base), time.Duration(r.Cap), time.Duration(r.Bin), r.Seed),
-		Header: []string{"strategy", "clients", "runs", "calls_mean", "completion_ms_mean", "peak_arrivals",
-			"peak_arrivals_max", "give_ups", "duplicates", "retry_after_refused_share"},
-	}
-	num := func(v float64, prec int) string {
-		if machine {
-			return strconv.FormatFloat(v, 'g', -1, 64)
-		}
-		return strconv.FormatFloat(v, 'f', prec, 64)
-	}
-	for _, x := range r.Results {
-		share := "-"
-		if x.RetryAfterRefusedShare != nil {
-			share = num(*x.RetryAfterRefusedShare, 4)
-		} else if machine {
-			share = ""
-		}
-		t.Rows = append(t.Rows, []string{
-			x.Strategy, strconv.Itoa(x.Clients), strconv.Itoa(x.Runs),
-			num(x.CallsMean, 1), num(x.CompletionMSMean, 1), num(x.PeakArrivals, 1),
-			strconv.FormatInt(x.PeakArrivalsMax, 10), num(x.GiveUps, 2), num(x.Duplicates, 2), share,
-		})
-	}
-	return t
 }
 
 // writeSeries writes, per strategy and client count, the first run's attempts of any kind

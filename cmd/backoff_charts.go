@@ -16,8 +16,9 @@ import (
 
 // backoffFigures are the charts of a backoff run: the experiment's two figures (calls and
 // completion time against clients, per strategy) when more than one client count was run,
-// and the herd (retries reaching the server per bin over time, per strategy) at the
-// largest client count.
+// the herd (retries reaching the server per bin over time, per strategy) and the load
+// (every attempt and the retries among them, per strategy, against the overloaded
+// backend's capacity) at the largest client count.
 func backoffFigures(o *backoffOptions, rep backoffReport) []*chart.Figure {
 	caption := fmt.Sprintf("model %s · %s · base %s, cap %s · seed %d\n%s",
 		rep.Model, rep.Setup, time.Duration(rep.Base), time.Duration(rep.Cap), rep.Seed, backoffCommand(o, rep.Seed))
@@ -64,6 +65,23 @@ func backoffFigures(o *backoffOptions, rep backoffReport) []*chart.Figure {
 			Title:   fmt.Sprintf("backoff, model %s: %d clients' retries reaching the server per %s, per strategy", rep.Model, largest, time.Duration(rep.Bin)),
 			Caption: caption + "\nfirst run of each strategy; first tries not counted (they all leave together)",
 		}, herd, time.Duration(rep.Bin)))
+	}
+	var load []chart.LoadPanel
+	for _, r := range rep.Results {
+		if r.Clients == largest && r.Attempts != nil {
+			load = append(load, chart.LoadPanel{Name: r.Strategy,
+				Attempts: chart.BinPoints(r.Attempts, time.Duration(rep.Bin)), Retries: chart.BinPoints(r.Arrivals, time.Duration(rep.Bin))})
+		}
+	}
+	if len(load) > 0 {
+		capacity := 0.0
+		if rep.Model == "overload" {
+			capacity = o.rl.capacity * time.Duration(rep.Bin).Seconds()
+		}
+		figs = append(figs, chart.LoadFigure(chart.Meta{
+			Title:   fmt.Sprintf("backoff, model %s: %d clients' attempts reaching the server per %s, per strategy", rep.Model, largest, time.Duration(rep.Bin)),
+			Caption: caption + "\nfirst run of each strategy",
+		}, load, time.Duration(rep.Bin), capacity))
 	}
 	return figs
 }

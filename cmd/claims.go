@@ -44,12 +44,17 @@ The Redis memory claims use the store's model calibrated on Redis 7 unless --red
 the RLSIM_REDIS_URL environment variable) names a server: their commands then run rlsim
 memory on it under the prefix "rlsim-claims:", which must be unused, and delete what they
 wrote.`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return usagef("claims takes no arguments, got %q", args[0])
-			}
-			return nil
-		},
+		Example: `  rlsim claims
+
+  # one claim, as a Markdown table for a design document
+  rlsim claims --claim fixed-window-200-in-200ms --format markdown
+
+  # the verdicts only
+  rlsim claims --columns id,verdict
+
+  # as a Markdown table for a design document, the memory claims measured on a real Redis
+  rlsim claims --format markdown --redis redis://127.0.0.1:6379/0`,
+		Args: argCount(0, 0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			if !c.Flags().Changed("redis") {
 				o.redisURL = os.Getenv("RLSIM_REDIS_URL")
@@ -61,6 +66,7 @@ wrote.`,
 	f.StringVar(&o.redisURL, "redis", "", "measure the Redis memory claims on this server (default $RLSIM_REDIS_URL; unset: the calibrated model)")
 	f.StringArrayVar(&o.ids, "claim", nil, "run only the claim with this ID (repeatable)")
 	f.StringSliceVar(&o.columns, "columns", nil, "fields to print, comma-separated: "+strings.Join(claims.Columns, ",")+" (default: all)")
+	g.addFormatFlag(c, allFormats...)
 	return c
 }
 
@@ -94,9 +100,23 @@ func runClaims(o *claimsOptions, streams IO, checks []claims.Check) error {
 
 // inProcess runs an rlsim command line in this process for the claims, with its output in
 // memory.
-func inProcess(args []string) ([]byte, error) {
+func inProcess(args []string) ([]byte, error) { return RunQuiet(args) }
+
+// RunQuiet runs an rlsim command line in-process and returns what it prints on stdout. It
+// writes no result files: where the command takes --out and --charts it runs with --out ""
+// and --charts none. A non-zero exit is an error carrying the command's message.
+func RunQuiet(args []string) ([]byte, error) {
 	var out, errOut bytes.Buffer
-	if code := Main(args, IO{In: strings.NewReader(""), Out: &out, Err: &errOut}); code != 0 {
+	streams := IO{In: strings.NewReader(""), Out: &out, Err: &errOut}
+	if c, _, err := NewRoot(streams).Find(args); err == nil {
+		if c.Flags().Lookup("out") != nil {
+			args = append(slices.Clone(args), "--out", "")
+		}
+		if c.Flags().Lookup("charts") != nil {
+			args = append(slices.Clone(args), "--charts", "none")
+		}
+	}
+	if code := Main(args, streams); code != 0 {
 		return nil, fmt.Errorf("exit %d: %s", code, strings.TrimSpace(strings.TrimPrefix(errOut.String(), "rlsim: ")))
 	}
 	return out.Bytes(), nil

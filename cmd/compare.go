@@ -39,7 +39,18 @@ func newCompareCmd(g *globalOptions, streams IO) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "compare",
 		Short: "Run every algorithm against the built-in scenarios (or the ones named)",
-		Args:  cobra.NoArgs,
+		Example: `  # every built-in scenario but the heavy ones; tables here, results and charts in out/
+  rlsim compare
+
+  # the fixed-window boundary case, as Markdown
+  rlsim compare --scenario boundary-burst --format markdown
+
+  # who is refused when an office behind one address is keyed on IP
+  rlsim compare --scenario nat-crowd --key ip
+
+  # two algorithms at a tighter policy, one CSV row per request and no files in out/
+  rlsim compare --scenario flood-one-key --algorithms token-bucket,gcra --limit 50 --window 10s --decisions decisions.csv --out ""`,
+		Args: argCount(0, 0),
 		RunE: func(*cobra.Command, []string) error {
 			return runCompare(o, streams)
 		},
@@ -55,6 +66,7 @@ func newCompareCmd(g *globalOptions, streams IO) *cobra.Command {
 	f.IntVar(&o.worstBudget, "worst-budget", defaultCompareWorstBudget, "local-search budget of the worst_over_admission column (0: structured attacks only)")
 	addScaleFlags(c, o)
 	addStoreFlags(c, o)
+	addRunFlags(c, g)
 	return c
 }
 
@@ -63,7 +75,12 @@ func newRunCmd(g *globalOptions, streams IO) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "run FILE|NAME",
 		Short: "Run one scenario file or built-in scenario",
-		Args:  cobra.ExactArgs(1),
+		Example: `  rlsim run boundary-burst
+  rlsim run cluster-outage --format json --charts png,svg
+
+  # a scenario file of your own (rlsim scenarios show NAME prints one to start from)
+  rlsim run scenarios/boundary-burst.yaml --seed 7 --decisions decisions.csv`,
+		Args: argCount(1, 1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			o.scenarios = args
 			return runCompare(o, streams)
@@ -71,7 +88,16 @@ func newRunCmd(g *globalOptions, streams IO) *cobra.Command {
 	}
 	addScaleFlags(c, o)
 	addStoreFlags(c, o)
+	addRunFlags(c, g)
 	return c
+}
+
+// addRunFlags adds the output flags of compare and run, which use all of them.
+func addRunFlags(c *cobra.Command, g *globalOptions) {
+	g.addFormatFlag(c, allFormats...)
+	g.addOutFlags(c)
+	g.addSeedFlag(c)
+	g.addDecisionsFlag(c)
 }
 
 func (o *compareOptions) validate() error {

@@ -86,7 +86,15 @@ func newHeadersCmd(g *globalOptions, streams IO) *cobra.Command {
 		Long: `headers sends --requests requests of one key (default: limit + 1) through the policy,
 spread evenly over --spread from --at after 10:00:00, and prints the HTTP response to the
 last one: with no flags, the refusal a default policy (100 per minute) sends.`,
-		Args: cobra.NoArgs,
+		Example: `  # the 429 a policy of 100 per minute sends to the 101st request
+  rlsim headers
+
+  # a token bucket of 10 per second, with the older header names too, as JSON
+  rlsim headers --algorithm token-bucket --limit 10 --window 1s --legacy-headers --format json
+
+  # a request that can never pass: 413
+  rlsim headers --requests 1 --cost 101`,
+		Args: argCount(0, 0),
 		RunE: func(*cobra.Command, []string) error { return runHeaders(o, streams) },
 	}
 	f := c.Flags()
@@ -95,6 +103,7 @@ last one: with no flags, the refusal a default policy (100 per minute) sends.`,
 	f.Int64Var(&o.cost, "cost", 1, "cost of each request")
 	f.DurationVar(&o.spread, "spread", 0, "spread the burst evenly over this long")
 	f.DurationVar(&o.at, "at", 48*time.Second, "time of the first request after 10:00:00")
+	g.addFormatFlag(c, "table", "json")
 	return c
 }
 

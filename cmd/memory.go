@@ -46,7 +46,15 @@ a model calibrated on Redis 7, marked "model".
 
 With --charts (default svg) it draws memory.svg (and .png) under OUT/memory/: bytes per
 key in-process beside Redis, a log scale, the Redis bars labelled measured or model.`,
-		Args: cobra.NoArgs,
+		Example: `  # a million clients at 100 per minute, Redis from the calibrated model
+  rlsim memory
+
+  # the sliding log against the two counters at a limit of 1000
+  rlsim memory --keys 100000 --limit 1000 --algorithms sliding-log,sliding-window
+
+  # measured on a real Redis, under a prefix of its own
+  rlsim memory --redis redis://127.0.0.1:6379/0 --prefix rlsim-memory: --load 10000`,
+		Args: argCount(0, 0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			o.prefixSet = c.Flags().Changed("prefix")
 			return runMemory(o, streams)
@@ -60,6 +68,8 @@ key in-process beside Redis, a log scale, the Redis bars labelled measured or mo
 	f.StringVar(&o.redisURL, "redis", "", "measure on this Redis server (redis://host:port/db) instead of the model")
 	f.IntVar(&o.load, "load", 100_000, "with --redis: clients loaded per algorithm, at most --keys (totals scale the measured mean to --keys)")
 	f.StringVar(&o.prefix, "prefix", defaultMemoryPrefix, "with --redis: write only keys under this prefix (allows a non-empty database)")
+	g.addFormatFlag(c, allFormats...)
+	g.addOutFlags(c)
 	return c
 }
 

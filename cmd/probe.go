@@ -67,7 +67,11 @@ next, and with --honor-retry-after retries each refusal once when its Retry-Afte
 It prints what it will send before sending, sends nothing else, and stops by itself. URL
 must be on loopback unless --allow-remote. Keys reach the target in a header
 (--key-header) or as one source address per key on 127.0.0.0/8 (--key-addr).`,
-		Args: cobra.ExactArgs(1),
+		Example: `  # in one terminal, a fixed window of 100 per second keyed on X-User:
+  #   rlsim serve --algorithm fixed-window --limit 100 --window 1s --key header:X-User
+  # in another, the boundary burst played 60 times faster (its minute becomes a second):
+  rlsim probe http://127.0.0.1:8080/ --scenario boundary-burst --time-scale 60 --key-header X-User`,
+		Args: argCount(1, 1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return runProbe(c.Context(), o, args[0], streams)
 		},
@@ -88,6 +92,8 @@ must be on loopback unless --allow-remote. Keys reach the target in a header
 	f.IntVar(&o.maxRequests, "max-requests", 100_000, "refuse a plan of more requests than this")
 	f.BoolVar(&o.allowRemote, "allow-remote", false, "allow a URL that is not on loopback")
 	f.BoolVar(&o.align, "align", true, "start where a window of --window would split the traffic as the scenario's epoch splits it (targets that align windows on Unix time)")
+	g.addFormatFlag(c, allFormats...)
+	g.addSeedFlag(c)
 	return c
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -46,8 +47,19 @@ func newReplayCmd(g *globalOptions, streams IO) *cobra.Command {
 		Long: `replay reads an access log (nginx/Apache combined format, JSON lines or CSV), maps
 each line to a request's identities and runs the algorithms against it like any scenario.
 Lines it cannot read are counted and named by line number; a log of mostly unreadable
-lines is an error.`,
-		Args: cobra.ExactArgs(1),
+lines is an error.
+
+Like compare, it writes results.json, results.csv, timeline.csv, summary.md and the charts
+under --out (a folder named after the log) and index.html over them.`,
+		Example: `  # an nginx access log, keyed on the client address at 100 per minute
+  rlsim replay access.log
+
+  # the same log keyed on the user at 10 per second, played twice as fast
+  rlsim replay access.log --key user --limit 10 --window 1s --time-scale 0.5
+
+  # two algorithms, as JSON, with one CSV row per request
+  rlsim replay access.log --algorithms fixed-window,sliding-window --format json --decisions decisions.csv`,
+		Args: argCount(1, 1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			o.file = args[0]
 			return runReplay(o, streams)
@@ -61,6 +73,10 @@ lines is an error.`,
 	f.DurationVar(&o.window, "window", replayDefaultWindow, "the policy's window")
 	f.Int64Var(&o.burst, "burst", 0, "the bucket algorithms' burst (default: the limit)")
 	f.Float64Var(&o.timeScale, "time-scale", 1, "multiply the gaps between requests (0.5 plays the log twice as fast)")
+	g.addFormatFlag(c, allFormats...)
+	g.addOutFlags(c)
+	g.addSeedFlag(c)
+	g.addDecisionsFlag(c)
 	return c
 }
 
@@ -105,6 +121,10 @@ func runReplay(o *replayOptions, streams IO) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
+	chartFormats, err := parseCharts(o.charts)
+	if err != nil {
+		return err
+	}
 	f, err := os.Open(o.file)
 	if err != nil {
 		return fmt.Errorf("replay %s: %w", o.file, unwrapPath(err))
@@ -135,6 +155,7 @@ func runReplay(o *replayOptions, streams IO) error {
 	if err := addWorstOverAdmission(&worst, rep, sc.EpochTime(), defaultCompareWorstBudget); err != nil {
 		return err
 	}
+	rep.Reproduce = o.command(rep.Seed)
 	if log.Bad > 0 {
 		rep.UnreadLines = log.Bad
 		for _, p := range log.Problems {
@@ -152,8 +173,35 @@ func runReplay(o *replayOptions, streams IO) error {
 	if err := renderReports(&buf, o.format, []*report.Report{rep}); err != nil {
 		return err
 	}
+	if o.out != "" {
+		if err := writeResults(o.out, chartFormats, []*report.Report{rep}); err != nil {
+			return err
+		}
+	}
 	_, err = streams.Out.Write(buf.Bytes())
 	return err
+}
+
+// command is the command line that replays the log again as o did, for the captions and
+// summary of the results folder.
+func (o *replayOptions) command(seed uint64) string {
+	file := o.file
+	if strings.ContainsAny(file, " \t'\"") {
+		file = strconv.Quote(file)
+	}
+	parts := []string{"rlsim replay", file, "--log-format", o.logFormat, "--key", o.key,
+		"--limit", strconv.FormatInt(o.limit, 10), "--window", o.window.String()}
+	if o.burst > 0 {
+		parts = append(parts, "--burst", strconv.FormatInt(o.burst, 10))
+	}
+	if o.timeScale != 1 {
+		parts = append(parts, "--time-scale", strconv.FormatFloat(o.timeScale, 'g', -1, 64))
+	}
+	if len(o.algorithms) > 0 {
+		parts = append(parts, "--algorithms", strings.Join(o.algorithms, ","))
+	}
+	parts = append(parts, "--seed", strconv.FormatUint(seed, 10))
+	return strings.Join(parts, " ")
 }
 
 func unwrapPath(err error) error {

@@ -168,3 +168,49 @@ func TestReplayTimeScaleMovesTheBoundaryBurstIntoOneWindow(t *testing.T) {
 		t.Fatalf("admitted %d at scale 1 and %d at 0.001, want 200 and 100", normal.Results[0].Admitted, squeezed.Results[0].Admitted)
 	}
 }
+
+// TestReplayWritesItsResultsFolder: replay writes the results folder compare writes, named
+// after the log, with the replay command that makes it again; --out "" writes none, and a
+// bad --charts is refused before anything is read or written.
+func TestReplayWritesItsResultsFolder(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "access.log")
+	if err := os.WriteFile(log, []byte(boundaryLog()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	stdout, errOut, code := rlsim(t, "replay", log, "--key", "user", "--time-scale", "0.5", "--out", out, "--charts", "svg")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, f := range []string{"index.html", "access/results.json", "access/results.csv", "access/timeline.csv", "access/summary.md", "access/window-timeline.svg"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("%s not written: %v", f, err)
+		}
+	}
+	summary, _ := os.ReadFile(filepath.Join(out, "access", "summary.md"))
+	want := "`rlsim replay " + log + " --log-format combined --key user --limit 100 --window 1m0s --time-scale 0.5 --seed 1`"
+	if !strings.Contains(string(summary), want) {
+		t.Errorf("summary.md does not say how to reproduce it with %s:\n%s", want, summary)
+	}
+	results, _ := os.ReadFile(filepath.Join(out, "access", "results.json"))
+	var r jsonReport
+	if err := json.Unmarshal(results, &r); err != nil || len(r.Results) != 6 || r.Results[0].Requests != 200 {
+		t.Errorf("results.json: %v %+v", err, r)
+	}
+	if !strings.Contains(stdout, "fixed-window") {
+		t.Errorf("no table on stdout:\n%s", stdout)
+	}
+
+	empty := t.TempDir()
+	t.Chdir(empty)
+	if _, errOut, code := rlsim(t, "replay", log, "--out", ""); code != 0 {
+		t.Fatalf("--out \"\": exit %d: %s", code, errOut)
+	}
+	if _, errOut, code := rlsim(t, "replay", log, "--charts", "gif"); code != 2 || !strings.Contains(errOut, `--charts: unknown chart format "gif"`) {
+		t.Errorf("--charts gif: exit %d, %q", code, errOut)
+	}
+	if left, _ := os.ReadDir(empty); len(left) != 0 {
+		t.Errorf("files written: %v", left)
+	}
+}

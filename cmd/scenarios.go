@@ -13,22 +13,31 @@ func newScenariosCmd(g *globalOptions, streams IO) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "scenarios [list | show NAME]",
 		Short: "List the built-in scenarios or print one",
-		Args:  cobra.NoArgs,
+		Example: `  rlsim scenarios
+  rlsim scenarios show boundary-burst`,
+		Args: argCount(0, 0),
 		RunE: func(*cobra.Command, []string) error {
 			return runScenariosList(g, streams)
 		},
 	}
-	c.AddCommand(&cobra.Command{
+	list := &cobra.Command{
 		Use:   "list",
 		Short: "List the built-in scenarios with their descriptions",
-		Args:  cobra.NoArgs,
+		Example: `  rlsim scenarios list
+  rlsim scenarios list --format json`,
+		Args: argCount(0, 0),
 		RunE: func(*cobra.Command, []string) error {
 			return runScenariosList(g, streams)
 		},
-	}, &cobra.Command{
+	}
+	g.addFormatFlag(c, allFormats...)
+	g.addFormatFlag(list, allFormats...)
+	c.AddCommand(list, &cobra.Command{
 		Use:   "show NAME|FILE",
 		Short: "Print a scenario file",
-		Args:  cobra.ExactArgs(1),
+		Example: `  # the boundary case's file, to copy and edit into a scenario of your own
+  rlsim scenarios show boundary-burst`,
+		Args: argCount(1, 1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			sc, err := scenario.Load(args[0])
 			if err != nil {

@@ -59,7 +59,13 @@ place in the queue comes up, and a request that would wait longer than --max-del
 refused. It uses the wall clock (the simulations never do). SIGINT or SIGTERM stops it at
 once, closing idle and half-sent connections and answering queued requests with 503; a
 second signal stops it without waiting for anything.`,
-		Args: cobra.NoArgs,
+		Example: `  # GCRA at 5 per 10 s per API key on 127.0.0.1:8080; try it with
+  #   curl -i -H 'X-API-Key: k1' http://127.0.0.1:8080/
+  rlsim serve --limit 5 --window 10s --algorithm gcra --key header:X-API-Key
+
+  # a leaky bucket that holds a request up to 2 s for its turn, on another port
+  rlsim serve --addr 127.0.0.1:9090 --algorithm leaky-bucket --max-delay 2s`,
+		Args: argCount(0, 0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runServe(c.Context(), o, streams)
 		},

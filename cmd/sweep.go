@@ -50,7 +50,15 @@ and prints one row per grid point and algorithm.
 
 --shard K/N runs only grid points i with i mod N = K-1 and prints them as a partial
 results file (JSON); ` + "`rlsim merge`" + ` combines the N files into the results of one run.`,
-		Args: cobra.NoArgs,
+		Example: `  # over_admission and the rest as the bucket grows
+  rlsim sweep --scenario token-burst --param policy.burst=5,10,20,40
+
+  # a grid of burst and window, over_admission charted into out/
+  rlsim sweep --scenario flood-one-key --algorithms token-bucket,gcra --param policy.burst=10,50,100 --param policy.window=10s,1m --chart-metric over_admission
+
+  # half of the grid, for a batch system; rlsim merge combines the halves
+  rlsim sweep --scenario token-burst --param policy.burst=5,10,20,40 --shard 1/2 > shard-1.json`,
+		Args: argCount(0, 0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			o.formatSet = c.Flags().Changed("format")
 			return runSweep(o, streams)
@@ -63,6 +71,9 @@ results file (JSON); ` + "`rlsim merge`" + ` combines the N files into the resul
 	f.IntVar(&o.workers, "workers", 0, "grid points run at once (default: GOMAXPROCS; results do not depend on it)")
 	f.StringVar(&o.shard, "shard", "", "K/N: run only the K-th of N shares of the grid and print a partial results file")
 	o.chart.addFlags(c)
+	g.addFormatFlag(c, allFormats...)
+	g.addOutFlags(c)
+	g.addSeedFlag(c)
 	return c
 }
 
@@ -215,12 +226,17 @@ func newMergeCmd(g *globalOptions, streams IO) *cobra.Command {
 		Short: "Combine the partial results of a sharded sweep into the results of one run",
 		Long: `merge reads the files written by ` + "`rlsim sweep --shard K/N`" + ` for K = 1..N (in any order)
 and prints the whole sweep, exactly as an unsharded run prints it.`,
-		Args: cobra.MinimumNArgs(1),
+		Example: `  rlsim sweep --scenario token-burst --param policy.burst=5,10,20,40 --shard 1/2 > shard-1.json
+  rlsim sweep --scenario token-burst --param policy.burst=5,10,20,40 --shard 2/2 > shard-2.json
+  rlsim merge shard-1.json shard-2.json --chart-metric over_admission`,
+		Args: argCount(1, -1),
 		RunE: func(_ *cobra.Command, files []string) error {
 			return runMerge(o, streams, files)
 		},
 	}
 	o.chart.addFlags(c)
+	g.addFormatFlag(c, allFormats...)
+	g.addOutFlags(c)
 	return c
 }
 

@@ -82,7 +82,7 @@ func TestSweepBadCommandLines(t *testing.T) {
 		{[]string{"sweep", "--scenario", "steady-poisson", "--param", "seed=1", "--chart-metric", "over_admission", "--chart-param", "policy.burst"}, `--chart-param: "policy.burst" is not a swept parameter`},
 		{[]string{"sweep", "--scenario", "steady-poisson", "--param", "seed=1", "--workers", "-1"}, "--workers: must not be negative"},
 		{[]string{"sweep", "--scenario", "steady-poisson", "--param", "seed=1", "--chart-metric", "admitted", "--charts", "png,gif"}, `--charts: unknown chart format "gif"`},
-		{[]string{"sweep", "--scenario", "steady-poisson", "--param", "seed=1", "--decisions", "d.csv"}, "--decisions: a sweep writes no decisions file"},
+		{[]string{"sweep", "--scenario", "steady-poisson", "--param", "seed=1", "--decisions", "d.csv"}, `unknown flag --decisions for "rlsim sweep"`},
 		{[]string{"sweep", "--scenario", "steady-poisson", "--param", "seed=" + manyValues, "--param", "policy.limit=" + manyValues, "--param", "policy.burst=" + manyValues}, "--param: the grid has more than 1048576 points"},
 	}
 	for _, tt := range tests {

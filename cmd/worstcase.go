@@ -50,7 +50,16 @@ real limiter on every candidate. It prints, per algorithm, the analytic bound wi
 source, the most the engine admitted in one trailing window, and the schedule that did it
 (--schedule-out writes each as a scenario file that rlsim run replays exactly), and the
 curve of the most admitted in any window of length T against T (--charts png,svg).`,
-		Args: cobra.NoArgs,
+		Example: `  # every algorithm at 100 per minute; the curve as out/worst-case.svg
+  rlsim worst-case
+
+  # two algorithms at 10 per second, a longer search, the curve as PNG
+  rlsim worst-case --algorithms token-bucket,gcra --limit 10 --window 1s --budget 1000 --charts png
+
+  # write the worst schedules as scenario files and replay one
+  rlsim worst-case --algorithms sliding-window --schedule-out worst
+  rlsim run worst/worst-sliding-window.yaml`,
+		Args: argCount(0, 0),
 		RunE: func(*cobra.Command, []string) error {
 			return runWorstCase(o, streams)
 		},
@@ -63,6 +72,9 @@ curve of the most admitted in any window of length T against T (--charts png,svg
 	f.IntVar(&o.budget, "budget", 300, "local-search candidates per algorithm after the structured attacks (0: structured only; the curve uses a quarter per window length)")
 	f.Float64SliceVar(&o.spans, "spans", defaultSpans, "window lengths T of the curve, in windows W")
 	f.StringVar(&o.scheduleOut, "schedule-out", "", "write each algorithm's worst schedule as a scenario file worst-ALGORITHM.yaml into this folder")
+	g.addFormatFlag(c, allFormats...)
+	g.addOutFlags(c)
+	g.addSeedFlag(c)
 	return c
 }
 

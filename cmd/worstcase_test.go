@@ -194,7 +194,7 @@ func TestWorstCaseBadFlags(t *testing.T) {
 		{[]string{"--window", "2000000h"}, "--spans: 0.125 windows of 2000000h0m0s reach past"},
 		{[]string{"--window", "-1s"}, "--window: must be positive"},
 		{[]string{"--burst", "-2"}, "--burst: must be between 0 and 200000"},
-		{[]string{"extra"}, `unknown command "extra"`},
+		{[]string{"extra"}, `"rlsim worst-case" takes no arguments, got "extra"`},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			args := append([]string{"worst-case", "--charts", "png", "--out", out, "--schedule-out", out}, tt.args...)

@@ -9,14 +9,18 @@ import (
 
 // Caption is the line every chart of r carries: where its data came from.
 func Caption(r *Report) string {
-	return fmt.Sprintf("scenario %s · seed %d · policy %d per %s, burst %d · key %s · rlsim compare --scenario %s --seed %d",
-		r.Scenario, r.Seed, r.Policy.Limit, time.Duration(r.Policy.Window), r.Policy.Burst, r.Key, r.Scenario, r.Seed)
+	if c := backendCapacity(r); c > 0 {
+		return fmt.Sprintf("scenario %s · seed %d · a backend of %g requests/s, no limiter · %s",
+			r.Scenario, r.Seed, c, r.Command())
+	}
+	return fmt.Sprintf("scenario %s · seed %d · policy %d per %s, burst %d · key %s · %s",
+		r.Scenario, r.Seed, r.Policy.Limit, time.Duration(r.Policy.Window), r.Policy.Burst, r.Key, r.Command())
 }
 
 // Figures are the charts of one scenario's report, in the order a reader wants them: the
 // busiest key's trailing window against the limit over time, what each algorithm admitted
 // and refused over time, accuracy, memory, legit against attacker outcomes
-// (KeyingFigures), then the herd of retrying clients (HerdFigures). Figures that have no data (no timelines
+// (KeyingFigures), then the herd and load of retrying clients (RetryFigures). Figures that have no data (no timelines
 // recorded, no keys, no retrying clients) are left out.
 func Figures(r *Report) []*chart.Figure {
 	caption := Caption(r)
@@ -72,7 +76,7 @@ func Figures(r *Report) []*chart.Figure {
 		)
 	}
 	if len(r.Results) == 0 {
-		return append(figs, HerdFigures(r)...)
+		return append(figs, RetryFigures(r)...)
 	}
 	var names []string
 	var over, falseReject, memory []float64
@@ -99,5 +103,5 @@ func Figures(r *Report) []*chart.Figure {
 		}, names, series))
 	}
 	figs = append(figs, KeyingFigures(r)...)
-	return append(figs, HerdFigures(r)...)
+	return append(figs, RetryFigures(r)...)
 }

@@ -95,7 +95,7 @@ func hasDistributed(r *Report) bool {
 
 // distributedColumns are the columns of a fleet run's table.
 var distributedColumns = []string{
-	"algorithm", "variant", "placement", "balancer", "nodes", "requests", "admitted", "rejected",
+	"algorithm", "variant", "placement", "balancer", "nodes", "requests", "admitted", "rejected", "legit_reject_rate",
 	"effective_limit", "over_admission", "client_share", "store_round_trips", "node_peak",
 	"leases_outstanding_max", "outage_admitted", "outage_refused", "outage_node_peak", "guard", "alerts", "blocked_forever",
 	"leaked_keys", "added_latency_ms", "latency_p50_ms", "latency_p99_ms", "store_timeouts", "breaker_open",
@@ -140,6 +140,7 @@ func DistributedTable(r *Report) Table {
 		t.Rows = append(t.Rows, []string{
 			x.Algorithm, d.Variant, d.Placement, d.Balancer, nodes,
 			strconv.FormatInt(x.Requests, 10), strconv.FormatInt(x.Admitted, 10), strconv.FormatInt(x.Rejected, 10),
+			optionalPercent(x.LegitRejectRate),
 			strconv.FormatInt(d.EffectiveLimit, 10), strconv.FormatFloat(x.OverAdmission, 'f', 2, 64), share,
 			strconv.FormatFloat(d.StoreRoundTrips, 'f', 3, 64), strconv.FormatInt(d.NodePeakWindowAdmitted, 10),
 			dash(d.LeasesOutstandingMax, d.LeasesOutstandingMax > 0),

@@ -48,3 +48,18 @@ func TestCSVFleetColumnsTrailOnlyFleetRuns(t *testing.T) {
 		}
 	}
 }
+
+// The fleet table shows how often legit clients were refused: behind a lease-based fleet
+// it is the figure a reader asks first.
+func TestDistributedTableShowsLegitRejectRate(t *testing.T) {
+	rate := 0.1234
+	r := &Report{Scenario: "fleet", Results: []Result{
+		{Algorithm: "lease", Requests: 100, Rejected: 20, LegitRejectRate: &rate, Distributed: &Distributed{Variant: "lease-10", Nodes: 4, NodesMax: 4}},
+		{Algorithm: "lease", Requests: 100, Distributed: &Distributed{Variant: "lease-1", Nodes: 4, NodesMax: 4}},
+	}}
+	tb := DistributedTable(r)
+	col := slices.Index(tb.Header, "legit_reject_rate")
+	if col < 0 || tb.Rows[0][col] != "12.34%" || tb.Rows[1][col] != "-" {
+		t.Fatalf("header %v, rows %v", tb.Header, tb.Rows)
+	}
+}

@@ -30,8 +30,12 @@ func HerdFigures(r *Report) []*chart.Figure {
 	}
 	var figs []*chart.Figure
 	for _, alg := range algs {
+		target := "a " + alg + " API"
+		if c := backendCapacity(r); c > 0 {
+			target = fmt.Sprintf("a backend of %g requests/s", c)
+		}
 		f := chart.HerdFigure(chart.Meta{
-			Title:   fmt.Sprintf("%s: %d clients' retries reaching a %s API per %s, per strategy", r.Scenario, clients, alg, bin),
+			Title:   fmt.Sprintf("%s: %d clients' retries reaching %s per %s, per strategy", r.Scenario, clients, target, bin),
 			Caption: Caption(r) + "\nfirst run of each strategy; first tries not counted (they all leave together)",
 		}, byAlg[alg], bin)
 		if len(algs) > 1 {
@@ -42,9 +46,63 @@ func HerdFigures(r *Report) []*chart.Figure {
 	return figs
 }
 
+// LoadFigures are the load charts of a report's retrying clients: per algorithm (or the
+// overloaded backend), every attempt and the retries among them per bin over time, one
+// panel per strategy, with the backend's capacity per bin when it has one.
+func LoadFigures(r *Report) []*chart.Figure {
+	var algs []string
+	byAlg := map[string][]chart.LoadPanel{}
+	capacity := map[string]float64{}
+	var bin time.Duration
+	var clients int
+	for _, x := range r.Retries {
+		if x.Attempts == nil {
+			continue
+		}
+		if _, seen := byAlg[x.Algorithm]; !seen {
+			algs = append(algs, x.Algorithm)
+		}
+		bin, clients = time.Duration(x.Bin), x.Clients
+		capacity[x.Algorithm] = x.Capacity * bin.Seconds()
+		byAlg[x.Algorithm] = append(byAlg[x.Algorithm], chart.LoadPanel{Name: x.Strategy,
+			Attempts: chart.BinPoints(x.Attempts, bin), Retries: chart.BinPoints(x.Arrivals, bin)})
+	}
+	var figs []*chart.Figure
+	for _, alg := range algs {
+		target := "a " + alg + " API"
+		if capacity[alg] > 0 {
+			target = fmt.Sprintf("a backend of %g requests/s", capacity[alg]/bin.Seconds())
+		}
+		f := chart.LoadFigure(chart.Meta{
+			Title:   fmt.Sprintf("%s: %d clients' attempts reaching %s per %s, per strategy", r.Scenario, clients, target, bin),
+			Caption: Caption(r) + "\nfirst run of each strategy",
+		}, byAlg[alg], bin, capacity[alg])
+		if len(algs) > 1 {
+			f.Name = "load-" + alg
+		}
+		figs = append(figs, f)
+	}
+	return figs
+}
+
+// backendCapacity is the capacity, in requests per second, of the overloaded backend a
+// report's clients met; 0 when they met a limiter.
+func backendCapacity(r *Report) float64 {
+	for _, x := range r.Retries {
+		if x.Capacity > 0 {
+			return x.Capacity
+		}
+	}
+	return 0
+}
+
+// RetryFigures are HerdFigures followed by LoadFigures.
+func RetryFigures(r *Report) []*chart.Figure { return append(HerdFigures(r), LoadFigures(r)...) }
+
 // RetryFindings are the sentences that say what a report's retry table shows, one per
 // algorithm: the highest retry wave of each strategy, which strategies came back in
-// synchronized waves, and how long each took to drain.
+// synchronized waves, how long each took to drain, and how much load it put on the server
+// per request (with the jobs it gave up, if any).
 func RetryFindings(r *Report) []string {
 	var algs []string
 	for _, x := range r.Retries {
@@ -54,7 +112,7 @@ func RetryFindings(r *Report) []string {
 	}
 	var out []string
 	for _, alg := range algs {
-		var peaks, waves, drain []string
+		var peaks, waves, drain, amp, gaveUp []string
 		var bin time.Duration
 		for _, x := range r.Retries {
 			if x.Algorithm != alg {
@@ -66,13 +124,21 @@ func RetryFindings(r *Report) []string {
 				waves = append(waves, fmt.Sprintf("%s %d", x.Strategy, n))
 			}
 			drain = append(drain, fmt.Sprintf("%.1f s (%s)", x.CompletionMSMean/1000, x.Strategy))
+			amp = append(amp, fmt.Sprintf("%.2f (%s)", x.Amplification, x.Strategy))
+			if x.GiveUps > 0 {
+				gaveUp = append(gaveUp, fmt.Sprintf("%.1f (%s)", x.GiveUps, x.Strategy))
+			}
+		}
+		tail := ""
+		if len(gaveUp) > 0 {
+			tail = "; jobs given up a run: " + strings.Join(gaveUp, ", ")
 		}
 		wavesText := "no strategy came back in synchronized waves"
 		if len(waves) > 0 {
 			wavesText = "synchronized waves: " + strings.Join(waves, ", ")
 		}
-		out = append(out, fmt.Sprintf("%s: the highest retry wave (most retries in one %s bin) was %s; %s; drained in %s.",
-			alg, bin, strings.Join(peaks, ", "), wavesText, strings.Join(drain, ", ")))
+		out = append(out, fmt.Sprintf("%s: the highest retry wave (most retries in one %s bin) was %s; %s; drained in %s; load amplification (server calls ÷ client requests) %s%s.",
+			alg, bin, strings.Join(peaks, ", "), wavesText, strings.Join(drain, ", "), strings.Join(amp, ", "), tail))
 	}
 	return out
 }

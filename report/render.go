@@ -57,6 +57,17 @@ type Report struct {
 	KeyRuns []KeyRun `json:"-"`
 	// Memory is what the run held per key; only when asked for (heavy scenarios, --memory).
 	Memory *Memory `json:"memory,omitempty"`
+	// Reproduce is the command line that makes this report again, for captions and the
+	// summary; empty: `rlsim compare --scenario NAME --seed N` (see Command).
+	Reproduce string `json:"-"`
+}
+
+// Command is the command line that reproduces r.
+func (r *Report) Command() string {
+	if r.Reproduce != "" {
+		return r.Reproduce
+	}
+	return fmt.Sprintf("rlsim compare --scenario %s --seed %d", r.Scenario, r.Seed)
 }
 
 // Table is a rendered-agnostic table: a title, a header and rows of cells. One model

@@ -30,7 +30,7 @@ func TestRetriesTableAndCSV(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(csv.String()), "\n")
 	if len(lines) != 3 || !strings.Contains(lines[1], ",9,511 471 443 406 370 304 213 101 69,50,10ms,") ||
-		lines[2] != "storm,3,gcra,full-jitter,1000,2,4020,24821,21,0,,50,10ms,0,0,0" {
+		lines[2] != "storm,3,gcra,full-jitter,1000,2,4020,24821,21,0,,50,10ms,0,0,0,0,0,0,0,0,0,0,0,0,0," {
 		t.Fatalf("csv:\n%s", csv.String())
 	}
 }

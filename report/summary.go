@@ -93,8 +93,14 @@ func WriteSummary(w io.Writer, r *Report, charts []ChartFile) error {
 	if r.Description != "" {
 		fmt.Fprintf(&b, "%s\n\n", r.Description)
 	}
-	fmt.Fprintf(&b, "Policy: %d per %s (burst %d), keyed on %s, seed %d. Reproduce with `rlsim compare --scenario %s --seed %d`.\n\n",
-		r.Policy.Limit, time.Duration(r.Policy.Window), r.Policy.Burst, r.Key, r.Seed, r.Scenario, r.Seed)
+	if capacity := backendCapacity(r); capacity > 0 {
+		// The clients met an overloaded backend: the policy is its capacity, no limit.
+		fmt.Fprintf(&b, "Backend capacity: %g requests per second (its load measured over %s), no limiter, seed %d. Reproduce with `%s`.\n\n",
+			capacity, time.Duration(r.Policy.Window), r.Seed, r.Command())
+	} else {
+		fmt.Fprintf(&b, "Policy: %d per %s (burst %d), keyed on %s, seed %d. Reproduce with `%s`.\n\n",
+			r.Policy.Limit, time.Duration(r.Policy.Window), r.Policy.Burst, r.Key, r.Seed, r.Command())
+	}
 	for _, t := range Tables(r) {
 		if err := WriteMarkdown(&b, t); err != nil {
 			return err

@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -18,11 +17,15 @@ import (
 //
 //	clients:
 //	  count: 1000
-//	  strategies: [exponential, full-jitter]
+//	  strategies: [exponential, full-jitter, exponential+retry-budget]
 //	  base: 500ms
 //	  cap: 30s
 //	  retry_after: honor          # or ignore
 //	  hiccup: {start: 0s, duration: 500ms, kind: "503"}
+//
+// With server: overload the clients meet a backend of finite capacity instead of a
+// limiter: the scenario's policy is that capacity (limit per window, the load measured
+// over the window) and no algorithm runs.
 type ClientsSpec struct {
 	Count    int      `yaml:"count"`
 	Start    Offset   `yaml:"start"`
@@ -50,6 +53,146 @@ type ClientsSpec struct {
 	// per algorithm and strategy (default 5).
 	Bin  Duration `yaml:"bin"`
 	Runs int      `yaml:"runs"`
+	// Server is rate-limited (the scenario's algorithms guard the API; the default) or
+	// overload (a backend of the policy's capacity, no limiter).
+	Server string `yaml:"server"`
+	// ShedRetryAfter is the Retry-After of an overloaded backend's 503s (0: none).
+	ShedRetryAfter Duration `yaml:"shed_retry_after"`
+	// RetryAfterPrecision is s (whole seconds) or ms (Retry-After-Ms too).
+	RetryAfterPrecision string `yaml:"retry_after_precision"`
+	// ErrorMix is the API's errors, as --error-mix writes them ("503=2%,400=1%").
+	ErrorMix string `yaml:"error_mix"`
+	// RetryAllErrors makes clients retry 4xx answers too (retried_wrongly).
+	RetryAllErrors bool `yaml:"retry_all_errors"`
+	// Processes is the number of client processes the policies keep state per (0: one
+	// per client).
+	Processes int `yaml:"processes"`
+	// Jitter is proportional-jitter's share (default 0.2).
+	Jitter *float64 `yaml:"jitter"`
+	// The policies' settings; a strategy names the policies it uses.
+	RetryBudget    *BudgetSpec        `yaml:"retry_budget"`
+	RetryThrottle  *ThrottleSpec      `yaml:"retry_throttle"`
+	RetryQuota     *QuotaSpec         `yaml:"retry_quota"`
+	Adaptive       *AdaptiveSpec      `yaml:"adaptive"`
+	CircuitBreaker *ClientBreakerSpec `yaml:"circuit_breaker"`
+}
+
+// BudgetSpec sets the retry budget; an unset field keeps its default.
+type BudgetSpec struct {
+	Ratio        *float64 `yaml:"ratio"`
+	MinPerSecond *float64 `yaml:"min_per_second"`
+	TTL          Duration `yaml:"ttl"`
+}
+
+// ThrottleSpec sets gRPC-style retry throttling.
+type ThrottleSpec struct {
+	MaxTokens  int     `yaml:"max_tokens"`
+	TokenRatio float64 `yaml:"token_ratio"`
+}
+
+// QuotaSpec sets the AWS-style retry quota.
+type QuotaSpec struct {
+	Capacity    int  `yaml:"capacity"`
+	RetryCost   *int `yaml:"retry_cost"`
+	TimeoutCost *int `yaml:"timeout_cost"`
+	Refill      *int `yaml:"refill"`
+}
+
+// AdaptiveSpec sets the AWS-style adaptive rate limiter.
+type AdaptiveSpec struct {
+	Beta    float64 `yaml:"beta"`
+	Scale   float64 `yaml:"scale"`
+	MinRate float64 `yaml:"min_rate"`
+}
+
+// ClientBreakerSpec sets the clients' circuit breaker.
+type ClientBreakerSpec struct {
+	Window       int      `yaml:"window"`
+	FailureRatio float64  `yaml:"failure_ratio"`
+	OpenFor      Duration `yaml:"open_for"`
+	Probes       int      `yaml:"probes"`
+}
+
+// strategyConfig is the section's shapes and policies settings, defaults filled in.
+func (c *ClientsSpec) strategyConfig() traffic.StrategyConfig {
+	capD := time.Duration(c.Cap)
+	if capD == 0 {
+		capD = max(30*time.Second, time.Duration(c.baseOr()))
+	}
+	cfg := traffic.DefaultStrategyConfig(time.Duration(c.baseOr()), capD)
+	if c.Jitter != nil {
+		cfg.Jitter = *c.Jitter
+	}
+	if b := c.RetryBudget; b != nil {
+		if b.Ratio != nil {
+			cfg.Budget.Ratio = *b.Ratio
+		}
+		if b.MinPerSecond != nil {
+			cfg.Budget.MinPerSecond = *b.MinPerSecond
+		}
+		if b.TTL != 0 {
+			cfg.Budget.TTL = time.Duration(b.TTL)
+		}
+	}
+	if t := c.RetryThrottle; t != nil {
+		if t.MaxTokens != 0 {
+			cfg.Throttle.MaxTokens = t.MaxTokens
+		}
+		if t.TokenRatio != 0 {
+			cfg.Throttle.TokenRatio = t.TokenRatio
+		}
+	}
+	if q := c.RetryQuota; q != nil {
+		if q.Capacity != 0 {
+			cfg.Quota.Capacity = q.Capacity
+		}
+		if q.RetryCost != nil {
+			cfg.Quota.RetryCost = *q.RetryCost
+		}
+		if q.TimeoutCost != nil {
+			cfg.Quota.TimeoutCost = *q.TimeoutCost
+		}
+		if q.Refill != nil {
+			cfg.Quota.NoRetryIncrement = *q.Refill
+		}
+	}
+	if a := c.Adaptive; a != nil {
+		if a.Beta != 0 {
+			cfg.Adaptive.Beta = a.Beta
+		}
+		if a.Scale != 0 {
+			cfg.Adaptive.Scale = a.Scale
+		}
+		if a.MinRate != 0 {
+			cfg.Adaptive.MinRate = a.MinRate
+		}
+	}
+	if b := c.CircuitBreaker; b != nil {
+		if b.Window != 0 {
+			cfg.Breaker.Window = b.Window
+		}
+		if b.FailureRatio != 0 {
+			cfg.Breaker.FailureRatio = b.FailureRatio
+		}
+		if b.OpenFor != 0 {
+			cfg.Breaker.OpenFor = time.Duration(b.OpenFor)
+		}
+		if b.Probes != 0 {
+			cfg.Breaker.Probes = b.Probes
+		}
+	}
+	return cfg
+}
+
+// policyFields maps the settings' names in Validate's errors to the section's fields.
+var policyFields = map[string]string{
+	"budget-ratio": "retry_budget.ratio", "budget-min": "retry_budget.min_per_second", "budget-ttl": "retry_budget.ttl",
+	"throttle-max-tokens": "retry_throttle.max_tokens", "throttle-token-ratio": "retry_throttle.token_ratio",
+	"quota-capacity": "retry_quota.capacity", "quota-retry-cost": "retry_quota.retry_cost",
+	"quota-timeout-cost": "retry_quota.timeout_cost", "quota-refill": "retry_quota.refill",
+	"adaptive-beta": "adaptive.beta", "adaptive-scale": "adaptive.scale", "adaptive-min-rate": "adaptive.min_rate",
+	"breaker-window": "circuit_breaker.window", "breaker-failure-ratio": "circuit_breaker.failure_ratio",
+	"breaker-open-for": "circuit_breaker.open_for", "breaker-probes": "circuit_breaker.probes",
 }
 
 // HiccupSpec is a window in which the API wobbles: kind "503" (down: every request fails)
@@ -85,10 +228,66 @@ func (s *Scenario) validateClients(file string, epoch time.Time) error {
 	default:
 		return s.fail(file, f+".key", "want shared or client, got %q", c.Key)
 	}
-	for i, name := range c.Strategies {
-		if !slices.Contains(traffic.BackoffNames, name) {
-			return s.fail(file, fmt.Sprintf("%s.strategies[%d]", f, i), "unknown strategy %q (want one of %s)", name, strings.Join(traffic.BackoffNames, ", "))
+	switch c.Server {
+	case "", "rate-limited":
+	case "overload":
+		if len(s.Traffic) > 0 {
+			return s.fail(file, f+".server", "overload is a clients-only scenario: its policy is the backend's capacity, so it takes no traffic")
 		}
+		if len(s.Algorithms) > 0 {
+			return s.fail(file, "algorithms", "a clients section with server: overload runs no limiter; leave algorithms out")
+		}
+		if len(s.Limits) > 0 {
+			return s.fail(file, "limits", "a clients section with server: overload runs no limiter; leave limits out")
+		}
+		if c.Hiccup != nil {
+			return s.fail(file, f+".hiccup", "belongs to server: rate-limited; an overloaded backend fails by its own load")
+		}
+		if c.ErrorMix != "" {
+			return s.fail(file, f+".error_mix", "belongs to server: rate-limited")
+		}
+	default:
+		return s.fail(file, f+".server", "want rate-limited or overload, got %q", c.Server)
+	}
+	if c.ShedRetryAfter < 0 {
+		return s.fail(file, f+".shed_retry_after", "must not be negative")
+	}
+	if c.ShedRetryAfter > 0 && c.Server != "overload" {
+		return s.fail(file, f+".shed_retry_after", "belongs to server: overload")
+	}
+	switch c.RetryAfterPrecision {
+	case "", "s", "ms":
+	default:
+		return s.fail(file, f+".retry_after_precision", "want s or ms, got %q", c.RetryAfterPrecision)
+	}
+	if _, err := backoff.ParseErrorMix(c.ErrorMix); err != nil {
+		return s.fail(file, f+".error_mix", "%v", err)
+	}
+	if c.RetryAllErrors && c.MaxAttempts == 0 && c.Deadline == 0 {
+		return s.fail(file, f+".retry_all_errors", "a client that retries a 400 retries it for ever; set max_attempts or deadline")
+	}
+	if c.Processes < 0 || c.Processes > maxScenarioClients {
+		return s.fail(file, f+".processes", "must be between 0 and %d, got %d", maxScenarioClients, c.Processes)
+	}
+	cfg := c.strategyConfig()
+	if !(cfg.Jitter >= 0 && cfg.Jitter <= 1) {
+		return s.fail(file, f+".jitter", "must be between 0 and 1, got %g", cfg.Jitter)
+	}
+	if err := cfg.Validate(); err != nil {
+		name, msg, _ := strings.Cut(err.Error(), ": ")
+		return s.fail(file, f+"."+policyFields[name], "%s", msg)
+	}
+	seen := map[string]bool{}
+	for i, name := range c.Strategies {
+		field := fmt.Sprintf("%s.strategies[%d]", f, i)
+		st, err := traffic.ParseStrategy(name, cfg)
+		if err != nil {
+			return s.fail(file, field, "%v", err)
+		}
+		if seen[st.Name()] {
+			return s.fail(file, field, "%s is listed twice", st.Name())
+		}
+		seen[st.Name()] = true
 	}
 	if c.Base < 0 {
 		return s.fail(file, f+".base", "must be positive")
@@ -149,6 +348,14 @@ func (c *ClientsSpec) baseOr() Duration {
 	return Duration(500 * time.Millisecond)
 }
 
+// retry is the section's retry settings (the strategy is set per run).
+func (c *ClientsSpec) retry() traffic.Retry {
+	return traffic.Retry{
+		MaxAttempts: c.MaxAttempts, Deadline: time.Duration(c.Deadline), Timeout: time.Duration(c.Timeout),
+		HonorRetryAfter: c.RetryAfter != "ignore", IdempotencyKeys: c.IdempotencyKeys, RetryAllErrors: c.RetryAllErrors,
+	}
+}
+
 // model is the rate-limited model of the section for one algorithm.
 func (c *ClientsSpec) model(alg string, pol algorithms.Policy, epoch time.Time) backoff.RateLimited {
 	m := backoff.DefaultRateLimited
@@ -165,35 +372,54 @@ func (c *ClientsSpec) model(alg string, pol algorithms.Policy, epoch time.Time) 
 			m.Hiccup.Kind = "503"
 		}
 	}
-	m.Retry = traffic.Retry{
-		MaxAttempts: c.MaxAttempts, Deadline: time.Duration(c.Deadline), Timeout: time.Duration(c.Timeout),
-		HonorRetryAfter: c.RetryAfter != "ignore", IdempotencyKeys: c.IdempotencyKeys,
-	}
+	m.Retry = c.retry()
 	m.RetryAfterDate = c.RetryAfterForm == "date"
+	m.RetryAfterMs = c.RetryAfterPrecision == "ms"
+	m.Errors, _ = backoff.ParseErrorMix(c.ErrorMix) // validated
+	m.Processes = c.Processes
 	if c.Bin > 0 {
 		m.Bin = time.Duration(c.Bin)
 	}
 	return m
 }
 
-// runClients runs the clients section against every algorithm with every strategy.
+// overload is the overload model of the section: a backend of pol's capacity.
+func (c *ClientsSpec) overload(pol algorithms.Policy, epoch time.Time) backoff.Overload {
+	m := backoff.DefaultOverload
+	m.Capacity = float64(pol.Limit) / pol.Window.Seconds()
+	m.Window, m.Epoch = pol.Window, epoch
+	m.Requests = max(c.Requests, 1)
+	m.Start, m.Spread = c.Start.resolve(epoch), time.Duration(c.Spread)
+	m.RetryAfter = time.Duration(c.ShedRetryAfter)
+	m.RetryAfterMs = c.RetryAfterPrecision == "ms"
+	m.Retry = c.retry()
+	m.Processes = c.Processes
+	m.Bin = DefaultClientsBin
+	if c.Bin > 0 {
+		m.Bin = time.Duration(c.Bin)
+	}
+	return m
+}
+
+// DefaultClientsBin is the width of a clients section's arrival bins unless it sets bin.
+const DefaultClientsBin = 10 * time.Millisecond
+
+// runClients runs the clients section against every algorithm with every strategy (or
+// once, against the overloaded backend).
 func runClients(sc *Scenario, pol algorithms.Policy, algs []string, seed uint64) ([]report.RetryResult, error) {
 	c := sc.Clients
 	names := c.Strategies
 	if len(names) == 0 {
 		names = []string{"exponential", "full-jitter"}
 	}
-	cap := time.Duration(c.Cap)
-	if cap == 0 {
-		cap = max(30*time.Second, time.Duration(c.baseOr()))
-	}
-	var strategies []traffic.Backoff
+	cfg := c.strategyConfig()
+	var strategies []traffic.Strategy
 	for _, n := range names {
-		b, err := traffic.NewBackoff(n, time.Duration(c.baseOr()), cap)
+		st, err := traffic.ParseStrategy(n, cfg)
 		if err != nil {
 			return nil, fmt.Errorf("scenario %s: clients: %w", sc.Name, err)
 		}
-		strategies = append(strategies, b)
+		strategies = append(strategies, st)
 	}
 	runs := c.Runs
 	if runs == 0 {
@@ -202,24 +428,45 @@ func runClients(sc *Scenario, pol algorithms.Policy, algs []string, seed uint64)
 	// A wave is a run of bins each holding at least 5% of the clients (and at least 2):
 	// clients in lockstep clear that by far, a jittered smear stays below it.
 	threshold := max(int64(c.Count)/20, 2)
-	var out []report.RetryResult
-	for _, alg := range algs {
-		m := c.model(alg, pol, sc.EpochTime())
+	type target struct {
+		label    string
+		model    backoff.Model
+		bin      time.Duration
+		capacity float64
+	}
+	var targets []target
+	if c.Server == "overload" {
+		m := c.overload(pol, sc.EpochTime())
 		if err := m.Validate(); err != nil {
 			return nil, fmt.Errorf("scenario %s: clients: %w", sc.Name, err)
 		}
-		e := backoff.Experiment{Model: m, Strategies: strategies, Clients: []int{c.Count}, Runs: runs, Seed: seed, KeepSeries: true}
+		targets = append(targets, target{"overload", m, m.Bin, m.Capacity})
+	} else {
+		for _, alg := range algs {
+			m := c.model(alg, pol, sc.EpochTime())
+			if err := m.Validate(); err != nil {
+				return nil, fmt.Errorf("scenario %s: clients: %w", sc.Name, err)
+			}
+			targets = append(targets, target{alg, m, m.Bin, 0})
+		}
+	}
+	var out []report.RetryResult
+	for _, tg := range targets {
+		e := backoff.Experiment{Model: tg.model, Strategies: strategies, Clients: []int{c.Count}, Runs: runs, Seed: seed, KeepSeries: true}
 		rs, err := e.Run()
 		if err != nil {
 			return nil, fmt.Errorf("scenario %s: clients: %w", sc.Name, err)
 		}
 		for _, r := range rs {
 			out = append(out, report.RetryResult{
-				Algorithm: alg, Strategy: r.Strategy, Clients: r.Clients, Runs: r.Runs,
+				Algorithm: tg.label, Strategy: r.Strategy, Clients: r.Clients, Runs: r.Runs,
 				CallsMean: r.CallsMean, CompletionMSMean: r.CompletionMSMean,
-				PeakArrivals: r.PeakArrivals, Arrivals: r.Arrivals,
-				WaveHeights: backoff.Waves(r.Arrivals, threshold), WaveThreshold: threshold, Bin: report.Duration(m.Bin),
+				CompletionMSP50: r.CompletionMSP50, CompletionMSP99: r.CompletionMSP99, CompletionMSMax: r.CompletionMSMax,
+				PeakArrivals: r.PeakArrivals, LoadPeak: r.LoadPeak, Arrivals: r.Arrivals, Attempts: r.Attempts,
+				WaveHeights: backoff.Waves(r.Arrivals, threshold), WaveThreshold: threshold, Bin: report.Duration(tg.bin),
 				GiveUps: r.GiveUps, Duplicates: r.Duplicates, RetryAfterRefusedShare: r.RetryAfterRefusedShare,
+				Requests: r.Requests, Amplification: r.Amplification, Wasted: r.Wasted, Withheld: r.Withheld,
+				Failed: r.Failed, RetriedWrongly: r.RetriedWrongly, Capacity: tg.capacity,
 			})
 		}
 	}

@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// Backoff is a client's retry strategy: how long to sleep before the next attempt after a
-// failure. The strategies are those of Marc Brooker, "Exponential Backoff And Jitter"
-// (AWS Architecture Blog, 2015), with v = min(Cap, Base·2^attempt):
+// Backoff is the shape of a client's retries: how long to sleep before the next attempt
+// after a failure. The classic shapes are those of Marc Brooker, "Exponential Backoff And
+// Jitter" (AWS Architecture Blog, 2015), with v = min(Cap, Base·2^attempt):
 //
 //	none                 0
 //	constant             Base
@@ -18,6 +18,10 @@ import (
 //	full-jitter          uniform in [0, v)
 //	equal-jitter         v/2 + uniform in [0, v/2)
 //	decorrelated-jitter  min(Cap, uniform in [Base, 3·previous sleep)), previous starting at Base
+//
+// and two more: linear, min(Cap, Base·attempt), and proportional-jitter, v scaled by a
+// uniform factor in [1−J, 1+J) and capped (J = 0.2 by default, the jitter of gRPC's
+// connection backoff).
 //
 // Delays are whole nanoseconds; every random draw comes from the run's rng, so the same
 // seed gives the same sleeps.
@@ -31,11 +35,26 @@ type Backoff interface {
 	Delay(attempt int, prev time.Duration, rng *rand.Rand) time.Duration
 }
 
-// BackoffNames lists the strategies in the order reports show them.
+// BackoffNames lists the classic strategies of the experiment in the order reports show
+// them: the default of `rlsim backoff`.
 var BackoffNames = []string{"none", "constant", "exponential", "full-jitter", "equal-jitter", "decorrelated-jitter"}
 
-// NewBackoff returns the named strategy with the given base and cap (both > 0, cap ≥ base).
+// ShapeNames lists every backoff shape: the classic ones and linear and
+// proportional-jitter.
+var ShapeNames = []string{"none", "constant", "linear", "exponential", "full-jitter", "equal-jitter", "decorrelated-jitter", "proportional-jitter"}
+
+// DefaultJitter is proportional-jitter's J: ±20%, as gRPC's connection backoff.
+const DefaultJitter = 0.2
+
+// NewBackoff returns the named shape with the given base and cap (both > 0, cap ≥ base),
+// and DefaultJitter for proportional-jitter.
 func NewBackoff(name string, base, cap time.Duration) (Backoff, error) {
+	return NewShape(name, base, cap, DefaultJitter)
+}
+
+// NewShape returns the named shape with the given base, cap and, for proportional-jitter,
+// jitter J (0 ≤ J ≤ 1).
+func NewShape(name string, base, cap time.Duration, jitter float64) (Backoff, error) {
 	if base <= 0 {
 		return nil, fmt.Errorf("backoff base must be positive, got %s", base)
 	}
@@ -56,8 +75,15 @@ func NewBackoff(name string, base, cap time.Duration) (Backoff, error) {
 		return EqualJitter{c}, nil
 	case "decorrelated-jitter":
 		return DecorrelatedJitter{c}, nil
+	case "linear":
+		return LinearBackoff{c}, nil
+	case "proportional-jitter":
+		if !(jitter >= 0 && jitter <= 1) {
+			return nil, fmt.Errorf("proportional jitter must be between 0 and 1 (0%%–100%%), got %g", jitter)
+		}
+		return ProportionalJitter{capped: c, Jitter: jitter}, nil
 	}
-	return nil, fmt.Errorf("unknown backoff strategy %q (want one of %s)", name, strings.Join(BackoffNames, ", "))
+	return nil, fmt.Errorf("unknown backoff shape %q (want one of %s)", name, strings.Join(ShapeNames, ", "))
 }
 
 // capped holds the base and cap shared by the growing strategies.
@@ -154,7 +180,50 @@ func (b DecorrelatedJitter) Delay(_ int, prev time.Duration, rng *rand.Rand) tim
 	return min(b.cap, uniform(rng, b.base, hi))
 }
 
+// LinearBackoff sleeps min(cap, base·attempt): a retry schedule that grows by one base per
+// failure, gentler than doubling.
+type LinearBackoff struct{ capped }
+
+// Name returns "linear".
+func (LinearBackoff) Name() string { return "linear" }
+
+// Delay returns min(cap, base·attempt), attempt counting from 1.
+func (b LinearBackoff) Delay(attempt int, _ time.Duration, _ *rand.Rand) time.Duration {
+	attempt = max(attempt, 1)
+	if b.base > b.cap/time.Duration(attempt) {
+		return b.cap
+	}
+	return min(b.cap, b.base*time.Duration(attempt))
+}
+
+// ProportionalJitter scales the exponential sleep by a factor drawn uniformly in
+// [1−Jitter, 1+Jitter) and caps the result: min(cap, v·(1 + uniform[−J, J))). It keeps most
+// of the schedule's shape and spreads clients by ±J of it, as gRPC's connection backoff
+// (multiplier, then ±20% jitter) and the randomization factor of many client libraries do.
+type ProportionalJitter struct {
+	capped
+	// Jitter is J, between 0 and 1.
+	Jitter float64
+}
+
+// Name returns "proportional-jitter".
+func (ProportionalJitter) Name() string { return "proportional-jitter" }
+
+// Delay returns min(cap, v·f) with f uniform in [1−J, 1+J).
+func (b ProportionalJitter) Delay(attempt int, _ time.Duration, rng *rand.Rand) time.Duration {
+	v := b.ceiling(attempt)
+	// The explicit conversions round each product, so no platform fuses them into an FMA.
+	f := 1 - b.Jitter + float64(2*b.Jitter*rng.Float64())
+	d := float64(float64(v) * f)
+	if d >= float64(b.cap) {
+		return b.cap
+	}
+	return time.Duration(d)
+}
+
 var (
+	_ Backoff = LinearBackoff{}
+	_ Backoff = ProportionalJitter{}
 	_ Backoff = NoBackoff{}
 	_ Backoff = ConstantBackoff{}
 	_ Backoff = ExponentialBackoff{}

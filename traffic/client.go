@@ -28,6 +28,13 @@ type Retry struct {
 	// IdempotencyKeys makes the client send one key per request, the same on every
 	// attempt, so a server can recognise a repeat and not run it twice.
 	IdempotencyKeys bool
+	// Policies decide whether an attempt may be sent at all (a retry budget, a circuit
+	// breaker…); each client process keeps its own state of each.
+	Policies []PolicyMaker
+	// RetryAllErrors makes the client retry every failure, also a client error (400,
+	// 404…) that no retry can fix, as a naive client does; each such retry counts in
+	// ClientStats.RetriedWrongly.
+	RetryAllErrors bool
 }
 
 // Job is the work of one client: Requests requests, one after the other, from Start.
@@ -95,6 +102,20 @@ type ClientStats struct {
 	HonouredRetries, HonouredRefused int64
 	// TimedOut counts attempts the client gave up waiting for.
 	TimedOut int64
+	// Requests counts the requests the clients set out to make (each first try, sent or
+	// withheld); Calls ÷ Requests is the load amplification.
+	Requests int64
+	// Succeeded counts attempts whose 2xx reached a client still waiting for it; every
+	// other call was wasted work.
+	Succeeded int64
+	// Withheld counts attempts (first tries or retries) a policy refused to send; each
+	// ended its request, counted in GiveUps.
+	Withheld int64
+	// RetriedWrongly counts retries sent after a client error (RetryAllErrors).
+	RetriedWrongly int64
+	// ClientCompletion is, per client in the order they were added, how long its job
+	// took: from its start until it ended, however it ended.
+	ClientCompletion []time.Duration
 }
 
 // Clients is a population of closed-loop clients on one event loop; nothing runs outside
@@ -111,10 +132,16 @@ type Clients struct {
 	// Bin is the width of the Arrivals bins (default 10 ms).
 	Bin time.Duration
 	// RNG draws the jittered sleeps; the run's one random source.
-	RNG   *rand.Rand
-	Stats ClientStats
+	RNG *rand.Rand
+	// Processes is the number of client processes the clients belong to, client i to
+	// process i mod Processes; the policies of Retry keep one state per process (a retry
+	// budget is shared by the clients of one process). 0 makes every client a process of
+	// its own.
+	Processes int
+	Stats     ClientStats
 
-	n int
+	n     int
+	procs [][]Policy
 }
 
 // Add schedules a client with job on loop.
@@ -124,7 +151,30 @@ func (c *Clients) Add(loop *sim.Loop, job Job) {
 	}
 	cl := &client{pop: c, job: job, id: c.n}
 	c.n++
+	c.Stats.ClientCompletion = append(c.Stats.ClientCompletion, 0)
 	loop.At(job.Start, cl)
+}
+
+// policies returns the policy state of client id's process, made on first use.
+func (c *Clients) policies(id int) []Policy {
+	if len(c.Retry.Policies) == 0 {
+		return nil
+	}
+	p := id
+	if c.Processes > 0 {
+		p = id % c.Processes
+	}
+	for len(c.procs) <= p {
+		c.procs = append(c.procs, nil)
+	}
+	if c.procs[p] == nil {
+		ps := make([]Policy, len(c.Retry.Policies))
+		for i, m := range c.Retry.Policies {
+			ps[i] = m.New()
+		}
+		c.procs[p] = ps
+	}
+	return c.procs[p]
 }
 
 // arrive counts an attempt reaching the server at t.
@@ -149,7 +199,11 @@ func Count(bins []int64, t, bin time.Duration) []int64 {
 	return bins
 }
 
-func (c *Clients) end(now time.Duration) { c.Stats.Completion = max(c.Stats.Completion, now) }
+// end records client cl's job ending at now.
+func (c *Clients) end(cl *client, now time.Duration) {
+	c.Stats.Completion = max(c.Stats.Completion, now)
+	c.Stats.ClientCompletion[cl.id] = now - cl.job.Start
+}
 
 // client is one client's state. Its own events are the start of its job and the end of
 // each sleep, both a send; the attempts it sends are events of their own (flight).
@@ -167,13 +221,85 @@ type client struct {
 	waiting bool
 	// honoured is set when the coming try was timed by Retry-After.
 	honoured bool
+	// cause is the outcome that made the coming try a retry (zero for a first try).
+	cause Outcome
 }
 
-// Fire implements sim.Handler: the job starts or a sleep ends, and the client sends.
-func (c *client) Fire(l *sim.Loop) { c.send(l) }
+// Fire implements sim.Handler: the job starts or a sleep ends, and the client tries to
+// send.
+func (c *client) Fire(l *sim.Loop) { c.try(l) }
+
+// try asks the policies whether the next attempt may leave now, and sends it now, later
+// (a pacing policy) or never (withheld: the request is given up).
+func (c *client) try(l *sim.Loop) {
+	if c.attempt == 0 {
+		c.pop.Stats.Requests++
+	}
+	c.ask(l, 0, false)
+}
+
+// ask asks the policies from number from on; resumed is set when policy from made the
+// attempt wait and that wait has ended.
+func (c *client) ask(l *sim.Loop, from int, resumed bool) {
+	p := c.pop
+	pols := p.policies(c.id)
+	for i := from; i < len(pols); i++ {
+		var wait time.Duration
+		ok := true
+		pacer, paces := pols[i].(Pacer)
+		if resumed && i == from && paces {
+			wait = pacer.Resume(l.Now())
+		} else {
+			wait, ok = pols[i].Send(l.Now(), c.attempt == 0)
+		}
+		if !ok {
+			p.Stats.Withheld++
+			c.giveUp(l)
+			return
+		}
+		if wait <= 0 {
+			continue
+		}
+		if p.Retry.Deadline > 0 && l.Now()+wait >= c.job.Start+p.Retry.Deadline {
+			if paces {
+				pacer.Cancel()
+			}
+			c.giveUp(l)
+			return
+		}
+		next := i
+		if !paces {
+			next = i + 1
+		}
+		l.After(wait, paced{c: c, from: next, resumed: paces})
+		return
+	}
+	c.send(l)
+}
+
+// paced is the event of the end of a wait a policy imposed: the client asks on from
+// policy number from.
+type paced struct {
+	c       *client
+	from    int
+	resumed bool
+}
+
+// Fire implements sim.Handler.
+func (e paced) Fire(l *sim.Loop) { e.c.ask(l, e.from, e.resumed) }
+
+// giveUp ends the client's job with its current request abandoned.
+func (c *client) giveUp(l *sim.Loop) {
+	c.pop.Stats.GiveUps++
+	c.honoured = false
+	c.pop.end(c, l.Now())
+}
 
 func (c *client) send(l *sim.Loop) {
 	p := c.pop
+	if c.cause == ClientError {
+		p.Stats.RetriedWrongly++
+	}
 	c.attempt++
 	c.sent++
 	p.Stats.Calls++
@@ -251,52 +377,57 @@ func Retryable(status int) bool {
 func (c *client) receive(l *sim.Loop, r response.Response, timedOut bool) {
 	p := c.pop
 	c.waiting = false
-	status := r.Status
-	if timedOut {
-		status = 0
+	o := Classify(r, timedOut)
+	pols := p.policies(c.id)
+	for _, pol := range pols {
+		pol.Observe(l.Now(), o, c.cause)
 	}
 	if c.honoured {
 		p.Stats.HonouredRetries++
-		if status == http.StatusTooManyRequests {
+		if !timedOut && r.Status == http.StatusTooManyRequests {
 			p.Stats.HonouredRefused++
 		}
 		c.honoured = false
 	}
 	switch {
-	case status >= 200 && status < 300:
+	case o == Succeeded:
+		p.Stats.Succeeded++
 		c.request++
-		c.attempt, c.prev = 0, 0
+		c.attempt, c.prev, c.cause = 0, 0, 0
 		if c.request >= c.job.Requests {
 			p.Stats.Done++
-			p.end(l.Now())
+			p.end(c, l.Now())
 			return
 		}
-		c.send(l)
+		c.try(l)
 		return
-	case status != 0 && !Retryable(status):
+	case !o.Retryable() && !p.Retry.RetryAllErrors:
 		p.Stats.Failed++
-		p.end(l.Now())
+		p.end(c, l.Now())
 		return
 	}
 	if p.Retry.MaxAttempts > 0 && c.attempt >= p.Retry.MaxAttempts {
-		p.Stats.GiveUps++
-		p.end(l.Now())
+		c.giveUp(l)
 		return
+	}
+	for _, pol := range pols {
+		if !pol.Retry(l.Now(), o) {
+			p.Stats.Withheld++
+			c.giveUp(l)
+			return
+		}
 	}
 	sleep := p.Retry.Backoff.Delay(c.attempt, c.prev, p.RNG)
 	c.prev = sleep
-	if p.Retry.HonorRetryAfter && !timedOut {
-		if v := r.Header.Get("Retry-After"); v != "" {
-			if ra, ok := response.ParseRetryAfter(v, p.Epoch.Add(l.Now())); ok && ra >= sleep {
-				sleep, c.honoured = ra, true
-			}
+	if p.Retry.HonorRetryAfter && !timedOut && r.Header != nil {
+		if ra, ok := response.Wait(r.Header, p.Epoch.Add(l.Now())); ok && ra >= sleep {
+			sleep, c.honoured = ra, true
 		}
 	}
 	if p.Retry.Deadline > 0 && l.Now()+sleep >= c.job.Start+p.Retry.Deadline {
-		p.Stats.GiveUps++
-		c.honoured = false
-		p.end(l.Now())
+		c.giveUp(l)
 		return
 	}
+	c.cause = o
 	l.After(sleep, c)
 }

@@ -178,6 +178,43 @@ func HerdFigure(meta Meta, arrivals []Series, bin time.Duration) *Figure {
 	return f
 }
 
+// LoadPanel is one strategy's load on the server: its attempts of any kind and its retries
+// per bin, as BinPoints makes them.
+type LoadPanel struct {
+	Name              string
+	Attempts, Retries []Point
+}
+
+// LoadFigure draws the load each strategy put on the server over time as small multiples:
+// one panel per strategy on shared axes, each with every attempt per bin and the retries
+// among them, and the server's capacity per bin as a dashed line when capacity > 0. The
+// gap between the two lines is the clients' own first tries; what rises above capacity is
+// what the strategy made of the failures. The panels are stacked like HerdFigure's.
+func LoadFigure(meta Meta, panels []LoadPanel, bin time.Duration, capacity float64) *Figure {
+	f := &Figure{Name: "load", Meta: meta, SharedY: true, SharedX: true,
+		Height: vg.Length(1.2+1.5*float64(max(len(panels), 1))) * vg.Inch}
+	down := func(pts []Point) []Point {
+		if n := len(pts); n > 1 {
+			return append(slices.Clip(Downsample(pts[:n-1], MaxPoints, Max)), pts[n-1])
+		}
+		return slices.Clone(pts)
+	}
+	for i, p := range panels {
+		panel := LinePanel{
+			Title: p.Name, YLabel: fmt.Sprintf("per %s bin", bin), Steps: true,
+			Series: []Series{{Name: "all attempts", Points: down(p.Attempts)}, {Name: "retries", Points: down(p.Retries)}},
+		}
+		if capacity > 0 {
+			panel.Limits = []HLine{{Name: fmt.Sprintf("capacity (%g per bin)", capacity), Y: capacity}}
+		}
+		if i == len(panels)-1 {
+			panel.XLabel = "time since start (s)"
+		}
+		f.Panels = append(f.Panels, panel)
+	}
+	return f
+}
+
 // BinPoints turns counts per bin (bin i covers [i·bin, (i+1)·bin)) into points at each
 // bin's start, X in seconds, with a closing zero at the end of the last bin, ready for a
 // stepped line. No counts at all draw as one empty bin.
