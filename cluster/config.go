@@ -36,6 +36,13 @@ var Placements = []string{"local", "shared", "two-tier", "leased", "shared-nonat
 //	fail-open-local  admit what the node-local guard admits
 var OutagePolicies = []string{"fail-open", "fail-closed", "fail-open-local"}
 
+// Clocks are the clocks a shared placement's store decides by.
+//
+//	node   each node passes its own clock, skew included (the default)
+//	store  the script reads the store's clock (redis.call('TIME')); in virtual time the
+//	       store's clock is the true virtual clock, so node skew no longer matters to it
+var Clocks = []string{"node", "store"}
+
 // Config describes a fleet.
 type Config struct {
 	// Nodes is the node count at t=0 (≥ 1).
@@ -66,6 +73,9 @@ type Config struct {
 	// Skew spreads node clocks over [−Skew, +Skew]: node i runs at Skew·(2·frac(i·φ) − 1)
 	// from the true time (φ the golden ratio), fixed for the node's life.
 	Skew time.Duration
+	// Clock is one of Clocks ("" is node): whose clock the shared store decides by. The
+	// node-local parts (local limits, guards, a lease's lifetime) keep the node's clock.
+	Clock string
 	// CrashProbability is the chance that the process dies between INCR and EXPIRE on a
 	// request that created its key (shared-nonatomic).
 	CrashProbability float64
@@ -116,6 +126,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("latency: must not be negative")
 	case c.Skew < 0:
 		return fmt.Errorf("skew: must not be negative")
+	case c.Clock != "" && !slices.Contains(Clocks, c.Clock):
+		return fmt.Errorf("clock: unknown clock %q (want one of %s)", c.Clock, strings.Join(Clocks, ", "))
 	case c.CrashProbability < 0 || c.CrashProbability > 1:
 		return fmt.Errorf("crash probability: must be between 0 and 1, got %g", c.CrashProbability)
 	case c.StoreTimeout < 0:

@@ -132,6 +132,7 @@ func New(c Config, algorithm string, p algorithms.Policy, st store.Store, rng *r
 	if err != nil {
 		return nil, err
 	}
+	f.setClocks()
 	f.resize(c.Nodes)
 	return f, nil
 }
@@ -252,7 +253,7 @@ func (f *Fleet) outageAt(elapsed time.Duration) (int, *Outage) {
 func (f *Fleet) Allow(key uint32, now int64, cost int64) algorithms.Decision {
 	t := f.begin(key, now, cost)
 	if t.ask {
-		r, err := f.shared.Allow(f.names[key], t.nodeNow, t.cost)
+		r, err := f.shared.Allow(f.names[key], t.at(), t.cost)
 		f.fail(err)
 		t.allowed, t.remaining = r.Allowed && err == nil, r.Remaining
 	}
@@ -326,7 +327,7 @@ func (f *Fleet) begin(key uint32, now int64, cost int64) ticket {
 			break
 		}
 		crash := f.cfg.CrashProbability > 0 && f.rng.Float64() < f.cfg.CrashProbability
-		r, err := f.nonAtomic.Allow(name, nodeNow, cost, crash)
+		r, err := f.nonAtomic.Allow(name, t.at(), cost, crash)
 		f.fail(err)
 		t.trips = r.RoundTrips
 		if r.Crashed {
@@ -390,7 +391,8 @@ func (f *Fleet) raise(oi int, o *Outage) {
 // spendLease spends a leased token for t's key on its node, borrowing Lease more from the
 // central bucket (one round trip) when the node holds too few.
 func (f *Fleet) spendLease(t *ticket, outage *Outage) (allowed bool, trips int) {
-	nd, key, nodeNow, cost := t.nd, t.key, t.nodeNow, t.cost
+	nd, key, at, cost := t.nd, t.key, t.at(), t.cost
+	nodeNow := at.Node
 	for int(key) >= len(nd.leases) {
 		nd.leases = append(nd.leases, lease{})
 	}
@@ -403,7 +405,7 @@ func (f *Fleet) spendLease(t *ticket, outage *Outage) (allowed bool, trips int) 
 			return f.failover(o, nd, key, nodeNow, cost, false), 0
 		}
 		want := max(f.cfg.Lease, cost)
-		granted, err := f.leaser.Lease(f.names[key], nodeNow, want)
+		granted, err := f.leaser.Lease(f.names[key], at, want)
 		f.fail(err)
 		trips = 1
 		if granted > 0 {
@@ -535,23 +537,37 @@ func (f *Fleet) Finish(variant string) (*report.Distributed, error) {
 	if !f.cfg.UsesStore() {
 		return d, nil
 	}
-	keys, err := f.st.Keys(f.cfg.Prefix)
+	var err error
+	d.BlockedForever, d.LeakedKeys, err = store.Audit(f.st, f.cfg.Prefix, f.policy.Limit, f.cfg.TTLWindowKey)
 	if err != nil {
 		return d, err
 	}
+	// A leaked key is the counter the deployed pattern leaves: a string of INCR.
 	counterBytes, _, _ := store.ModelBytes("fixed-window", f.policy.Limit)
-	for _, k := range keys {
-		if k.TTL != store.NoTTL {
-			continue
-		}
-		if k.Type == "string" && f.cfg.TTLWindowKey && k.Value >= f.policy.Limit {
-			d.BlockedForever++
-			continue
-		}
-		d.LeakedKeys++
-		d.LeakedBytes += counterBytes
-	}
+	d.LeakedBytes = d.LeakedKeys * counterBytes
 	return d, nil
+}
+
+// at is the ticket's moment on the store's clock (the true time) and the node's.
+func (t ticket) at() store.At { return store.At{Store: t.now, Node: t.nodeNow} }
+
+// setClocks tells the store limiters which clock to decide by, and how long keys must
+// outlive their data: the widest gap between two nodes' clocks, twice the skew.
+func (f *Fleet) setClocks() {
+	clock, keep := store.NodeClock, 2*f.cfg.Skew
+	if f.cfg.Clock == "store" {
+		clock = store.StoreClock
+	}
+	for _, l := range []*store.Limiter{f.shared, f.leaser} {
+		if l != nil {
+			l.SetClock(clock)
+			l.SetKeep(keep)
+		}
+	}
+	if f.nonAtomic != nil {
+		f.nonAtomic.SetClock(clock)
+		f.nonAtomic.SetKeep(keep)
+	}
 }
 
 func (f *Fleet) hasPolicy(p string) bool {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -115,34 +116,35 @@ func TestLeasedCutsRoundTrips(t *testing.T) {
 }
 
 // INCR then EXPIRE with crashes blocks TTL-window keys for good; the atomic script never
-// leaves a key without a TTL. Checked on the model and on miniredis.
+// leaves a key without a TTL. Checked on the model, on miniredis and on a real Redis
+// (RLSIM_REDIS_URL), which must find the same keys blocked and leaked.
 func TestNonAtomicCrashBlocksForever(t *testing.T) {
-	faces := map[string]func() store.Store{
-		"model": func() store.Store { return store.NewModel() },
-		"miniredis": func() store.Store {
-			r, err := store.NewMiniredis()
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { r.Close() })
-			return r
-		},
+	faces := []string{"model", "miniredis"}
+	if os.Getenv("RLSIM_REDIS_URL") != "" {
+		faces = append(faces, "redis")
 	}
-	for _, name := range []string{"model", "miniredis"} {
+	twentyPerMinute := algorithms.Policy{Limit: 20, Window: time.Minute}
+	var want []string
+	for _, name := range faces {
+		var got []string
 		c := Config{Nodes: 3, Balancer: "round-robin", Placement: "shared-nonatomic", TTLWindowKey: true, CrashProbability: 0.2}
-		res, _ := drive(t, c, "fixed-window", perMinute, faces[name](), 10, 1, 3*time.Minute)
+		c.Prefix = facePrefix(name)
+		res, _ := drive(t, c, "fixed-window", twentyPerMinute, openFace(t, name, c.Prefix), 10, 0.5, 3*time.Minute)
 		if res.BlockedForever == 0 || res.Crashes == 0 {
 			t.Errorf("%s: ttl-window with crashes: %+v", name, res)
 		}
+		got = append(got, fmt.Sprintf("ttl-window: blocked %d leaked %d crashes %d", res.BlockedForever, res.LeakedKeys, res.Crashes))
 		c.TTLWindowKey = false
-		res, _ = drive(t, c, "fixed-window", perMinute, faces[name](), 10, 1, 3*time.Minute)
+		c.Prefix = facePrefix(name)
+		res, _ = drive(t, c, "fixed-window", twentyPerMinute, openFace(t, name, c.Prefix), 10, 0.5, 3*time.Minute)
 		if res.BlockedForever != 0 || res.LeakedKeys == 0 || res.LeakedBytes == 0 {
 			t.Errorf("%s: timestamped keys with crashes should leak, not block: %+v", name, res)
 		}
-		atomic := Config{Nodes: 3, Balancer: "round-robin", Placement: "shared"}
-		st := faces[name]()
-		res, _ = drive(t, atomic, "fixed-window", perMinute, st, 10, 1, 3*time.Minute)
-		keys, _ := st.Keys("rl:")
+		got = append(got, fmt.Sprintf("timestamped: blocked %d leaked %d crashes %d", res.BlockedForever, res.LeakedKeys, res.Crashes))
+		atomic := Config{Nodes: 3, Balancer: "round-robin", Placement: "shared", Prefix: facePrefix(name)}
+		st := openFace(t, name, atomic.Prefix)
+		res, _ = drive(t, atomic, "fixed-window", twentyPerMinute, st, 10, 0.5, 3*time.Minute)
+		keys, _ := st.Keys(atomic.Prefix)
 		for _, k := range keys {
 			if k.TTL == store.NoTTL {
 				t.Errorf("%s: the atomic script left %s without a TTL", name, k.Name)
@@ -151,7 +153,50 @@ func TestNonAtomicCrashBlocksForever(t *testing.T) {
 		if res.BlockedForever != 0 || res.LeakedKeys != 0 || len(keys) == 0 {
 			t.Errorf("%s: atomic: %+v, %d keys", name, res, len(keys))
 		}
+		if want == nil {
+			want = got
+		} else if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s finds %v where the model finds %v", name, got, want)
+		}
 	}
+}
+
+// facePrefix is a key prefix of its own for each run on a face, so runs on a shared real
+// server never meet.
+func facePrefix(face string) string {
+	return fmt.Sprintf("rlsim-test-fleet:%s:%d:", face, time.Now().UnixNano())
+}
+
+// openFace opens a store face for one run, closed (and on a real server emptied of what
+// the run wrote under prefix) when the test ends.
+func openFace(t *testing.T, name, prefix string) store.Store {
+	t.Helper()
+	switch name {
+	case "model":
+		return store.NewModel()
+	case "miniredis":
+		r, err := store.NewMiniredis()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close() })
+		return r
+	}
+	r, err := store.NewRedis(os.Getenv("RLSIM_REDIS_URL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if keys, err := r.Keys(prefix); err == nil {
+			names := make([]string, len(keys))
+			for i, k := range keys {
+				names[i] = k.Name
+			}
+			r.Delete(names...)
+		}
+		r.Close()
+	})
+	return r
 }
 
 func TestOutagePolicies(t *testing.T) {

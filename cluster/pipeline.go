@@ -27,7 +27,7 @@ func (f *Fleet) Defer(key uint32, now, cost int64) {
 	h := held{t: t, call: -1}
 	if t.ask {
 		h.call = len(f.calls)
-		f.calls = append(f.calls, f.shared.Call(f.names[key], t.nodeNow, t.cost))
+		f.calls = append(f.calls, f.shared.Call(f.names[key], t.at(), t.cost))
 	}
 	f.held = append(f.held, h)
 }

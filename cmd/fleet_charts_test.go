@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/rlsim/rlsim/scenario"
 )
 
 // A cluster scenario's folder holds the effective-limit chart: a panel per variant with
@@ -54,7 +57,7 @@ func TestFleetEffectiveLimitChart(t *testing.T) {
 	// results.csv carries the fleet figures as trailing columns.
 	csvText := string(a["cluster-outage/results.csv"])
 	if !strings.Contains(csvText, ",effective_limit,") || !strings.Contains(csvText, ",blocked_forever,leaked_keys,") ||
-		!strings.Contains(csvText, ",fail-open-local,shared,round-robin,10,10,model,200,") {
+		!strings.Contains(csvText, ",fail-open-local,shared,round-robin,10,10,model,node,0,200,") {
 		t.Errorf("results.csv lacks the fleet columns:\n%s", csvText)
 	}
 	if c := run("2"); bytes.Equal(c["cluster-outage/effective-limit.svg"], svg) {
@@ -77,6 +80,43 @@ func TestFleetChartMarksScaleOut(t *testing.T) {
 	}
 }
 
+// A scenario whose variants sweep skew also draws the effective limit against the skew: a
+// panel per algorithm, a line per clock, the bucket's bound where it applies.
+func TestFleetSkewChart(t *testing.T) {
+	sc, err := scenario.Load("cluster-skew")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two algorithms are enough to draw: one window, one bucket with its bound.
+	text := regexp.MustCompile(`(?m)^algorithms: .*$`).ReplaceAllString(string(sc.Text), "algorithms: [fixed-window, token-bucket]")
+	file := filepath.Join(t.TempDir(), "cluster-skew.yaml")
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	_, errOut, code := rlsim(t, "run", file, "--charts", "svg", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	files := readTree(t, dir)
+	svg := string(files["cluster-skew/effective-limit-skew.svg"])
+	for _, want := range []string{"effective limit against node clock skew", "fixed-window", "token-bucket", "node clock", "store clock",
+		"bound b + L·(W + 2·skew)/W", "advertised (100)", "node clock skew ± (s)"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("effective-limit-skew.svg lacks %q", want)
+		}
+	}
+	if !strings.Contains(string(files["index.html"]), "cluster-skew/effective-limit-skew.svg") {
+		t.Error("index.html does not include the skew chart")
+	}
+	// One skew, no sweep: no such chart.
+	dir = t.TempDir()
+	rlsim(t, "run", "cluster-two-tier", "--charts", "svg", "--out", dir)
+	if _, ok := readTree(t, dir)["cluster-two-tier/effective-limit-skew.svg"]; ok {
+		t.Error("cluster-two-tier draws a skew chart with one skew")
+	}
+}
+
 // --format csv prints the fleet columns too: here the crash's blocked and leaked keys.
 func TestFleetCSVOnStdout(t *testing.T) {
 	out, errOut, code := rlsim(t, "run", "cluster-nonatomic", "--format", "csv")
@@ -88,7 +128,7 @@ func TestFleetCSVOnStdout(t *testing.T) {
 		"added_latency_ms_p50,added_latency_ms_p99,store_latency_ms,store_timeouts,breaker_open_decisions,breaker_opens,stale_reads,lost_writes") {
 		t.Fatalf("header %q", lines[0])
 	}
-	if !strings.HasSuffix(lines[1], ",incr-expire-ttl-window,shared-nonatomic,round-robin,5,5,model,11,0.3,1,1.2445687952600395,3781,6,0,0,0,0,0,0,0,18,10,8,704,0,0,0,0,0,0,0,0,0,0") {
+	if !strings.HasSuffix(lines[1], ",incr-expire-ttl-window,shared-nonatomic,round-robin,5,5,model,node,0,11,0.3,1,1.2445687952600395,3781,6,0,0,0,0,0,0,0,18,10,8,704,0,0,0,0,0,0,0,0,0,0") {
 		t.Errorf("ttl-window row %q", lines[1])
 	}
 }

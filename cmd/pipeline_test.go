@@ -10,9 +10,8 @@ import (
 	"github.com/rlsim/rlsim/store"
 )
 
-// --redis puts a cluster scenario's store on a real server: same JSON as the model
-// (windows far longer than the run, node clocks in step), one by one and pipelined, the
-// decisions/s line on stderr, nothing left behind.
+// --redis puts a cluster scenario's store on a real server: same JSON as the model, one
+// by one and pipelined, the decisions/s line on stderr, nothing left behind.
 func TestRunOnRedisFlag(t *testing.T) {
 	url := os.Getenv("RLSIM_REDIS_URL")
 	if url == "" {

@@ -19,6 +19,10 @@ type Distributed struct {
 	NodesMax int `json:"nodes_max"`
 	// Store is the face of the shared store: "model", "miniredis", "redis", or "" for none.
 	Store string `json:"store"`
+	// Clock is whose clock the shared store decided by, "node" or "store" ("" for none);
+	// Skew is how far the node clocks spread, ±Skew.
+	Clock string   `json:"clock"`
+	Skew  Duration `json:"skew"`
 	// EffectiveLimit is the most cost admitted for one key in any trailing window across
 	// the whole fleet: the limit the fleet really enforced (compare with policy.limit).
 	EffectiveLimit int64 `json:"effective_limit"`

@@ -1,7 +1,9 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"time"
 
 	"gonum.org/v1/plot/vg"
@@ -94,7 +96,86 @@ func FleetFigures(r *Report) []*chart.Figure {
 		}
 		fig.Panels = append(fig.Panels, panel)
 	}
-	return []*chart.Figure{fig}
+	figs := []*chart.Figure{fig}
+	if skew := skewFigure(r); skew != nil {
+		figs = append(figs, skew)
+	}
+	return figs
+}
+
+// skewFigure draws, when a report's variants sweep node clock skew, each shared
+// algorithm's effective limit against the skew: a panel per algorithm, a line per clock
+// the store decided by, against the advertised limit; the bucket-type algorithms (token
+// bucket, GCRA, the lease) also draw their node-clock bound b + L·(W + 2·skew)/W. A
+// report whose variants share one skew has none.
+func skewFigure(r *Report) *chart.Figure {
+	type line struct {
+		algorithm, clock string
+		points           []chart.Point
+	}
+	var lines []*line
+	skews := map[Duration]bool{}
+	for _, x := range r.Results {
+		d := x.Distributed
+		if d == nil || d.Clock == "" {
+			continue
+		}
+		skews[d.Skew] = true
+		i := slices.IndexFunc(lines, func(l *line) bool { return l.algorithm == x.Algorithm && l.clock == d.Clock })
+		if i < 0 {
+			lines = append(lines, &line{algorithm: x.Algorithm, clock: d.Clock})
+			i = len(lines) - 1
+		}
+		lines[i].points = append(lines[i].points, chart.Point{X: time.Duration(d.Skew).Seconds(), Y: float64(d.EffectiveLimit)})
+	}
+	if len(skews) < 2 {
+		return nil
+	}
+	var algorithms []string
+	for _, l := range lines {
+		if !slices.Contains(algorithms, l.algorithm) {
+			algorithms = append(algorithms, l.algorithm)
+		}
+		slices.SortStableFunc(l.points, func(a, b chart.Point) int { return cmp.Compare(a.X, b.X) })
+	}
+	limit := float64(r.Policy.Limit)
+	fig := &chart.Figure{Name: "effective-limit-skew", Columns: min(len(algorithms), 3), SharedY: true,
+		Meta: chart.Meta{
+			Title:   r.Scenario + ": effective limit against node clock skew, by the nodes' clocks and by the store's",
+			Caption: Caption(r),
+		}}
+	rows := (len(algorithms) + fig.Columns - 1) / fig.Columns
+	fig.Width, fig.Height = 13*vg.Inch, vg.Length(1.4+3*float64(rows))*vg.Inch
+	for i, alg := range algorithms {
+		panel := chart.LinePanel{
+			Title:  alg,
+			YLabel: fmt.Sprintf("effective limit (per %s)", time.Duration(r.Policy.Window)),
+			Limits: []chart.HLine{{Name: fmt.Sprintf("advertised (%g)", limit), Y: limit}},
+		}
+		if i >= len(algorithms)-fig.Columns {
+			panel.XLabel = "node clock skew ± (s)"
+		}
+		var xs []float64
+		for _, l := range lines {
+			if l.algorithm == alg {
+				panel.Series = append(panel.Series, chart.Series{Name: l.clock + " clock", Points: l.points})
+				for _, q := range l.points {
+					xs = append(xs, q.X)
+				}
+			}
+		}
+		if alg == "token-bucket" || alg == "gcra" || alg == "lease" {
+			slices.Sort(xs)
+			bound := chart.Series{Name: "bound b + L·(W + 2·skew)/W"}
+			w := time.Duration(r.Policy.Window).Seconds()
+			for _, x := range slices.Compact(xs) {
+				bound.Points = append(bound.Points, chart.Point{X: x, Y: float64(r.Policy.Burst) + limit*(w+2*x)/w})
+			}
+			panel.Series = append(panel.Series, bound)
+		}
+		fig.Panels = append(fig.Panels, panel)
+	}
+	return fig
 }
 
 // windowPoints are a timeline's busiest-key window counts per bin, X in seconds, closed

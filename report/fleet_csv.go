@@ -1,11 +1,14 @@
 package report
 
-import "strconv"
+import (
+	"strconv"
+	"time"
+)
 
 // fleetCSVColumns are the results CSV's trailing columns when a report has fleet results:
 // the Distributed figures under their JSON names.
 var fleetCSVColumns = []string{
-	"variant", "placement", "balancer", "nodes", "nodes_max", "store",
+	"variant", "placement", "balancer", "nodes", "nodes_max", "store", "clock", "skew",
 	"effective_limit", "client_share_min", "client_share_max", "store_round_trips", "store_round_trips_total",
 	"node_peak_window_admitted", "guard_limit", "leases_outstanding_max",
 	"outage_admitted", "outage_refused", "outage_over_admission", "outage_node_peak", "alerts",
@@ -33,7 +36,7 @@ func fleetCSVCells(d *Distributed) []string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	i := func(v int64) string { return strconv.FormatInt(v, 10) }
 	return []string{
-		d.Variant, d.Placement, d.Balancer, i(int64(d.Nodes)), i(int64(d.NodesMax)), d.Store,
+		d.Variant, d.Placement, d.Balancer, i(int64(d.Nodes)), i(int64(d.NodesMax)), d.Store, d.Clock, f(time.Duration(d.Skew).Seconds()),
 		i(d.EffectiveLimit), f(d.ClientShareMin), f(d.ClientShareMax), f(d.StoreRoundTrips), i(d.StoreRoundTripsTotal),
 		i(d.NodePeakWindowAdmitted), i(d.GuardLimit), i(d.LeasesOutstandingMax),
 		i(d.OutageAdmitted), i(d.OutageRefused), f(d.OutageOverAdmission), i(d.OutageNodePeak), i(int64(d.Alerts)),

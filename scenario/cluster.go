@@ -40,6 +40,8 @@ type ClusterSpec struct {
 	// that is down (default 50ms); Breaker puts a circuit breaker on each node's client.
 	StoreTimeout *Duration    `yaml:"store_timeout"`
 	Breaker      *BreakerSpec `yaml:"breaker"`
+	// Clock is whose clock the shared store decides by: node (default) or store.
+	Clock string `yaml:"clock"`
 	// Variants run the scenario once per entry, each overriding some fields, and put the
 	// results side by side; without variants the cluster runs as written.
 	Variants []VariantSpec `yaml:"variants"`
@@ -66,6 +68,9 @@ type VariantSpec struct {
 	Latency      *Duration    `yaml:"latency"`
 	StoreTimeout *Duration    `yaml:"store_timeout"`
 	Breaker      *BreakerSpec `yaml:"breaker"`
+	Clock        string       `yaml:"clock"`
+	// Skew replaces the skew fault's max (node clocks spread over ±skew).
+	Skew *Duration `yaml:"skew"`
 }
 
 // BreakerSpec is a circuit breaker on each node's store client: it opens after Failures
@@ -143,6 +148,12 @@ func (s *Scenario) validateCluster(file string) error {
 	if c.Prefix == "" {
 		c.Prefix = "rlsim:"
 	}
+	if c.Clock == "" {
+		c.Clock = "node"
+	}
+	if !slices.Contains(cluster.Clocks, c.Clock) {
+		return s.fail(file, "cluster.clock", "unknown clock %q (want one of %s)", c.Clock, strings.Join(cluster.Clocks, ", "))
+	}
 	if err := s.checkFleetFields(file, "cluster", *c.Nodes, c.Balancer, c.Placement, c.NonatomicKey); err != nil {
 		return err
 	}
@@ -213,6 +224,12 @@ func (s *Scenario) validateCluster(file string) error {
 		}
 		if err := s.checkTiming(file, f, v.StoreTimeout, v.Breaker); err != nil {
 			return err
+		}
+		if v.Clock != "" && !slices.Contains(cluster.Clocks, v.Clock) {
+			return s.fail(file, f+".clock", "unknown clock %q (want one of %s)", v.Clock, strings.Join(cluster.Clocks, ", "))
+		}
+		if v.Skew != nil && *v.Skew < 0 {
+			return s.fail(file, f+".skew", "must not be negative")
 		}
 	}
 	var lastOutageEnd time.Duration
@@ -317,7 +334,7 @@ func (s *Scenario) fleetVariants(pol algorithms.Policy) []fleetVariant {
 	base := cluster.Config{
 		Nodes: *c.Nodes, Balancer: c.Balancer, Placement: c.Placement, LocalRecompute: c.LocalRecompute,
 		Lease: c.Lease, LeaseTTL: time.Duration(c.LeaseTTL), TTLWindowKey: c.NonatomicKey == "ttl-window",
-		Epoch: epoch.UnixNano(), Breaker: c.Breaker.config(),
+		Clock: c.Clock, Epoch: epoch.UnixNano(), Breaker: c.Breaker.config(),
 	}
 	if c.StoreTimeout != nil {
 		base.StoreTimeout = time.Duration(*c.StoreTimeout)
@@ -372,6 +389,10 @@ func (s *Scenario) fleetVariants(pol algorithms.Policy) []fleetVariant {
 		}
 		if v.Breaker != nil {
 			cfg.Breaker = v.Breaker.config()
+		}
+		cfg.Clock = or(v.Clock, cfg.Clock)
+		if v.Skew != nil {
+			cfg.Skew = time.Duration(*v.Skew)
 		}
 		if v.OutagePolicy != "" {
 			for i := range cfg.Outages {
@@ -508,6 +529,10 @@ func runFleet(sc *Scenario, v fleetVariant, vi int, alg string, pol algorithms.P
 	}
 	d.EffectiveLimit = res.PeakWindowAdmitted
 	d.Events = fleetEvents(v.cfg)
+	d.Skew = report.Duration(v.cfg.Skew)
+	if v.cfg.UsesStore() {
+		d.Clock = v.cfg.Clock
+	}
 	res.Distributed = d
 	return res, nil
 }

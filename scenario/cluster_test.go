@@ -1,8 +1,10 @@
 package scenario
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rlsim/rlsim/cluster"
 	"github.com/rlsim/rlsim/store"
@@ -29,6 +31,10 @@ func TestBadClusterSectionsNamePositionAndField(t *testing.T) {
 		{"cluster: {variants: [{nodes: 2}]}\n", "cluster.variants[0].name: is required"},
 		{"cluster: {variants: [{name: a}, {name: a}]}\n", `cluster.variants[1].name: variant "a" is named twice`},
 		{"cluster: {variants: [{name: a, outage_policy: shrug}]}\n", `cluster.variants[0].outage_policy: unknown policy "shrug"`},
+		{"cluster: {clock: wall}\n", `c.yaml:7:18: cluster.clock: unknown clock "wall" (want one of node, store)`},
+		{"cluster: {variants: [{name: a, clock: sundial}]}\n", `c.yaml:7:39: cluster.variants[0].clock: unknown clock "sundial"`},
+		{"cluster: {variants: [{name: a, skew: -2s}]}\n", `c.yaml:7:38: cluster.variants[0].skew: must not be negative`},
+		{"cluster: {variants: [{name: a, skew: soon}]}\n", `cluster.variants[0].skew`},
 		{"faults: [{latency: {round_trip: 1ms}}]\n", "c.yaml:7:9: faults: faults need a cluster section"},
 		{"cluster: {}\nfaults: [{outage: {at: 1s, for: 0s}}]\n", "faults[0].outage.for: must be a positive duration"},
 		{"cluster: {}\nfaults: [{outage: {at: 1s, for: 1s, policy: maybe}}]\n", `faults[0].outage.policy: unknown policy "maybe"`},
@@ -78,4 +84,43 @@ func FuzzClusterSection(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The cluster's clock applies to every variant unless one names its own, and a variant's
+// skew replaces the skew fault's; the results say which clock and skew each row ran with.
+func TestVariantsChooseClockAndSkew(t *testing.T) {
+	sc, err := Parse("c.yaml", []byte(clusterHead+`cluster:
+  placement: shared
+  clock: store
+  variants:
+    - {name: as-written}
+    - {name: by-node, clock: node, skew: 3s}
+    - {name: local, placement: local}
+faults: [{skew: {max: 1s}}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]cluster.Config{}
+	for _, v := range sc.fleetVariants(sc.Policy.Policy()) {
+		got[v.name] = v.cfg
+	}
+	if c := got["as-written"]; c.Clock != "store" || c.Skew != 1e9 {
+		t.Errorf("as-written: clock %q skew %s, want store and 1s", c.Clock, c.Skew)
+	}
+	if c := got["by-node"]; c.Clock != "node" || c.Skew != 3e9 {
+		t.Errorf("by-node: clock %q skew %s, want node and 3s", c.Clock, c.Skew)
+	}
+	rep, err := Run(sc, Options{Algorithms: []string{"gcra"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, r := range rep.Results {
+		rows = append(rows, fmt.Sprintf("%s %q %s", r.Variant, r.Clock, time.Duration(r.Skew)))
+	}
+	want := []string{`as-written "store" 1s`, `by-node "node" 3s`, `local "" 1s`}
+	if strings.Join(rows, "|") != strings.Join(want, "|") {
+		t.Errorf("rows %v, want %v", rows, want)
+	}
 }

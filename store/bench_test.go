@@ -22,7 +22,7 @@ func benchmarkFace(b *testing.B, st Store, prefix string) {
 		clients[i] = ClientName(i)
 	}
 	for i := 0; b.Loop(); i++ {
-		if _, err := lim.Allow(clients[i%len(clients)], now+int64(i)*int64(time.Millisecond), 1); err != nil {
+		if _, err := lim.Allow(clients[i%len(clients)], Now(now+int64(i)*int64(time.Millisecond)), 1); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -79,12 +79,12 @@ func benchmarkPipelined(b *testing.B, st Store, prefix string, batch int) {
 		c := clients[i%len(clients)]
 		i++
 		if batch == 1 {
-			if _, err := lim.Allow(c, at, 1); err != nil {
+			if _, err := lim.Allow(c, Now(at), 1); err != nil {
 				b.Fatal(err)
 			}
 			continue
 		}
-		if calls = append(calls, lim.Call(c, at, 1)); len(calls) == batch {
+		if calls = append(calls, lim.Call(c, Now(at), 1)); len(calls) == batch {
 			if _, err := EvalBatch(st, calls); err != nil {
 				b.Fatal(err)
 			}

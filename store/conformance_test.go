@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -41,19 +42,53 @@ func testPrefix(t *testing.T, seed uint64) string {
 	return fmt.Sprintf("rlsim-test:%s:%d:%d:", t.Name(), seed, time.Now().UnixNano())
 }
 
+// deleteUnder removes what a test wrote under prefix on a real server.
+func deleteUnder(t *testing.T, r *Redis, prefix string) {
+	t.Helper()
+	keys, err := r.Keys(prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = k.Name
+	}
+	if err := r.Delete(names...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The non-atomic pattern's two key kinds, decided beside the scripts in random traces.
+const (
+	incrTTLWindow   = "incr-expire/ttl-window"
+	incrTimestamped = "incr-expire/timestamped"
+)
+
+// traceAlgorithms are what a random trace mixes: every script.
+var traceAlgorithms = append(append([]string{}, Algorithms...), "lease", incrTTLWindow, incrTimestamped)
+
 type step struct {
 	algorithm string
 	key       string
-	now       int64 // ns
+	at        At
 	cost      int64
+	crash     bool // the non-atomic pattern: the process dies between its two commands
 }
 
 // randomTrace mixes bursts at one instant, steps within a window, landings exactly on
-// window boundaries, idle jumps of several windows and steps back in time (skewed nodes).
-func randomTrace(rng *rand.Rand, p algorithms.Policy, n int, backwards bool) []step {
-	algs := append(append([]string{}, Algorithms...), "lease")
+// window boundaries, idle jumps of several windows. The store's clock only moves forward;
+// each request comes from one of five nodes whose clocks are off by up to ±skew, and one
+// in four reaches the store late, by up to skew more, so the times a key sees on node
+// clocks go back and forth by up to 3·skew (see keepFor).
+func randomTrace(rng *rand.Rand, p algorithms.Policy, n int, skew time.Duration) []step {
 	now := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC).UnixNano() + rng.Int64N(int64(p.Window))
 	w := int64(p.Window)
+	offsets := make([]int64, 5)
+	for i := range offsets {
+		if skew > 0 {
+			offsets[i] = rng.Int64N(2*int64(skew)+1) - int64(skew)
+		}
+	}
 	var out []step
 	for range n {
 		switch r := rng.IntN(80); {
@@ -64,25 +99,32 @@ func randomTrace(rng *rand.Rand, p algorithms.Policy, n int, backwards bool) []s
 			now += w * (1 + rng.Int64N(3))
 		case r < 37:
 			now += rng.Int64N(1000) // sub-µs and µs steps
-		case r < 40 && backwards:
-			now -= rng.Int64N(w / 20) // a node whose clock runs behind
 		default:
 			now += rng.Int64N(w / 50)
 		}
+		node := now + offsets[rng.IntN(len(offsets))]
+		if skew > 0 && rng.IntN(4) == 0 {
+			node -= rng.Int64N(int64(skew) + 1)
+		}
 		out = append(out, step{
-			algorithm: algs[rng.IntN(len(algs))],
+			algorithm: traceAlgorithms[rng.IntN(len(traceAlgorithms))],
 			key:       fmt.Sprintf("user_%d", rng.IntN(3)),
-			now:       now,
+			at:        At{Store: now, Node: node},
 			cost:      1 + rng.Int64N(3),
+			crash:     rng.IntN(4) == 0,
 		})
 	}
 	return out
 }
 
+// keepFor is the keep a trace of randomTrace with skew needs: the widest gap between the
+// node clocks that read a key, 3·skew.
+func keepFor(skew time.Duration) time.Duration { return 3 * skew }
+
 func randomPolicy(rng *rand.Rand) algorithms.Policy {
 	p := algorithms.Policy{
 		Limit:  1 + rng.Int64N(12),
-		Window: []time.Duration{time.Second, 1500 * time.Millisecond, 10 * time.Second, time.Minute}[rng.IntN(4)],
+		Window: []time.Duration{200 * time.Millisecond, time.Second, 1500 * time.Millisecond, 10 * time.Second, time.Minute}[rng.IntN(5)],
 	}
 	if rng.IntN(2) == 0 {
 		p.Burst = 1 + rng.Int64N(15)
@@ -90,32 +132,82 @@ func randomPolicy(rng *rand.Rand) algorithms.Policy {
 	return p
 }
 
-// limiterFor returns the cached limiter of algorithm on st, making it on first use.
-func limiterFor(t *testing.T, lims map[string]*Limiter, st Store, algorithm string, p algorithms.Policy, prefix string) *Limiter {
+// randomSkew is none, a little, a third of the window or two windows.
+func randomSkew(rng *rand.Rand, p algorithms.Policy) time.Duration {
+	return []time.Duration{0, p.Window / 20, p.Window / 3, 2 * p.Window}[rng.IntN(4)]
+}
+
+// faceRun holds one face's limiters for a trace: the scripts' and the non-atomic pair.
+type faceRun struct {
+	st     Store
+	p      algorithms.Policy
+	prefix string
+	clock  Clock
+	keep   time.Duration
+	lims   map[string]*Limiter
+	nx     map[string]*NonAtomic
+}
+
+func newFaceRun(st Store, p algorithms.Policy, prefix string, clock Clock, keep time.Duration) *faceRun {
+	return &faceRun{st: st, p: p, prefix: prefix, clock: clock, keep: keep, lims: map[string]*Limiter{}, nx: map[string]*NonAtomic{}}
+}
+
+// limiter returns the cached limiter of algorithm, making it on first use.
+func (f *faceRun) limiter(t *testing.T, algorithm string) *Limiter {
 	t.Helper()
-	if l := lims[algorithm]; l != nil {
+	if l := f.lims[algorithm]; l != nil {
 		return l
 	}
-	l, err := NewLimiter(st, algorithm, p, prefix)
+	l, err := NewLimiter(f.st, algorithm, f.p, f.prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lims[algorithm] = l
+	l.SetClock(f.clock)
+	l.SetKeep(f.keep)
+	f.lims[algorithm] = l
 	return l
 }
 
-// runTrace replays trace on st and returns one line per decision.
-func runTrace(t *testing.T, st Store, p algorithms.Policy, prefix string, trace []step) []string {
+func (f *faceRun) nonAtomic(t *testing.T, algorithm string) *NonAtomic {
 	t.Helper()
-	lims := map[string]*Limiter{}
-	var out []string
-	for i, s := range trace {
-		l := limiterFor(t, lims, st, s.algorithm, p, prefix)
-		r, err := l.Allow(s.key, s.now, s.cost)
+	if n := f.nx[algorithm]; n != nil {
+		return n
+	}
+	n, err := NewNonAtomic(f.st, f.p, f.prefix+algorithm+":", algorithm == incrTTLWindow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.SetClock(f.clock)
+	n.SetKeep(f.keep)
+	f.nx[algorithm] = n
+	return n
+}
+
+// decide runs one step and describes its decision.
+func (f *faceRun) decide(t *testing.T, i int, s step) string {
+	t.Helper()
+	head := fmt.Sprintf("%d %s %s store=%d node=%d cost=%d", i, s.algorithm, s.key, s.at.Store, s.at.Node, s.cost)
+	if strings.HasPrefix(s.algorithm, "incr-expire") {
+		r, err := f.nonAtomic(t, s.algorithm).Allow(s.key, s.at, s.cost, s.crash)
 		if err != nil {
-			t.Fatalf("%s step %d: %v", st.Name(), i, err)
+			t.Fatalf("%s step %d: %v", f.st.Name(), i, err)
 		}
-		out = append(out, fmt.Sprintf("%d %s %s t=%d cost=%d -> %v %d", i, s.algorithm, s.key, s.now, s.cost, r.Allowed, r.Remaining))
+		return fmt.Sprintf("%s -> %v %d trips=%d crashed=%v", head, r.Allowed, r.Remaining, r.RoundTrips, r.Crashed)
+	}
+	r, err := f.limiter(t, s.algorithm).Allow(s.key, s.at, s.cost)
+	if err != nil {
+		t.Fatalf("%s step %d: %v", f.st.Name(), i, err)
+	}
+	return fmt.Sprintf("%s -> %v %d", head, r.Allowed, r.Remaining)
+}
+
+// runTrace replays trace on st by clock and returns one line per decision.
+func runTrace(t *testing.T, st Store, p algorithms.Policy, prefix string, trace []step, clock Clock, keep time.Duration) []string {
+	t.Helper()
+	f := newFaceRun(st, p, prefix, clock, keep)
+	out := make([]string, len(trace))
+	for i, s := range trace {
+		out[i] = f.decide(t, i, s)
 	}
 	return out
 }
@@ -124,13 +216,13 @@ func compareDecisions(t *testing.T, what string, want, got []string) {
 	t.Helper()
 	for i := range want {
 		if want[i] != got[i] {
-			t.Fatalf("%s: first difference at decision %d:\n model: %s\n %s", what, i, want[i], got[i])
+			t.Fatalf("%s: first difference at decision %d:\n model: %s\n other: %s", what, i, want[i], got[i])
 		}
 	}
 }
 
-// compareKeys requires the same live keys, types, values, sizes and TTLs (within 1ms,
-// miniredis keeps them in its own units).
+// compareKeys requires the same live keys, types, values, sizes, virtual expiries and
+// TTLs (within 1ms, miniredis keeps them in its own units).
 func compareKeys(t *testing.T, what string, want, got []KeyInfo) {
 	t.Helper()
 	if len(want) != len(got) {
@@ -139,125 +231,149 @@ func compareKeys(t *testing.T, what string, want, got []KeyInfo) {
 	for i := range want {
 		w, g := want[i], got[i]
 		ttlOK := (w.TTL == NoTTL) == (g.TTL == NoTTL) && (w.TTL == NoTTL || (w.TTL-g.TTL).Abs() <= time.Millisecond)
-		if w.Name != g.Name || w.Type != g.Type || w.Value != g.Value || w.Len != g.Len || !ttlOK {
+		if w.Name != g.Name || w.Type != g.Type || w.Value != g.Value || w.Len != g.Len || w.Counter != g.Counter || w.Expiry != g.Expiry || !ttlOK {
 			t.Fatalf("%s: key %d differs:\n model: %+v\n other: %+v", what, i, w, g)
 		}
 	}
 }
 
-// TestScriptsMatchModel replays random traces through the model and the Lua scripts on
-// miniredis (and on a real Redis when RLSIM_REDIS_URL is set) and requires identical
-// decisions; on miniredis, whose clock follows the virtual time, also identical keys.
+// goesBack reports whether some key sees a node time earlier than one it saw before.
+func goesBack(trace []step) bool {
+	latest := map[string]int64{}
+	for _, s := range trace {
+		k := s.algorithm + s.key
+		if l, ok := latest[k]; ok && s.at.Node < l {
+			return true
+		}
+		latest[k] = max(latest[k], s.at.Node)
+	}
+	return false
+}
+
+// conformanceCase is one random trace and what it runs with.
+type conformanceCase struct {
+	p     algorithms.Policy
+	skew  time.Duration
+	trace []step
+}
+
+func newConformanceCase(seed uint64, n int) conformanceCase {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	p := randomPolicy(rng)
+	skew := randomSkew(rng, p)
+	return conformanceCase{p: p, skew: skew, trace: randomTrace(rng, p, n, skew)}
+}
+
+func (c conformanceCase) String() string {
+	return fmt.Sprintf("policy %s, skew %s", c.p, c.skew)
+}
+
+// TestScriptsMatchModel replays random skewed, reordered traces through every script on
+// the model and on miniredis — reading the store's clock with TIME, and again sent it as
+// a real server is — by each clock, and requires identical decisions, then identical
+// keyspaces (virtual expiries and TTLs included) at the end and once every key would have
+// expired.
 func TestScriptsMatchModel(t *testing.T) {
+	backwards, crashed := false, false
 	for seed := uint64(1); seed <= 8; seed++ {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(seed, 7))
-			p := randomPolicy(rng)
-			trace := randomTrace(rng, p, 250, true)
-			want := runTrace(t, NewModel(), p, "rl:", trace)
-			if !strings.Contains(strings.Join(want, "\n"), "-> true") || !strings.Contains(strings.Join(want, "\n"), "-> false") {
-				t.Fatalf("policy %s: the trace should both admit and refuse", p)
-			}
+		c := newConformanceCase(seed, 250)
+		backwards = backwards || goesBack(c.trace)
+		for _, clock := range []Clock{NodeClock, StoreClock} {
+			t.Run(fmt.Sprintf("%d/%s", seed, clock), func(t *testing.T) {
+				keep := keepFor(c.skew)
+				model := NewModel()
+				want := runTrace(t, model, c.p, "rl:", c.trace, clock, keep)
+				all := strings.Join(want, "\n")
+				if !strings.Contains(all, "-> true") || !strings.Contains(all, "-> false") {
+					t.Fatalf("%s: the trace should both admit and refuse", c)
+				}
+				mini := miniFace(t)
+				compareDecisions(t, fmt.Sprintf("%s: miniredis", c), want, runTrace(t, mini, c.p, "rl:", c.trace, clock, keep))
+				if clock == StoreClock { // by node clocks only the non-atomic pair reads the store's
+					explicit := miniFace(t)
+					explicit.explicitClock = true
+					compareDecisions(t, fmt.Sprintf("%s: miniredis sent the store's time", c), want, runTrace(t, explicit, c.p, "rl:", c.trace, clock, keep))
+				}
 
-			mini := miniFace(t)
-			compareDecisions(t, fmt.Sprintf("policy %s: miniredis", p), want, runTrace(t, mini, p, "rl:", trace))
-			// Compare the keyspaces at the end and once every key would have expired.
-			model := NewModel()
-			runTrace(t, model, p, "rl:", trace)
-			for _, later := range []int64{0, int64(3 * p.Window)} {
-				end := trace[len(trace)-1].now + later
-				model.SetNow(end)
-				mini.SetNow(end)
-				mk, _ := model.Keys("rl:")
-				rk, err := mini.Keys("rl:")
-				if err != nil {
-					t.Fatal(err)
+				// The slowest key to go stale is an empty bucket: burst/limit windows to refill.
+				refill := time.Duration(c.p.EffectiveBurst()) * c.p.Window / time.Duration(c.p.Limit)
+				for _, later := range []int64{0, int64(refill + 3*c.p.Window + keep + time.Second)} {
+					end := c.trace[len(c.trace)-1].at.Store + later
+					model.SetNow(end)
+					mini.SetNow(end)
+					mk, _ := model.Keys("rl:")
+					rk, err := mini.Keys("rl:")
+					if err != nil {
+						t.Fatal(err)
+					}
+					compareKeys(t, "miniredis keys", mk, rk)
+					for _, k := range mk {
+						if later > 0 && k.TTL != NoTTL {
+							t.Fatalf("key outlived its TTL: %+v", k)
+						}
+						crashed = crashed || k.Counter && k.Expiry == 0
+					}
 				}
-				compareKeys(t, "miniredis keys", mk, rk)
-				if later > 0 && len(mk) != 0 {
-					t.Fatalf("keys outlived every TTL: %v", mk)
-				}
-			}
-		})
+			})
+		}
+	}
+	if !backwards || !crashed {
+		t.Fatalf("no trace stepped back in time (%v) or left a crashed counter (%v): the test proves less than it claims", backwards, crashed)
 	}
 }
 
+// The same traces on a real Redis (RLSIM_REDIS_URL), whose TTLs run on its wall clock:
+// windows of 200 ms, steps back in time and the non-atomic pattern's expiry decide
+// exactly as on the model, and the end-of-run audit finds the same keys blocked and
+// leaked.
 func TestScriptsMatchModelOnRealRedis(t *testing.T) {
-	real := realRedis(t)
 	for seed := uint64(1); seed <= 8; seed++ {
-		rng := rand.New(rand.NewPCG(seed, 7))
-		p := randomPolicy(rng)
-		// A real server expires keys on its wall clock. The scripts decide alike whether a
-		// key expired or went stale only if it does not expire before it is stale in
-		// virtual time, so the test's windows outlast its wall-clock run.
-		p.Window = max(p.Window, 10*time.Second)
-		// Nor may time step back: a stale key read with an earlier time is not a fresh
-		// one, so expiry would matter again (see the package comment on skew).
-		trace := randomTrace(rng, p, 250, false)
-		prefix := testPrefix(t, seed)
-		want := runTrace(t, NewModel(), p, prefix, trace)
-		got := runTrace(t, real, p, prefix, trace)
-		keys, err := real.Keys(prefix)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		for _, k := range keys {
-			names = append(names, k.Name)
-			// The atomic scripts set the TTL in the same step as the first write.
-			if k.TTL == NoTTL {
-				t.Errorf("real Redis: key %s written by a script has no TTL", k.Name)
+		c := newConformanceCase(seed, 250)
+		for _, clock := range []Clock{NodeClock, StoreClock} {
+			real := realRedis(t) // a run of its own: the store's clock starts afresh
+			keep := keepFor(c.skew)
+			prefix := testPrefix(t, seed) + string(clock) + ":"
+			model := NewModel()
+			want := runTrace(t, model, c.p, prefix, c.trace, clock, keep)
+			got := runTrace(t, real, c.p, prefix, c.trace, clock, keep)
+			var wantAudit, gotAudit [2]int64
+			var err error
+			wantAudit[0], wantAudit[1], _ = Audit(model, prefix+incrTTLWindow, c.p.Limit, true)
+			if gotAudit[0], gotAudit[1], err = Audit(real, prefix+incrTTLWindow, c.p.Limit, true); err != nil {
+				t.Fatal(err)
+			}
+			keys, err := real.Keys(prefix)
+			if err != nil {
+				t.Fatal(err)
+			}
+			deleteUnder(t, real, prefix)
+			compareDecisions(t, fmt.Sprintf("seed %d %s, clock %s: real Redis", seed, c, clock), want, got)
+			if wantAudit != gotAudit {
+				t.Errorf("seed %d clock %s: audit (blocked, leaked) %v on the model, %v on the real server", seed, clock, wantAudit, gotAudit)
+			}
+			for _, k := range keys {
+				// The atomic scripts set a TTL in the same step as the first write; only a
+				// counter whose second command never ran has none.
+				if (k.TTL == NoTTL) != (k.Counter && k.Expiry == 0) {
+					t.Errorf("real Redis: key %+v: a TTL only and always where an expiry was set", k)
+				}
 			}
 		}
-		if err := real.Delete(names...); err != nil {
-			t.Fatal(err)
-		}
-		compareDecisions(t, fmt.Sprintf("seed %d policy %s: real Redis", seed, p), want, got)
 	}
 }
 
-// TestNonAtomicMatchesModel runs INCR-then-EXPIRE with crashes on both faces whose clock
-// follows the virtual time: the keys left without a TTL must be the same.
-func TestNonAtomicMatchesModel(t *testing.T) {
-	for _, ttlWindow := range []bool{true, false} {
-		rng := rand.New(rand.NewPCG(3, 3))
-		p := algorithms.Policy{Limit: 5, Window: time.Second}
-		trace := randomTrace(rng, p, 300, true)
-		crashes := make([]bool, len(trace))
-		for i := range crashes {
-			crashes[i] = rng.IntN(4) == 0
-		}
-		run := func(st Store) ([]string, []KeyInfo) {
-			n, err := NewNonAtomic(st, p, "rl:", ttlWindow)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var out []string
-			for i, s := range trace {
-				r, err := n.Allow(s.key, s.now, s.cost, crashes[i])
-				if err != nil {
-					t.Fatal(err)
-				}
-				out = append(out, fmt.Sprintf("%d %v %d %d %v", i, r.Allowed, r.Remaining, r.RoundTrips, r.Crashed))
-			}
-			keys, err := st.Keys("rl:")
-			if err != nil {
-				t.Fatal(err)
-			}
-			return out, keys
-		}
-		wantDecisions, wantKeys := run(NewModel())
-		gotDecisions, gotKeys := run(miniFace(t))
-		compareDecisions(t, fmt.Sprintf("non-atomic ttl-window=%v", ttlWindow), wantDecisions, gotDecisions)
-		compareKeys(t, "non-atomic keys", wantKeys, gotKeys)
-		leaked := 0
-		for _, k := range wantKeys {
-			if k.TTL == NoTTL {
-				leaked++
-			}
-		}
-		if leaked == 0 {
-			t.Errorf("ttl-window=%v: crashes left no key without a TTL; the test proves nothing", ttlWindow)
+// A deployed script reads TIME when ARGV[1] is empty: on a real server it runs and
+// decides (by the server's wall clock, which rlsim never relies on: it sends its virtual
+// time instead).
+func TestScriptsReadTimeOnRealRedis(t *testing.T) {
+	real := realRedis(t)
+	prefix := testPrefix(t, 0)
+	defer deleteUnder(t, real, prefix)
+	for _, s := range Scripts() {
+		args := []any{"", "5", "1000000", "5", "1", "0"}
+		v, err := s.lua.Run(t.Context(), real.client, []string{prefix + s.Name, prefix + s.Name + ":2"}, args...).Int64Slice()
+		if err != nil || len(v) == 0 {
+			t.Errorf("%s with the server's TIME: %v %v", s.Name, v, err)
 		}
 	}
 }
@@ -271,14 +387,15 @@ func TestSlidingLogOutOfOrderWrites(t *testing.T) {
 	var trace []step
 	// Two nodes, one 300ms behind the other, alternating.
 	for i := range int64(40) {
-		at := base + i*100*ms
+		at := At{Store: base + i*100*ms, Node: base + i*100*ms}
 		if i%2 == 1 {
-			at -= 300 * ms
+			at.Node -= 300 * ms
 		}
-		trace = append(trace, step{algorithm: "sliding-log", key: "u", now: at, cost: 1})
+		trace = append(trace, step{algorithm: "sliding-log", key: "u", at: at, cost: 1})
 	}
-	want := runTrace(t, NewModel(), p, "rl:", trace)
-	compareDecisions(t, "out-of-order sliding log: miniredis", want, runTrace(t, miniFace(t), p, "rl:", trace))
+	keep := 300 * time.Millisecond
+	want := runTrace(t, NewModel(), p, "rl:", trace, NodeClock, keep)
+	compareDecisions(t, "out-of-order sliding log: miniredis", want, runTrace(t, miniFace(t), p, "rl:", trace, NodeClock, keep))
 }
 
 // Keys of past windows that nobody reads again are dropped once expired, so a long run's
@@ -292,11 +409,117 @@ func TestModelSweepsExpiredKeys(t *testing.T) {
 	}
 	now := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC).UnixNano()
 	for i := range int64(20000) {
-		if _, err := lim.Allow("u", now+i*int64(time.Second), 1); err != nil {
+		if _, err := lim.Allow("u", Now(now+i*int64(time.Second)), 1); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if m.Len() > 4096 {
 		t.Fatalf("the model holds %d keys after 20000 windows of one client", m.Len())
+	}
+}
+
+// backwardsCase is a script's timeline where a caller behind the others comes last: it
+// must be refused, where crediting the time it steps back over would admit it.
+type backwardsCase struct {
+	algorithm string
+	p         algorithms.Policy
+	steps     []backwardsStep
+}
+
+type backwardsStep struct {
+	store, node time.Duration // after 10:00:00, on each clock
+	cost        int64
+	allowed     bool
+}
+
+// TestBackwardsNeverCredits holds each script to the rule for a now earlier than its key
+// has seen: no refill, no window reset, no expiry from a backwards step. Each timeline
+// ends with a caller whose clock is behind; the last step of each would pass if the
+// script credited the interval it steps back over.
+func TestBackwardsNeverCredits(t *testing.T) {
+	const s = time.Second
+	perMinute := algorithms.Policy{Limit: 10, Window: time.Minute}
+	for _, tc := range []backwardsCase{
+		// A node 5 s ahead takes a token 17 s after the bucket was drained (2.8 tokens
+		// refilled), a node behind takes another at 7 s; the node ahead must not be
+		// refilled again for the 10 s the other stepped back over.
+		{"token-bucket", perMinute, []backwardsStep{
+			{0, 0, 10, true}, {12 * s, 17 * s, 1, true}, {12 * s, 7 * s, 1, true}, {12 * s, 17 * s, 2, false},
+		}},
+		{"lease", perMinute, []backwardsStep{
+			{0, 0, 10, true}, {12 * s, 17 * s, 1, true}, {12 * s, 7 * s, 1, true}, {12 * s, 17 * s, 2, false},
+		}},
+		// After 10 at once the schedule runs 60 s ahead; a caller behind is judged on it.
+		{"gcra", perMinute, []backwardsStep{
+			{0, 0, 10, true}, {1 * s, 6 * s, 1, true}, {2 * s, -3 * s, 1, false},
+		}},
+		// A node ahead is refused at 61 s; a node behind at 58 s must still count the 10
+		// logged at 0 s, which the refusal must not have trimmed. Then the node ahead is
+		// admitted (trimming them), the node behind takes the rest judged at 61 s, and at
+		// 119 s all ten still count: logged at 58 s they would have left the window.
+		{"sliding-log", perMinute, []backwardsStep{
+			{0, 0, 10, true}, {59 * s, 61 * s, 11, false}, {60 * s, 58 * s, 1, false},
+			{61 * s, 61 * s, 1, true}, {61 * s, 58 * s, 9, true}, {119 * s, 119 * s, 1, false},
+		}},
+		// Window 10:00–10:01 is full; a node 5 s behind is still in it at 10:01:02 on the
+		// store's clock, and the counter, which outlives its window by keep, refuses it
+		// instead of a fresh window letting it through.
+		{"fixed-window", perMinute, []backwardsStep{
+			{0, 0, 10, true}, {62 * s, 57 * s, 1, false},
+		}},
+		// The first window's 10 still weigh 3/60 at 10:01:57 on the clock of a node 5 s
+		// behind: 0.5 + 9 + 1 is over 10, so the counter must outlive its window by keep.
+		{"sliding-window", perMinute, []backwardsStep{
+			{0, 0, 10, true}, {115 * s, 115 * s, 9, true}, {122 * s, 117 * s, 1, false},
+		}},
+	} {
+		t.Run(tc.algorithm, func(t *testing.T) {
+			base := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC).UnixNano()
+			for _, face := range []Store{NewModel(), miniFace(t)} {
+				lim, err := NewLimiter(face, tc.algorithm, tc.p, "rl:")
+				if err != nil {
+					t.Fatal(err)
+				}
+				lim.SetKeep(10 * s) // twice the 5 s the clocks are apart
+				for i, st := range tc.steps {
+					r, err := lim.Allow("u", At{Store: base + int64(st.store), Node: base + int64(st.node)}, st.cost)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if r.Allowed != st.allowed {
+						t.Fatalf("%s step %d (store +%s, node +%s, cost %d): allowed %v, want %v", face.Name(), i, st.store, st.node, st.cost, r.Allowed, st.allowed)
+					}
+				}
+			}
+		})
+	}
+}
+
+// Without keep covering the gap between clocks, the fixed window's counter is collected
+// while a node behind is still in its window, and that node gets a fresh window: why the
+// fleet sets keep to twice its skew.
+func TestKeepShorterThanSkewResetsAWindow(t *testing.T) {
+	base := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC).UnixNano()
+	lim, _ := NewLimiter(NewModel(), "fixed-window", algorithms.Policy{Limit: 10, Window: time.Minute}, "rl:")
+	lim.SetKeep(time.Second)
+	lim.Allow("u", Now(base), 10)
+	r, _ := lim.Allow("u", At{Store: base + int64(62*time.Second), Node: base + int64(57*time.Second)}, 1)
+	if !r.Allowed {
+		t.Fatal("a counter collected 1 s after its window should have let the node behind start afresh")
+	}
+}
+
+// Every script is listed, and each one's twin takes the same arguments.
+func TestScriptsListed(t *testing.T) {
+	var names []string
+	for _, s := range Scripts() {
+		names = append(names, s.Name)
+		if !strings.Contains(s.Source, "\n-- Time") {
+			t.Errorf("%s: no rule for time stated at its top", s.Name)
+		}
+	}
+	want := []string{"fixed_window", "gcra", "lease", "nonatomic_expire", "nonatomic_incr", "sliding_log", "sliding_window", "token_bucket"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("scripts %v, want %v", names, want)
 	}
 }

@@ -15,11 +15,11 @@ func ExampleLimiter() {
 	st := store.NewModel()
 	lim, _ := store.NewLimiter(st, "sliding-window", algorithms.Policy{Limit: 100, Window: time.Minute}, "rl:")
 	minute := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC).UnixNano()
-	lim.Allow("user_8812", minute, 84)
+	lim.Allow("user_8812", store.Now(minute), 84)
 	quarter := minute + int64(time.Minute) + int64(15*time.Second)
-	lim.Allow("user_8812", quarter, 36)
+	lim.Allow("user_8812", store.Now(quarter), 36)
 	for range 2 {
-		r, _ := lim.Allow("user_8812", quarter, 1)
+		r, _ := lim.Allow("user_8812", store.Now(quarter), 1)
 		fmt.Println(r.Allowed, r.Remaining)
 	}
 	keys, _ := st.Keys("rl:")
@@ -30,5 +30,5 @@ func ExampleLimiter() {
 	// true 0
 	// false 0
 	// rl:sw:user_8812:29454360 84 45s
-	// rl:sw:user_8812:29454361 37 2m0s
+	// rl:sw:user_8812:29454361 37 1m45s
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rlsim/rlsim/algorithms"
 )
@@ -26,17 +27,19 @@ type Limiter struct {
 	script *Script
 	tag    string
 	prefix string
-	args   [5]int64 // now, limit, window (µs), burst, cost
-	window int64    // µs
+	args   [argCount]int64 // now, limit, window (µs), burst, cost, keep (ms)
+	window int64           // µs
+	clock  Clock
 }
 
-// NewLimiter returns a limiter running algorithm's script on st under prefix. The policy
-// must pass CheckPolicy.
+// NewLimiter returns a limiter running algorithm's script on st under prefix, deciding
+// by the node's clock with no keep (see SetClock, SetKeep). The policy must pass
+// CheckPolicy.
 func NewLimiter(st Store, algorithm string, p algorithms.Policy, prefix string) (*Limiter, error) {
 	if err := CheckPolicy(p); err != nil {
 		return nil, err
 	}
-	l := &Limiter{st: st, prefix: prefix, window: p.Window.Microseconds()}
+	l := &Limiter{st: st, prefix: prefix, window: p.Window.Microseconds(), clock: NodeClock}
 	switch algorithm {
 	case "fixed-window":
 		l.script, l.tag = FixedWindowScript, "fw"
@@ -53,14 +56,27 @@ func NewLimiter(st Store, algorithm string, p algorithms.Policy, prefix string) 
 	default:
 		return nil, fmt.Errorf("the store has no script for %q (want one of %s)", algorithm, strings.Join(Algorithms, ", "))
 	}
-	l.args = [5]int64{0, p.Limit, l.window, p.EffectiveBurst(), 0}
+	l.args = [argCount]int64{0, p.Limit, l.window, p.EffectiveBurst(), 0, 0}
 	return l, nil
 }
+
+// SetClock makes the limiter decide by c: the node's clock (At.Node, the default) or the
+// store's (At.Store, which the script reads from the store).
+func (l *Limiter) SetClock(c Clock) { l.clock = c }
+
+// SetKeep sets how long keys outlive the moment their data goes stale (whole ms, rounded
+// up): at least the widest gap between the clocks of the callers — twice the skew of node
+// clocks, or the furthest a caller's time steps back — so that no caller still reads a
+// key the store has collected. It never changes a decision when it is wide enough.
+func (l *Limiter) SetKeep(keep time.Duration) { l.args[argKeep] = keepMillis(keep) }
+
+func keepMillis(d time.Duration) int64 { return ceilDiv(max(int64(d), 0), int64(time.Millisecond)) }
 
 // Script is the script this limiter runs.
 func (l *Limiter) Script() *Script { return l.script }
 
-// Keys returns the store keys a decision for key at now (ns since the Unix epoch) touches.
+// Keys returns the store keys a decision for key at now (ns since the Unix epoch, on the
+// clock the limiter decides by) touches.
 func (l *Limiter) Keys(key string, now int64) []string {
 	base := l.prefix + l.tag + ":" + key
 	switch l.script {
@@ -73,11 +89,10 @@ func (l *Limiter) Keys(key string, now int64) []string {
 	return []string{base}
 }
 
-// Allow decides a request of cost for key at now (ns since the Unix epoch, virtual,
-// non-decreasing), moving the store's clock first. For the lease script cost is the
-// number of tokens wanted and Remaining; see Lease.
-func (l *Limiter) Allow(key string, now, cost int64) (Reply, error) {
-	v, err := l.eval(key, now, cost)
+// Allow decides a request of cost for key at at, moving the store's clock to at.Store
+// first. For the lease script cost is the number of tokens wanted; see Lease.
+func (l *Limiter) Allow(key string, at At, cost int64) (Reply, error) {
+	v, err := l.eval(key, at, cost)
 	if err != nil {
 		return Reply{}, err
 	}
@@ -85,21 +100,20 @@ func (l *Limiter) Allow(key string, now, cost int64) (Reply, error) {
 }
 
 // Lease asks the central bucket for up to want tokens and returns how many it granted.
-func (l *Limiter) Lease(key string, now, want int64) (int64, error) {
-	v, err := l.eval(key, now, want)
+func (l *Limiter) Lease(key string, at At, want int64) (int64, error) {
+	v, err := l.eval(key, at, want)
 	if err != nil {
 		return 0, err
 	}
 	return v[0], nil
 }
 
-func (l *Limiter) eval(key string, now, cost int64) ([]int64, error) {
-	if err := l.st.SetNow(now); err != nil {
+func (l *Limiter) eval(key string, at At, cost int64) ([]int64, error) {
+	if err := l.st.SetNow(at.Store); err != nil {
 		return nil, err
 	}
-	args := l.args
-	args[0], args[4] = floorDiv(now, 1000), max(cost, 1)
-	v, err := l.st.Eval(l.script, l.Keys(key, now), args[:]...)
+	c := l.Call(key, at, cost)
+	v, err := l.st.Eval(c.Script, c.Keys, c.Args...)
 	if err == nil && len(v) != 2 {
 		err = fmt.Errorf("script %s: want 2 integers, got %d", l.script.Name, len(v))
 	}
@@ -108,26 +122,40 @@ func (l *Limiter) eval(key string, now, cost int64) ([]int64, error) {
 
 // NonAtomic is the pattern the notes warn against: INCRBY the counter, then, when that
 // created it, PEXPIRE it as a second command — a crash in between leaves the key without
-// a TTL. With TTLWindow the key is just the client's (its window is its TTL), so a key
+// an expiry. With TTLWindow the key is just the client's (its window is its TTL), so a key
 // left without one counts up for ever and refuses its client for good; otherwise the key
-// carries the window index and a key left without a TTL is only leaked.
+// carries the window index and a key left without one is only leaked.
+//
+// The two commands are IncrScript and ExpireScript: the expiry PEXPIRE would set is kept
+// as a virtual timestamp in the counter and judged on the store's clock, as Redis judges
+// its TTLs on its own, so the pattern expires, blocks and leaks alike on every face.
 type NonAtomic struct {
 	st        Store
 	prefix    string
 	limit     int64
 	window    int64 // µs
+	keep      int64 // ms
+	clock     Clock
 	TTLWindow bool
 }
 
-// NewNonAtomic returns the non-atomic counter for p on st under prefix.
+// NewNonAtomic returns the non-atomic counter for p on st under prefix, naming windows by
+// the node's clock.
 func NewNonAtomic(st Store, p algorithms.Policy, prefix string, ttlWindow bool) (*NonAtomic, error) {
 	if err := CheckPolicy(p); err != nil {
 		return nil, err
 	}
-	return &NonAtomic{st: st, prefix: prefix, limit: p.Limit, window: p.Window.Microseconds(), TTLWindow: ttlWindow}, nil
+	return &NonAtomic{st: st, prefix: prefix, limit: p.Limit, window: p.Window.Microseconds(), clock: NodeClock, TTLWindow: ttlWindow}, nil
 }
 
-// Key is the counter a request for key at now lands on.
+// SetClock chooses the clock whose window index names a timestamped counter; expiry is
+// always judged on the store's clock.
+func (n *NonAtomic) SetClock(c Clock) { n.clock = c }
+
+// SetKeep is Limiter.SetKeep for the counters.
+func (n *NonAtomic) SetKeep(keep time.Duration) { n.keep = keepMillis(keep) }
+
+// Key is the counter a request for key at now (on the clock that names windows) lands on.
 func (n *NonAtomic) Key(key string, now int64) string {
 	if n.TTLWindow {
 		return n.prefix + "nx:" + key
@@ -141,23 +169,32 @@ type NonAtomicResult struct {
 	// RoundTrips is 1 (INCRBY) or 2 (INCRBY, PEXPIRE).
 	RoundTrips int
 	// Crashed reports that the process died between the two commands: the request was
-	// counted but never answered, and the key has no TTL.
+	// counted but never answered, and the key has no expiry.
 	Crashed bool
 }
 
-// Allow counts a request of cost for key at now and admits it when the count stays within
+// Allow counts a request of cost for key at at and admits it when the count stays within
 // the limit. When crash is true and this request created the key, the process "dies"
-// between the two commands and the PEXPIRE is never sent.
-func (n *NonAtomic) Allow(key string, now, cost int64, crash bool) (NonAtomicResult, error) {
-	if err := n.st.SetNow(now); err != nil {
+// between the two commands and the second is never sent.
+func (n *NonAtomic) Allow(key string, at At, cost int64, crash bool) (NonAtomicResult, error) {
+	if err := n.st.SetNow(at.Store); err != nil {
 		return NonAtomicResult{}, err
 	}
-	k := n.Key(key, now)
+	named := at.Node
+	if n.clock == StoreClock {
+		named = at.Store
+	}
+	k := n.Key(key, named)
 	cost = max(cost, 1)
-	count, err := n.st.IncrBy(k, cost)
+	args := [argCount]int64{storeTime, n.limit, n.window, 0, cost, n.keep}
+	v, err := n.st.Eval(IncrScript, []string{k}, args[:]...)
+	if err == nil && len(v) != 1 {
+		err = fmt.Errorf("script %s: want 1 integer, got %d", IncrScript.Name, len(v))
+	}
 	if err != nil {
 		return NonAtomicResult{RoundTrips: 1}, err
 	}
+	count := v[0]
 	r := NonAtomicResult{Reply: Reply{Allowed: count <= n.limit, Remaining: max(n.limit-count, 0)}, RoundTrips: 1}
 	if count == cost {
 		if crash {
@@ -165,9 +202,32 @@ func (n *NonAtomic) Allow(key string, now, cost int64, crash bool) (NonAtomicRes
 			return r, nil
 		}
 		r.RoundTrips++
-		if err := n.st.PExpire(k, ceilDiv(n.window, 1000)); err != nil {
+		if _, err := n.st.Eval(ExpireScript, []string{k}, args[:]...); err != nil {
 			return r, err
 		}
 	}
 	return r, nil
+}
+
+// Audit counts the keys under prefix that will never expire, judged from the data on the
+// store, so every face counts alike: a counter hash whose second command never ran
+// (no virtual expiry) is blocked when ttlWindow names it by client alone and its count
+// has reached limit — it refuses its client for good — and leaked otherwise; any other
+// key without a TTL is leaked.
+func Audit(st Store, prefix string, limit int64, ttlWindow bool) (blocked, leaked int64, err error) {
+	keys, err := st.Keys(prefix)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, k := range keys {
+		switch {
+		case k.Counter && k.Expiry != 0, !k.Counter && k.TTL != NoTTL:
+			continue
+		case k.Counter && ttlWindow && k.Value >= limit:
+			blocked++
+		default:
+			leaked++
+		}
+	}
+	return blocked, leaked, nil
 }

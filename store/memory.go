@@ -152,13 +152,13 @@ func LoadAndMeasure(r *Redis, algorithm string, p algorithms.Policy, clients int
 	}
 	// Both counters of the two-counter window hold counts: the previous window's first.
 	if algorithm == "sliding-window" {
-		if _, err := lim.Allow(first, now-int64(p.Window), 1); err != nil {
+		if _, err := lim.Allow(first, Now(now-int64(p.Window)), 1); err != nil {
 			return m, err
 		}
 	}
 	written = append(written, templates...)
 	for i := int64(0); i < p.Limit; i++ {
-		if _, err := lim.Allow(first, now+i, 1); err != nil {
+		if _, err := lim.Allow(first, Now(now+i), 1); err != nil {
 			return m, err
 		}
 	}

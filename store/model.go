@@ -8,10 +8,10 @@ import (
 )
 
 // Model is the in-process face of the store: a keyspace with the Redis semantics the
-// scripts use (string counters, the two-field bucket hash, sorted sets of timestamps,
-// TTLs on the virtual clock), where a script runs as one uninterruptible Go call just as
-// Redis runs a Lua script. It never fails and never blocks; it is not safe for concurrent
-// use (the simulation is single-threaded).
+// scripts use (string counters, the two-field bucket and counter hashes, sorted sets of
+// timestamps, TTLs on the store's virtual clock), where a script runs as one
+// uninterruptible Go call just as Redis runs a Lua script. It never fails and never
+// blocks; it is not safe for concurrent use (the simulation is single-threaded).
 type Model struct {
 	ks keyspace
 }
@@ -24,18 +24,14 @@ func NewModel() *Model { return &Model{ks: keyspace{keys: map[string]*entry{}}} 
 // Name returns "model".
 func (m *Model) Name() string { return "model" }
 
-// Eval runs the script's in-process twin atomically.
+// Eval runs the script's in-process twin atomically. A now argument that asks for the
+// store's clock reads the model's clock, as the script reads TIME.
 func (m *Model) Eval(s *Script, keys []string, args ...int64) ([]int64, error) {
+	if len(args) > argNow && args[argNow] == storeTime {
+		args = append([]int64(nil), args...)
+		args[argNow] = floorDiv(m.ks.now, 1000)
+	}
 	return s.twin(&m.ks, keys, args), nil
-}
-
-// IncrBy adds n to the counter at key, keeping its TTL.
-func (m *Model) IncrBy(key string, n int64) (int64, error) { return m.ks.incrBy(key, n), nil }
-
-// PExpire gives key a TTL of ms milliseconds; a missing key is left missing.
-func (m *Model) PExpire(key string, ms int64) error {
-	m.ks.pexpire(key, ms)
-	return nil
 }
 
 // SetNow moves the clock; keys whose TTL has run out are gone from then on.
@@ -64,6 +60,11 @@ func (m *Model) Keys(prefix string) ([]KeyInfo, error) {
 			info.Type, info.Value = "string", e.value
 		case kindBucket:
 			info.Type, info.Len = "hash", 2
+		case kindCounter:
+			info.Type, info.Len, info.Value, info.Expiry, info.Counter = "hash", 1, e.value, e.t, true
+			if e.t != 0 {
+				info.Len = 2
+			}
 		case kindZset:
 			info.Type, info.Len = "zset", len(e.zset)
 		}
@@ -82,9 +83,10 @@ func (m *Model) Close() error { return nil }
 type kind uint8
 
 const (
-	kindString kind = iota
-	kindBucket      // a hash with fields t and s, as token_bucket.lua writes it
-	kindZset        // a sorted set of timestamps, as sliding_log.lua writes it
+	kindString  kind = iota
+	kindBucket       // a hash with fields t and s, as token_bucket.lua writes it
+	kindZset         // a sorted set of timestamps, as sliding_log.lua writes it
+	kindCounter      // a hash with field c and, once expired by command, e (nonatomic_*.lua)
 )
 
 // zmember is a sliding-log member "<score>:<seq>".
@@ -92,8 +94,8 @@ type zmember struct{ score, seq int64 }
 
 type entry struct {
 	kind     kind
-	value    int64     // string counter, or the bucket's s
-	t        int64     // the bucket's t
+	value    int64     // string counter, the bucket's s, or the counter hash's c
+	t        int64     // the bucket's t, or the counter hash's e (0: none)
 	zset     []zmember // the sorted set's members, ascending by score
 	expireAt int64     // ns on the virtual clock; 0 = no TTL
 }
@@ -143,6 +145,8 @@ func (ks *keyspace) set(key string, v int64) {
 	ks.add(key, &entry{kind: kindString, value: v})
 }
 
+func (ks *keyspace) del(key string) { delete(ks.keys, key) }
+
 func (ks *keyspace) incrBy(key string, n int64) int64 {
 	e := ks.lookup(key)
 	if e == nil {
@@ -175,11 +179,56 @@ func (ks *keyspace) setBucket(key string, t, s int64) {
 	e.t, e.value = t, s
 }
 
-// zTrim drops scores <= cutoff (ZREMRANGEBYSCORE -inf cutoff) and returns ZCARD.
-func (ks *keyspace) zTrim(key string, cutoff int64) int64 {
+// counter returns the counter hash's c and e (HMGET c e).
+func (ks *keyspace) counter(key string) (c, e int64, ok bool) {
+	if en := ks.lookup(key); en != nil {
+		return en.value, en.t, true
+	}
+	return 0, 0, false
+}
+
+// hincrC adds n to the counter hash's c (HINCRBY key c n), creating the hash.
+func (ks *keyspace) hincrC(key string, n int64) int64 {
+	e := ks.lookup(key)
+	if e == nil {
+		e = &entry{kind: kindCounter}
+		ks.add(key, e)
+	}
+	e.value += n
+	return e.value
+}
+
+// setCounterExpiry sets the counter hash's e (HSET key e at) on an existing key.
+func (ks *keyspace) setCounterExpiry(key string, at int64) {
+	if e := ks.lookup(key); e != nil {
+		e.t = at
+	}
+}
+
+// zNewest is the highest score (ZRANGE key -1 -1 WITHSCORES).
+func (ks *keyspace) zNewest(key string) (int64, bool) {
+	e := ks.lookup(key)
+	if e == nil || len(e.zset) == 0 {
+		return 0, false
+	}
+	return e.zset[len(e.zset)-1].score, true
+}
+
+// zCountAbove counts the members scored above cutoff (ZCOUNT key (cutoff +inf).
+func (ks *keyspace) zCountAbove(key string, cutoff int64) int64 {
 	e := ks.lookup(key)
 	if e == nil {
 		return 0
+	}
+	i, _ := slices.BinarySearchFunc(e.zset, cutoff+1, func(z zmember, t int64) int { return cmp.Compare(z.score, t) })
+	return int64(len(e.zset) - i)
+}
+
+// zTrim drops scores <= cutoff (ZREMRANGEBYSCORE -inf cutoff).
+func (ks *keyspace) zTrim(key string, cutoff int64) {
+	e := ks.lookup(key)
+	if e == nil {
+		return
 	}
 	i := 0
 	for i < len(e.zset) && e.zset[i].score <= cutoff {
@@ -188,27 +237,23 @@ func (ks *keyspace) zTrim(key string, cutoff int64) int64 {
 	e.zset = e.zset[i:]
 	if len(e.zset) == 0 {
 		delete(ks.keys, key) // Redis deletes an emptied sorted set
-		return 0
 	}
-	return int64(len(e.zset))
 }
 
-// zAdd adds the members "<now>:<card+1>" … "<now>:<card+n>" scored now, as
-// sliding_log.lua does. Like ZADD, a member already in the set is not added twice — which
-// happens when skewed nodes write the same time at the same set size. Members stay sorted
-// by score: nodes with skewed clocks can write a time earlier than one already held.
-func (ks *keyspace) zAdd(key string, now, n int64) {
+// zAdd adds the members "<at>:<base+1>" … "<at>:<base+n>" scored at, as sliding_log.lua
+// does. Like ZADD, a member already in the set is not added twice, and members stay
+// sorted by score.
+func (ks *keyspace) zAdd(key string, at, base, n int64) {
 	e := ks.lookup(key)
 	if e == nil {
 		e = &entry{kind: kindZset}
 		ks.add(key, e)
 	}
-	card := int64(len(e.zset))
 	for j := int64(1); j <= n; j++ {
-		m := zmember{score: now, seq: card + j}
-		lo, _ := slices.BinarySearchFunc(e.zset, now, func(z zmember, t int64) int { return cmp.Compare(z.score, t) })
+		m := zmember{score: at, seq: base + j}
+		lo, _ := slices.BinarySearchFunc(e.zset, at, func(z zmember, t int64) int { return cmp.Compare(z.score, t) })
 		hi := lo
-		for hi < len(e.zset) && e.zset[hi].score == now {
+		for hi < len(e.zset) && e.zset[hi].score == at {
 			hi++
 		}
 		if slices.Contains(e.zset[lo:hi], m) {

@@ -11,9 +11,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Call is one script call of a batch: the script, its keys and arguments, and the virtual
-// time it is made at (Now, ns since the Unix epoch), which faces whose clock follows the
-// virtual time move to before running it, as SetNow would.
+// Call is one script call of a batch: the script, its keys and arguments, and the store's
+// virtual time it is made at (Now, ns since the Unix epoch), which faces move their clock
+// to before running it, as SetNow would.
 type Call struct {
 	Script *Script
 	Keys   []string
@@ -49,12 +49,18 @@ func EvalBatch(st Store, calls []Call) ([][]int64, error) {
 	return out, nil
 }
 
-// Call is the script call Allow would make for a request of cost for key at now, for a
-// batch; ReplyOf reads its reply.
-func (l *Limiter) Call(key string, now, cost int64) Call {
+// Call is the script call Allow would make for a request of cost for key at at, for a
+// batch; ReplyOf reads its reply. By the node's clock the script is given at.Node; by the
+// store's it is asked to read the store's clock, and the keys are named by at.Store.
+func (l *Limiter) Call(key string, at At, cost int64) Call {
 	args := l.args
-	args[0], args[4] = floorDiv(now, 1000), max(cost, 1)
-	return Call{Script: l.script, Keys: l.Keys(key, now), Args: args[:], Now: now}
+	named := at.Node
+	args[argNow] = floorDiv(at.Node, 1000)
+	if l.clock == StoreClock {
+		named, args[argNow] = at.Store, storeTime
+	}
+	args[argCost] = max(cost, 1)
+	return Call{Script: l.script, Keys: l.Keys(key, named), Args: args[:], Now: at.Store}
 }
 
 // ReplyOf is the decision in a script's reply (two integers, as every script returns).
@@ -148,16 +154,13 @@ func (r *Redis) evalPipeline(calls []Call, out [][]int64) (int, error) {
 	cmds := make([]*redis.Cmd, len(calls))
 	clock := r.pipeClock()
 	for i, c := range calls {
-		if r.mini != nil && c.Now > clock {
+		if c.Now > clock {
 			clock = c.Now
-			pipe.Do(ctx, clockCommand, strconv.FormatInt(c.Now, 10))
+			if r.mini != nil {
+				pipe.Do(ctx, clockCommand, strconv.FormatInt(c.Now, 10))
+			}
 		}
-		// go-redis writes an int64 argument in decimal, as Eval's strings are sent.
-		argv := make([]any, len(c.Args))
-		for j, a := range c.Args {
-			argv[j] = a
-		}
-		cmds[i] = pipe.EvalSha(ctx, c.Script.lua.Hash(), c.Keys, argv...)
+		cmds[i] = pipe.EvalSha(ctx, c.Script.lua.Hash(), c.Keys, r.argv(c.Args, clock)...)
 	}
 	r.pipelines.Add(1)
 	if _, err := pipe.Exec(ctx); err != nil && !isReplyError(err) {
@@ -185,6 +188,9 @@ func (r *Redis) evalPipeline(calls []Call, out [][]int64) (int, error) {
 		}
 		out[i] = v
 		r.calls.Add(1)
+		if r.mini == nil {
+			r.SetNow(calls[i].Now)
+		}
 	}
 	return len(calls), nil
 }

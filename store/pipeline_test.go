@@ -6,29 +6,47 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/rlsim/rlsim/algorithms"
 )
 
-// runBatched replays trace on st in batches of random sizes (1 to maxBatch) through
-// EvalBatch and returns one line per decision, as runTrace does. between, when not nil,
-// runs before every batch but the first.
-func runBatched(t *testing.T, st Store, p algorithms.Policy, prefix string, trace []step, rng *rand.Rand, maxBatch int, between func()) []string {
+// scriptsOnly leaves out a trace's steps of the non-atomic pattern, which never batches.
+func scriptsOnly(trace []step) []step {
+	var out []step
+	for _, s := range trace {
+		if !strings.HasPrefix(s.algorithm, "incr-expire") {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// runBatched replays trace on st by clock in batches of random sizes (1 to maxBatch)
+// through EvalBatch and returns one line per decision, as runTrace does. between, when
+// not nil, runs before every batch but the first, and returns what to send each call's
+// script as (nil: as it is).
+func runBatched(t *testing.T, st Store, p algorithms.Policy, prefix string, trace []step, clock Clock, keep time.Duration, rng *rand.Rand, maxBatch int, between func() func(*Script) *Script) []string {
 	t.Helper()
-	lims := map[string]*Limiter{}
+	f := newFaceRun(st, p, prefix, clock, keep)
 	var out []string
+	var sendAs func(*Script) *Script
 	repeated := false
 	for start := 0; start < len(trace); {
 		n := min(1+rng.IntN(maxBatch), len(trace)-start)
 		batch := trace[start : start+n]
 		if start > 0 && between != nil {
-			between()
+			sendAs = between()
 		}
 		calls := make([]Call, len(batch))
 		seen := map[string]bool{}
 		for i, s := range batch {
-			l := limiterFor(t, lims, st, s.algorithm, p, prefix)
-			calls[i] = l.Call(s.key, s.now, s.cost)
+			calls[i] = f.limiter(t, s.algorithm).Call(s.key, s.at, s.cost)
+			if sendAs != nil {
+				calls[i].Script = sendAs(calls[i].Script)
+			}
 			k := strings.Join(calls[i].Keys, ",")
 			repeated = repeated || seen[k]
 			seen[k] = true
@@ -42,7 +60,7 @@ func runBatched(t *testing.T, st Store, p algorithms.Policy, prefix string, trac
 			if err != nil {
 				t.Fatal(err)
 			}
-			out = append(out, fmt.Sprintf("%d %s %s t=%d cost=%d -> %v %d", start+i, s.algorithm, s.key, s.now, s.cost, r.Allowed, r.Remaining))
+			out = append(out, fmt.Sprintf("%d %s %s store=%d node=%d cost=%d -> %v %d", start+i, s.algorithm, s.key, s.at.Store, s.at.Node, s.cost, r.Allowed, r.Remaining))
 		}
 		start += n
 	}
@@ -62,30 +80,34 @@ func TestEvalBatchMatchesSequential(t *testing.T) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 11))
 			p := randomPolicy(rng)
-			trace := randomTrace(rng, p, 300, true)
+			skew := randomSkew(rng, p)
+			trace := scriptsOnly(randomTrace(rng, p, 300, skew))
+			clock := []Clock{NodeClock, StoreClock}[seed%2]
+			keep := keepFor(skew)
 			model := NewModel()
-			want := runTrace(t, model, p, "rl:", trace)
+			want := runTrace(t, model, p, "rl:", trace, clock, keep)
 
 			mini := miniFace(t)
 			flushes := 0
 			batches := 0
-			flush := func() {
+			flush := func() func(*Script) *Script {
 				if batches++; batches%3 == 0 {
 					flushes++
 					if err := mini.Client().ScriptFlush(context.Background()).Err(); err != nil {
 						t.Fatal(err)
 					}
 				}
+				return nil
 			}
-			got := runBatched(t, mini, p, "rl:", trace, rng, 64, flush)
-			compareDecisions(t, fmt.Sprintf("policy %s: pipelined miniredis", p), want, got)
+			got := runBatched(t, mini, p, "rl:", trace, clock, keep, rng, 64, flush)
+			compareDecisions(t, fmt.Sprintf("policy %s, skew %s, clock %s: pipelined miniredis", p, skew, clock), want, got)
 			if flushes == 0 {
 				t.Fatal("no script flush happened; the NOSCRIPT path went untested")
 			}
 			if mini.Pipelines() >= int64(len(trace)) || mini.ScriptCalls() != int64(len(trace)) {
 				t.Fatalf("%d calls in %d pipelines: the calls were not batched", mini.ScriptCalls(), mini.Pipelines())
 			}
-			end := trace[len(trace)-1].now
+			end := trace[len(trace)-1].at.Store
 			model.SetNow(end)
 			mini.SetNow(end)
 			mk, _ := model.Keys("rl:")
@@ -96,47 +118,70 @@ func TestEvalBatchMatchesSequential(t *testing.T) {
 			compareKeys(t, "pipelined miniredis keys", mk, rk)
 
 			// The model has no pipeline: EvalBatch calls it one by one, alike.
-			compareDecisions(t, "batched model", want, runBatched(t, NewModel(), p, "rl:", trace, rng, 64, nil))
+			compareDecisions(t, "batched model", want, runBatched(t, NewModel(), p, "rl:", trace, clock, keep, rng, 64, nil))
 		})
 	}
 }
 
+// unseenNonce keeps the generations of unseen apart from those of other test processes.
+var unseenNonce = time.Now().UnixNano()
+
+// unseen is s with a comment that makes its SHA one no server has seen.
+func unseen(s *Script, n int) *Script {
+	c := *s
+	c.Source = fmt.Sprintf("%s-- generation %d of run %d\n", s.Source, n, unseenNonce)
+	c.lua = redis.NewScript(c.Source)
+	return &c
+}
+
 func TestEvalBatchOnRealRedis(t *testing.T) {
-	real := realRedis(t)
+	reloads := int64(0)
 	for seed := uint64(1); seed <= 8; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 11))
 		p := randomPolicy(rng)
-		p.Window = max(p.Window, 10e9) // see TestScriptsMatchModelOnRealRedis
-		trace := randomTrace(rng, p, 300, false)
-		want := runTrace(t, NewModel(), p, "rl:", trace)
+		skew := randomSkew(rng, p)
+		trace := scriptsOnly(randomTrace(rng, p, 300, skew))
+		clock := []Clock{NodeClock, StoreClock}[seed%2]
+		keep := keepFor(skew)
+		want := runTrace(t, NewModel(), p, "rl:", trace, clock, keep)
 		seqPrefix, pipePrefix := testPrefix(t, seed)+"seq:", testPrefix(t, seed)+"pipe:"
-		seq := runTrace(t, real, p, seqPrefix, trace)
-		// Flushing the script cache of a shared server is harmless to well-behaved
-		// clients (they load again on NOSCRIPT) and drives the retry path here.
+		// Each run on a connection of its own: the store's clock starts afresh.
+		seq := runTrace(t, realRedis(t), p, seqPrefix, trace, clock, keep)
+		real := realRedis(t)
+		// A server that has lost its scripts answers NOSCRIPT. Flushing a server other
+		// tests use at the same time would hit their pipelines too (and a script one of
+		// them loads again in between would leave a pipeline's calls out of order), so
+		// every few batches the calls go out as scripts of a new generation — the same
+		// Lua with a comment of their own, a SHA the server has never seen — which the
+		// face believes loaded: the NOSCRIPT path without touching anyone else.
 		batches := 0
-		flush := func() {
+		var gen map[*Script]*Script
+		flush := func() func(*Script) *Script {
 			if batches++; batches%4 == 0 {
-				real.Client().ScriptFlush(context.Background())
+				// A whole generation at once: a pipeline mixing scripts the server knows
+				// with ones it does not would be a server losing scripts mid-pipeline.
+				gen = map[*Script]*Script{}
+				if real.loaded == nil {
+					real.loaded = map[*Script]bool{}
+				}
+				for _, s := range Scripts() {
+					gen[s] = unseen(s, batches)
+					real.loaded[gen[s]] = true
+				}
 			}
+			if gen == nil {
+				return nil
+			}
+			return func(s *Script) *Script { return gen[s] }
 		}
-		got := runBatched(t, real, p, pipePrefix, trace, rng, 64, flush)
-		for _, prefix := range []string{seqPrefix, pipePrefix} {
-			keys, err := real.Keys(prefix)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var names []string
-			for _, k := range keys {
-				names = append(names, k.Name)
-			}
-			if err := real.Delete(names...); err != nil {
-				t.Fatal(err)
-			}
-		}
+		got := runBatched(t, real, p, pipePrefix, trace, clock, keep, rng, 64, flush)
+		deleteUnder(t, real, seqPrefix)
+		deleteUnder(t, real, pipePrefix)
 		compareDecisions(t, fmt.Sprintf("seed %d policy %s: sequential real Redis", seed, p), want, seq)
 		compareDecisions(t, fmt.Sprintf("seed %d policy %s: pipelined real Redis", seed, p), want, got)
+		reloads += real.reloads.Load()
 	}
-	if real.reloads.Load() == 0 {
+	if reloads == 0 {
 		t.Fatal("no pipeline met NOSCRIPT after a flush; the retry path went untested")
 	}
 }
@@ -151,13 +196,13 @@ func TestEvalBatchRefusesOutOfOrder(t *testing.T) {
 	fw, _ := NewLimiter(mini, "fixed-window", p, "rl:")
 	gc, _ := NewLimiter(mini, "gcra", p, "rl:")
 	now := int64(1.7e18)
-	if _, err := EvalBatch(mini, []Call{fw.Call("a", now, 1), gc.Call("a", now, 1)}); err != nil {
+	if _, err := EvalBatch(mini, []Call{fw.Call("a", Now(now), 1), gc.Call("a", Now(now), 1)}); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
 	mini.Client().ScriptFlush(ctx)
 	mini.Client().ScriptLoad(ctx, GCRAScript.Source)
-	_, err := EvalBatch(mini, []Call{fw.Call("a", now, 1), gc.Call("a", now, 1)})
+	_, err := EvalBatch(mini, []Call{fw.Call("a", Now(now), 1), gc.Call("a", Now(now), 1)})
 	if err == nil || !strings.Contains(err.Error(), "out of order") {
 		t.Fatalf("want an out-of-order error, got %v", err)
 	}
@@ -192,8 +237,8 @@ func TestEvalBatchReloadsAfterNoScript(t *testing.T) {
 			ml, _ := NewLimiter(model, alg, p, "rl:")
 			rl, _ := NewLimiter(mini, alg, p, "rl:")
 			key := fmt.Sprint("u", i%3)
-			mc = append(mc, ml.Call(key, now, int64(1+i%2)))
-			rc = append(rc, rl.Call(key, now, int64(1+i%2)))
+			mc = append(mc, ml.Call(key, Now(now), int64(1+i%2)))
+			rc = append(rc, rl.Call(key, Now(now), int64(1+i%2)))
 		}
 		mr, err := EvalBatch(model, mc)
 		if err != nil {

@@ -120,7 +120,7 @@ func (r *Redis) IncrExpire(key string, n, ms int64) (int64, error) {
 	var incr *redis.IntCmd
 	_, err := r.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		incr = p.IncrBy(ctx, key, n)
-		p.PExpire(ctx, key, time.Duration(max(ms, 1))*time.Millisecond)
+		p.PExpire(ctx, key, r.gcTTL(ms))
 		return nil
 	})
 	if err != nil {
@@ -134,7 +134,7 @@ func (r *Redis) SetExpire(key string, v, ms int64) error {
 	ctx, cancel := r.ctx()
 	defer cancel()
 	r.singles.Add(1)
-	return r.wrap(r.client.Set(ctx, key, v, time.Duration(max(ms, 1))*time.Millisecond).Err())
+	return r.wrap(r.client.Set(ctx, key, v, r.gcTTL(ms)).Err())
 }
 
 // SetBucket runs HSET key t T s S and PEXPIRE in one MULTI/EXEC.
@@ -144,10 +144,21 @@ func (r *Redis) SetBucket(key string, t, s, ms int64) error {
 	r.singles.Add(1)
 	_, err := r.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.HSet(ctx, key, "t", t, "s", s)
-		p.PExpire(ctx, key, time.Duration(max(ms, 1))*time.Millisecond)
+		p.PExpire(ctx, key, r.gcTTL(ms))
 		return nil
 	})
 	return r.wrap(err)
+}
+
+// gcTTL is the TTL of a key the racy placement writes: ms of virtual time, which is only
+// garbage collection (decisions read the times stored with the data), and on a real
+// server, whose TTLs count wall time, WallMargin more, as the scripts keep their keys.
+func (r *Redis) gcTTL(ms int64) time.Duration {
+	ttl := time.Duration(max(ms, 1)) * time.Millisecond
+	if r.mini == nil {
+		ttl += WallMargin
+	}
+	return ttl
 }
 
 // parseCounter reads an integer the server returned as a string.

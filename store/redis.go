@@ -27,7 +27,10 @@ type Redis struct {
 
 	// mu guards last, which the embedded server's clock command also moves.
 	mu   sync.Mutex
-	last int64 // the virtual time miniredis was last moved to (ns)
+	last int64 // the store's virtual time (ns): miniredis's clock, a real server's SetNow
+	// explicitClock sends miniredis the store's time as ARGV[1], as a real server is
+	// sent it, instead of leaving the script to read TIME (tests prove the two alike).
+	explicitClock bool
 
 	faceCounters
 	loaded   map[*Script]bool // scripts EvalBatch has loaded on the server
@@ -115,40 +118,46 @@ func (r *Redis) ctx() (context.Context, context.CancelFunc) {
 func (r *Redis) Eval(s *Script, keys []string, args ...int64) ([]int64, error) {
 	ctx, cancel := r.ctx()
 	defer cancel()
-	argv := make([]any, len(args))
-	for i, a := range args {
-		argv[i] = strconv.FormatInt(a, 10)
-	}
-	v, err := s.lua.Run(ctx, r.client, keys, argv...).Int64Slice()
+	v, err := s.lua.Run(ctx, r.client, keys, r.argv(args, r.pipeClock())...).Int64Slice()
 	if err != nil {
 		return nil, r.wrap(fmt.Errorf("script %s: %w", s.Name, err))
 	}
-	r.calls.Add(1)
+	if !s.command {
+		r.calls.Add(1)
+	}
 	r.singles.Add(1)
 	return v, nil
 }
 
-// IncrBy runs INCRBY.
-func (r *Redis) IncrBy(key string, n int64) (int64, error) {
-	ctx, cancel := r.ctx()
-	defer cancel()
-	r.singles.Add(1)
-	v, err := r.client.IncrBy(ctx, key, n).Result()
-	return v, r.wrap(err)
+// argv is a script's arguments as sent, the store's virtual time being now (ns). A now
+// argument asking for the store's clock goes to miniredis empty, so the script reads TIME
+// (the virtual clock), and to a real server as now in µs, its TIME being its wall clock.
+// On a real server keep grows by WallMargin, as its TTLs count wall time.
+func (r *Redis) argv(args []int64, now int64) []any {
+	argv := make([]any, len(args))
+	for i, a := range args {
+		switch {
+		case i == argNow && a == storeTime && r.mini != nil && !r.explicitClock:
+			argv[i] = ""
+		case i == argNow && a == storeTime:
+			argv[i] = strconv.FormatInt(floorDiv(now, 1000), 10)
+		case i == argKeep && r.mini == nil:
+			argv[i] = strconv.FormatInt(a+WallMargin.Milliseconds(), 10)
+		default:
+			argv[i] = strconv.FormatInt(a, 10)
+		}
+	}
+	return argv
 }
 
-// PExpire runs PEXPIRE.
-func (r *Redis) PExpire(key string, ms int64) error {
-	ctx, cancel := r.ctx()
-	defer cancel()
-	r.singles.Add(1)
-	return r.wrap(r.client.PExpire(ctx, key, time.Duration(ms)*time.Millisecond).Err())
-}
-
-// SetNow moves an embedded miniredis's clock (TIME, and TTLs by fast-forwarding them) to
-// now; a real server keeps its own clock.
+// SetNow moves the store's virtual time to now: an embedded miniredis's clock (TIME, and
+// TTLs by fast-forwarding them); a real server keeps its own clock and is sent this time
+// where a script asks for the store's.
 func (r *Redis) SetNow(now int64) error {
 	if r.mini == nil {
+		r.mu.Lock()
+		r.last = max(r.last, now)
+		r.mu.Unlock()
 		return nil
 	}
 	r.advance(now)
@@ -205,6 +214,17 @@ func (r *Redis) Keys(prefix string) ([]KeyInfo, error) {
 		case "hash":
 			l, _ := r.client.HLen(ctx, n).Result()
 			info.Len = int(l)
+			v, err := r.client.HMGet(ctx, n, "c", "e").Result()
+			if err != nil {
+				return nil, r.wrap(err)
+			}
+			if c, ok := v[0].(string); ok {
+				info.Counter = true
+				info.Value, _ = strconv.ParseInt(c, 10, 64)
+			}
+			if e, ok := v[1].(string); ok {
+				info.Expiry, _ = strconv.ParseInt(e, 10, 64)
+			}
 		case "zset":
 			l, _ := r.client.ZCard(ctx, n).Result()
 			info.Len = int(l)

@@ -11,8 +11,9 @@ import (
 var luaFS embed.FS
 
 // Script is one atomic Lua script and its in-process twin. The Redis face runs Source;
-// the model runs twin on its keyspace. Every script takes the arguments
-// now (µs), limit, window (µs), burst, cost and returns two integers.
+// the model runs twin on its keyspace. Every script takes the same six arguments —
+// now (µs, or the store's clock), limit, window (µs), burst, cost, keep (ms) — and
+// returns integers (two for a decision).
 type Script struct {
 	// Name is the script's file name without .lua ("sliding_window").
 	Name string
@@ -21,7 +22,26 @@ type Script struct {
 
 	lua  *redis.Script
 	twin func(ks *keyspace, keys []string, args []int64) []int64
+	// command marks a script that stands for one plain Redis command of the non-atomic
+	// pattern rather than a decision: faces count it as a round trip, not a script call.
+	command bool
 }
+
+// The positions of the arguments every script takes.
+const (
+	argNow    = iota // µs since the Unix epoch, or storeTime
+	argLimit         // units per window
+	argWindow        // µs
+	argBurst         // units
+	argCost          // units (the lease: tokens wanted)
+	argKeep          // ms a key outlives the moment its data goes stale
+	argCount
+)
+
+// storeTime in the now argument asks for the store's clock: the model's twin reads its
+// own clock, miniredis's script reads TIME (the virtual clock), and a real server, whose
+// TIME is its wall clock, is sent the store's virtual time instead.
+const storeTime = -1
 
 func newScript(name string, twin func(*keyspace, []string, []int64) []int64) *Script {
 	src, err := luaFS.ReadFile("lua/" + name + ".lua")
@@ -39,11 +59,21 @@ var (
 	GCRAScript          = newScript("gcra", gcraTwin)
 	SlidingLogScript    = newScript("sliding_log", slidingLogTwin)
 	LeaseScript         = newScript("lease", leaseTwin)
+	// IncrScript and ExpireScript are the two commands of the non-atomic pattern (see
+	// NonAtomic), with the expiry kept as a virtual timestamp in the counter's hash.
+	IncrScript   = newCommand("nonatomic_incr", incrTwin)
+	ExpireScript = newCommand("nonatomic_expire", expireTwin)
 )
+
+func newCommand(name string, twin func(*keyspace, []string, []int64) []int64) *Script {
+	s := newScript(name, twin)
+	s.command = true
+	return s
+}
 
 // Scripts lists every script by name, sorted.
 func Scripts() []*Script {
-	s := []*Script{FixedWindowScript, SlidingWindowScript, TokenBucketScript, GCRAScript, SlidingLogScript, LeaseScript}
+	s := []*Script{FixedWindowScript, SlidingWindowScript, TokenBucketScript, GCRAScript, SlidingLogScript, LeaseScript, IncrScript, ExpireScript}
 	sort.Slice(s, func(i, j int) bool { return s[i].Name < s[j].Name })
 	return s
 }
@@ -60,22 +90,28 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
+// ttl is the PEXPIRE every script gives a key whose data goes stale at stale (µs), set
+// at now (µs): until then in ms, rounded up, plus keep (ms).
+func ttl(stale, now, keep int64) int64 { return ceilDiv(stale-now, 1000) + keep }
+
 func fixedWindowTwin(ks *keyspace, keys []string, a []int64) []int64 {
-	limit, window, cost := a[1], a[2], a[4]
+	now, limit, window, cost, keep := a[argNow], a[argLimit], a[argWindow], a[argCost], a[argKeep]
 	count := ks.get(keys[0])
 	if count+cost > limit {
 		return []int64{0, limit - count}
 	}
 	count = ks.incrBy(keys[0], cost)
 	if count == cost {
-		ks.pexpire(keys[0], ceilDiv(window, 1000))
+		stale := (floorDiv(now, window) + 1) * window
+		ks.pexpire(keys[0], ttl(stale, now, keep))
 	}
 	return []int64{1, limit - count}
 }
 
 func slidingWindowTwin(ks *keyspace, keys []string, a []int64) []int64 {
-	now, limit, window, cost := a[0], a[1], a[2], a[4]
-	elapsed := now - floorDiv(now, window)*window
+	now, limit, window, cost, keep := a[argNow], a[argLimit], a[argWindow], a[argCost], a[argKeep]
+	start := floorDiv(now, window) * window
+	elapsed := now - start
 	prev := ks.get(keys[0])
 	curr := ks.get(keys[1])
 	carried := prev * (window - elapsed)
@@ -91,76 +127,102 @@ func slidingWindowTwin(ks *keyspace, keys []string, a []int64) []int64 {
 	}
 	curr = ks.incrBy(keys[1], cost)
 	if curr == cost {
-		ks.pexpire(keys[1], 2*ceilDiv(window, 1000))
+		ks.pexpire(keys[1], ttl(start+2*window, now, keep))
 	}
 	return []int64{1, remaining(curr)}
 }
 
-// bucketLevel is the refill step shared by token_bucket.lua and lease.lua.
-func bucketLevel(ks *keyspace, key string, now, limit, window, burst int64) int64 {
+// bucketLevel is the refill step shared by token_bucket.lua and lease.lua: the level at
+// now, and the bucket's clock max(t stored, now).
+func bucketLevel(ks *keyspace, key string, now, limit, window, burst int64) (level, t int64) {
 	capacity := burst * window
-	level := capacity
-	if t, s, ok := ks.bucket(key); ok {
+	level, t = capacity, now
+	if last, s, ok := ks.bucket(key); ok {
 		level = s
-		elapsed := now - t
+		t = max(last, now)
+		elapsed := now - last
 		if elapsed >= ceilDiv(capacity-level, limit) {
 			level = capacity
 		} else if elapsed > 0 {
 			level += elapsed * limit
 		}
 	}
-	return level
+	return level, t
 }
 
 func tokenBucketTwin(ks *keyspace, keys []string, a []int64) []int64 {
-	now, limit, window, burst, cost := a[0], a[1], a[2], a[3], a[4]
+	now, limit, window, burst, cost, keep := a[argNow], a[argLimit], a[argWindow], a[argBurst], a[argCost], a[argKeep]
 	capacity := burst * window
-	level := bucketLevel(ks, keys[0], now, limit, window, burst)
+	level, t := bucketLevel(ks, keys[0], now, limit, window, burst)
 	if cost*window > level {
 		return []int64{0, floorDiv(level, window)}
 	}
 	level -= cost * window
-	ks.setBucket(keys[0], now, level)
-	ks.pexpire(keys[0], ceilDiv(ceilDiv(capacity-level, limit), 1000))
+	ks.setBucket(keys[0], t, level)
+	ks.pexpire(keys[0], ttl(t+ceilDiv(capacity-level, limit), now, keep))
 	return []int64{1, floorDiv(level, window)}
 }
 
 func leaseTwin(ks *keyspace, keys []string, a []int64) []int64 {
-	now, limit, window, burst, want := a[0], a[1], a[2], a[3], a[4]
+	now, limit, window, burst, want, keep := a[argNow], a[argLimit], a[argWindow], a[argBurst], a[argCost], a[argKeep]
 	capacity := burst * window
-	level := bucketLevel(ks, keys[0], now, limit, window, burst)
+	level, t := bucketLevel(ks, keys[0], now, limit, window, burst)
 	granted := min(want, floorDiv(level, window))
 	if granted <= 0 {
 		return []int64{0, 0}
 	}
 	level -= granted * window
-	ks.setBucket(keys[0], now, level)
-	ks.pexpire(keys[0], ceilDiv(ceilDiv(capacity-level, limit), 1000))
+	ks.setBucket(keys[0], t, level)
+	ks.pexpire(keys[0], ttl(t+ceilDiv(capacity-level, limit), now, keep))
 	return []int64{granted, floorDiv(level, window)}
 }
 
 func gcraTwin(ks *keyspace, keys []string, a []int64) []int64 {
-	now, limit, window, burst, cost := a[0], a[1], a[2], a[3], a[4]
+	now, limit, window, burst, cost, keep := a[argNow], a[argLimit], a[argWindow], a[argBurst], a[argCost], a[argKeep]
 	interval := floorDiv(window, limit)
 	tolerance := burst * interval
 	tat := max(ks.get(keys[0]), now)
 	newTat := tat + cost*interval
 	allowAt := newTat - tolerance
 	if now < allowAt {
-		return []int64{0, floorDiv(now-(tat-tolerance), interval)}
+		return []int64{0, max(floorDiv(now-(tat-tolerance), interval), 0)}
 	}
 	ks.set(keys[0], newTat)
-	ks.pexpire(keys[0], ceilDiv(newTat-now, 1000))
+	ks.pexpire(keys[0], ttl(newTat, now, keep))
 	return []int64{1, floorDiv(now-allowAt, interval)}
 }
 
 func slidingLogTwin(ks *keyspace, keys []string, a []int64) []int64 {
-	now, limit, window, cost := a[0], a[1], a[2], a[4]
-	n := ks.zTrim(keys[0], now-window)
+	now, limit, window, cost, keep := a[argNow], a[argLimit], a[argWindow], a[argCost], a[argKeep]
+	at := now
+	if newest, ok := ks.zNewest(keys[0]); ok && newest > at {
+		at = newest
+	}
+	cutoff := at - window
+	n := ks.zCountAbove(keys[0], cutoff)
 	if n+cost > limit {
 		return []int64{0, max(limit-n, 0)}
 	}
-	ks.zAdd(keys[0], now, cost)
-	ks.pexpire(keys[0], ceilDiv(window, 1000))
+	ks.zTrim(keys[0], cutoff)
+	ks.zAdd(keys[0], at, n, cost)
+	ks.pexpire(keys[0], ttl(at+window, now, keep))
 	return []int64{1, limit - n - cost}
+}
+
+func incrTwin(ks *keyspace, keys []string, a []int64) []int64 {
+	now, cost := a[argNow], a[argCost]
+	if _, e, ok := ks.counter(keys[0]); ok && e != 0 && e <= now {
+		ks.del(keys[0])
+	}
+	return []int64{ks.hincrC(keys[0], cost)}
+}
+
+func expireTwin(ks *keyspace, keys []string, a []int64) []int64 {
+	now, window, keep := a[argNow], a[argWindow], a[argKeep]
+	if _, _, ok := ks.counter(keys[0]); !ok {
+		return []int64{0}
+	}
+	ks.setCounterExpiry(keys[0], now+window)
+	ks.pexpire(keys[0], ceilDiv(window, 1000)+keep)
+	return []int64{1}
 }

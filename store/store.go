@@ -8,23 +8,26 @@
 //     use — string counters, hashes, sorted sets, TTLs on the virtual clock, scripts that
 //     run atomically — fast enough for runs of millions of decisions.
 //
-// Time. Every script takes the virtual time as an argument (ARGV[1], whole microseconds
-// since the Unix epoch) and never calls TIME, so a decision depends only on the stored
-// state and that argument. TTLs are set with PEXPIRE in milliseconds, relative to the
-// server's clock: the model and the miniredis face move that clock with the virtual time
-// (SetNow; miniredis through SetTime and FastForward), a real Redis runs it on its wall
-// clock. The atomic scripts are written so that a key that has expired and a key that is
-// merely stale decide alike (names carry the window index; a bucket expires only once it
-// is full again; a GCRA key once its tat has passed), which is why the same decisions come
-// out of a real Redis whose clock the simulation cannot move — provided a key does not
-// expire on the server's wall clock before it is stale in virtual time, which holds
-// whenever the simulation runs faster than real time (the usual case: minutes of traffic
-// in seconds) and fails for windows shorter than the wall-clock time a run takes. It also
-// needs the times a key sees to be non-decreasing: with skewed node clocks a stale key read
-// at an earlier time is not a fresh one, so on a real server (TTLs on its own clock) skewed
-// runs can differ from the model, while miniredis, whose TTL clock is the model's, agrees. Only the non-atomic
-// INCR-then-EXPIRE variant depends on expiry by design, and it is compared on the model
-// and miniredis.
+// Time. The store has its own clock, which in a simulation is the true virtual time and
+// never steps back (SetNow); the nodes that call it have theirs, which may be skewed. A
+// decision is made on one of the two (Clock): a node's, passed as ARGV[1] in whole
+// microseconds since the Unix epoch, or the store's, which a script reads with TIME when
+// ARGV[1] is empty — what deployments do to escape skew. The model's twin then reads the
+// model's clock, miniredis's TIME returns the virtual clock, and a real server, whose TIME
+// is its wall clock, is sent the store's virtual time as ARGV[1] instead.
+//
+// When a script is called with a time earlier than its key has seen, it never credits the
+// same interval twice: no refill, no window reset, no expiry from a backwards step (each
+// script states its rule at its top). Nothing that decides depends on a server's wall
+// clock: every decision is judged from the times stored with the data (window indexes in
+// key names, a bucket's time, a tat, the log's entries, a counter's virtual expiry), so a
+// real Redis, whose TTLs run on its wall clock, decides exactly as the model and miniredis,
+// whose TTLs run on the virtual clock. TTLs only collect garbage: each key lives until its
+// data is stale, plus a margin, keep (ARGV[6], ms), that covers the widest gap between the
+// clocks that read it (twice the nodes' skew), plus, on a real server, WallMargin of wall
+// time, which no run shorter than that can outlast. The non-atomic INCR-then-EXPIRE
+// pattern, whose point is an expiry, keeps that expiry as a virtual timestamp in its
+// counter (IncrScript, ExpireScript), so its crash blocks and leaks alike on every face.
 //
 // Numbers. Scripts compute in integers below 2^53 so that Lua's doubles (in Redis and in
 // gopher-lua) are exact; CheckPolicy rejects a policy that would leave that range.
@@ -42,14 +45,11 @@ import (
 // Keys are full names, prefix included; callers build them with a Keyspace.
 type Store interface {
 	// Eval runs script atomically on keys with integer arguments and returns its reply.
+	// A now argument (args[0]) of the store's clock is read on the store (see Clock).
 	Eval(s *Script, keys []string, args ...int64) ([]int64, error)
-	// IncrBy adds n to the string counter at key (0 when missing) and returns the sum,
-	// leaving its TTL as it was: the first half of the non-atomic pattern.
-	IncrBy(key string, n int64) (int64, error)
-	// PExpire gives key a TTL of ms milliseconds: the second half, which a crash skips.
-	PExpire(key string, ms int64) error
-	// SetNow moves the store's clock to now (nanoseconds since the Unix epoch, virtual,
-	// non-decreasing). A real Redis ignores it: its TTLs run on its own clock.
+	// SetNow moves the store's clock to now (nanoseconds since the Unix epoch, virtual;
+	// an earlier time leaves it). A real Redis keeps its TTLs on its own clock but is sent
+	// this time where a script asks for the store's.
 	SetNow(now int64) error
 	// Keys lists the live keys under prefix in name order, with their TTLs.
 	Keys(prefix string) ([]KeyInfo, error)
@@ -66,14 +66,50 @@ type KeyInfo struct {
 	Type string
 	// TTL is the time to live, or NoTTL for a key that never expires.
 	TTL time.Duration
-	// Value is a string counter's value (0 for other types).
+	// Value is a string counter's value, or a counter hash's count (0 for other types).
 	Value int64
+	// Counter marks the counter hash of the non-atomic pattern (fields c and e).
+	Counter bool
+	// Expiry is the virtual expiry (µs since the Unix epoch) a counter hash's second
+	// command stored, or 0 when that command never ran (see NonAtomic).
+	Expiry int64
 	// Len is the number of fields of a hash or members of a sorted set.
 	Len int
 }
 
 // NoTTL is the TTL of a key that never expires.
 const NoTTL = time.Duration(-1)
+
+// WallMargin is the wall time a real server keeps a key past the moment it has gone
+// stale in virtual time and keep has passed. A real Redis counts TTLs on its wall clock
+// while the run is in virtual time, so a run slower than real time would see keys expire
+// before they are stale; with an hour on top, no run shorter than an hour of wall time
+// can, whatever its windows. rlsim deletes the keys a run wrote when it ends.
+const WallMargin = time.Hour
+
+// Clock is the clock a shared script decides by.
+type Clock string
+
+const (
+	// NodeClock decides by the calling node's clock, skew included (the default).
+	NodeClock Clock = "node"
+	// StoreClock decides by the store's clock: the script reads TIME.
+	StoreClock Clock = "store"
+)
+
+// At is the moment of a decision on the two clocks a shared store sees (ns since the
+// Unix epoch).
+type At struct {
+	// Store is the store's clock: the true virtual time, in the order the store sees
+	// requests.
+	Store int64
+	// Node is the calling node's clock: Store plus the node's skew, or an earlier time
+	// when a request reaches the store late.
+	Node int64
+}
+
+// Now is the moment both clocks read now: one node, no skew.
+func Now(now int64) At { return At{Store: now, Node: now} }
 
 // ErrUnavailable wraps every error of a store that could not be reached.
 var ErrUnavailable = errors.New("store unavailable")

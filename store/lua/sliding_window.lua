@@ -1,14 +1,29 @@
 -- rlsim two-counter sliding window (the design notes' script, cost-aware and in integers).
 -- KEYS[1]  counter of the previous window   KEYS[2]  counter of the current window
--- ARGV     1 now (µs)  2 limit  3 window (µs)  4 burst (unused)  5 cost
+--          (their names carry the window indexes of now)
+-- ARGV     1 now (µs; empty: the store's clock, read with TIME)  2 limit  3 window (µs)
+--          4 burst (unused)  5 cost  6 keep (ms)
 -- Returns  {allowed 0|1, remaining}
 -- It admits iff prev·(1 − elapsed/W) + curr + cost <= limit, multiplied through by W so
 -- every product is an integer below 2^53 and Lua's doubles compute it exactly.
+--
+-- Time that goes backwards. A caller reads the two windows its own clock is in, under
+-- their own names: a caller whose clock is behind finds them holding every unit counted
+-- in them, so a step back never empties a window. A counter lives until the end of the
+-- window after its own (when it stops being "previous") plus `keep`, which must cover the
+-- widest gap between the callers' clocks (twice the skew of node clocks); the TTL only
+-- collects garbage, no decision depends on when it fires.
 local now = tonumber(ARGV[1])
+if not now then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
 local limit = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
 local cost = tonumber(ARGV[5])
-local elapsed = now - math.floor(now / window) * window
+local keep = tonumber(ARGV[6])
+local start = math.floor(now / window) * window
+local elapsed = now - start
 
 local prev = tonumber(redis.call('GET', KEYS[1]) or '0')
 local curr = tonumber(redis.call('GET', KEYS[2]) or '0')
@@ -27,8 +42,8 @@ if carried + (curr + cost) * window > limit * window then
 end
 curr = redis.call('INCRBY', KEYS[2], cost)
 if curr == cost then
-  -- The current counter is read again as "previous" during the next window: keep it for
-  -- two windows from its first write.
-  redis.call('PEXPIRE', KEYS[2], 2 * math.ceil(window / 1000))
+  -- The current counter is read again as "previous" during the next window.
+  local stale = start + 2 * window
+  redis.call('PEXPIRE', KEYS[2], math.ceil((stale - now) / 1000) + keep)
 end
 return {1, remaining(curr)}
