@@ -1,9 +1,11 @@
 // Package backoff runs the retry experiments of `rlsim backoff`: many closed-loop clients
 // retrying with one strategy against a server model, repeated over seeded runs and
-// averaged. Two models exist: "occ", the optimistic-concurrency experiment of Marc
-// Brooker's "Exponential Backoff And Jitter" (AWS Architecture Blog, 2015), and
+// averaged. Three models exist: "occ", the optimistic-concurrency experiment of Marc
+// Brooker's "Exponential Backoff And Jitter" (AWS Architecture Blog, 2015);
 // "rate-limited", clients against an API guarded by one of rlsim's limiters whose capacity
-// can wobble. Every run is a discrete-event simulation on its own sim.Loop and RNG; runs are
+// can wobble; and "overload", clients against a backend of finite capacity and no limiter.
+// Every run is a discrete-event simulation on its own event queue (a sim.Loop, or for occ
+// a sim.Queue of its clients) and its own RNG (sim.NewRNG in the backoff stream); runs are
 // spread over cores, and the result is the same bytes as a sequential run.
 package backoff
 
