@@ -14,6 +14,7 @@ import (
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/scenario"
+	"github.com/rlsim/rlsim/worstcase"
 )
 
 type compareOptions struct {
@@ -215,6 +216,7 @@ func runCompare(ctx context.Context, o *compareOptions, streams IO) error {
 func compareScenarios(loaded []*scenario.Scenario, o *compareOptions, opts scenario.Options, meter *storeMeter, bar *progressBar, charts bool) ([]*report.Report, int64, error) {
 	var reports []*report.Report
 	var requests int64
+	var worst worstcase.Cache // the worst case of each policy, searched once per run
 	for _, sc := range loaded {
 		opts.Memory = o.memory || sc.Heavy
 		var rep *report.Report
@@ -227,7 +229,7 @@ func compareScenarios(loaded []*scenario.Scenario, o *compareOptions, opts scena
 		if err != nil {
 			return nil, 0, err
 		}
-		if err := addWorstOverAdmission(rep, sc.EpochTime(), o.worstBudget); err != nil {
+		if err := addWorstOverAdmission(&worst, rep, sc.EpochTime(), o.worstBudget); err != nil {
 			return nil, 0, err
 		}
 		// The keying chart compares the scenario's key with its compare_keys, unless

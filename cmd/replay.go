@@ -1,8 +1,8 @@
 package cmd
 
 import (
-	"context"
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,6 +17,7 @@ import (
 	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/scenario"
 	"github.com/rlsim/rlsim/traffic"
+	"github.com/rlsim/rlsim/worstcase"
 )
 
 // Replay defaults: a policy of 100 requests per minute keyed on the client address, the
@@ -156,7 +157,8 @@ func runReplay(ctx context.Context, o *replayOptions, streams IO) error {
 	if err != nil {
 		return interruption(ctx, err, notWritten(outs.discard()))
 	}
-	if err := addWorstOverAdmission(rep, sc.EpochTime(), defaultCompareWorstBudget); err != nil {
+	var worst worstcase.Cache
+	if err := addWorstOverAdmission(&worst, rep, sc.EpochTime(), defaultCompareWorstBudget); err != nil {
 		return err
 	}
 	rep.Reproduce = o.command(rep.Seed)
