@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"strings"
@@ -42,9 +43,18 @@ func TestMemoryModel(t *testing.T) {
 			t.Errorf("%s: total %d is not per key × keys", r.Algorithm, r.RedisBytesTotal)
 		}
 	}
-	// The calibration's ratio at limit 100: 3656 B against 2 × 88 B.
+	// The calibration's ratios at limit 100: 3656 B against 2 × 88 B by MEMORY USAGE,
+	// 3717 B against 276 B by the growth of used_memory.
 	if rep.SlidingLogVsTwoCounters < 20 || rep.SlidingLogVsTwoCounters > 22 {
 		t.Errorf("sliding log vs two counters = %.1f, want about 20.8", rep.SlidingLogVsTwoCounters)
+	}
+	if r := rep.SlidingLogVsTwoCountersUsedMemory; r < 13.4 || r > 13.5 {
+		t.Errorf("sliding log vs two counters by used_memory = %.2f, want 3717/276 = 13.47", r)
+	}
+	out, _, _ := rlsim(t, "memory", "--keys", "1000000", "--limit", "100")
+	if !strings.Contains(out, "20.8× the two counters per key by MEMORY USAGE (3656 B against 176 B") ||
+		!strings.Contains(out, "13.5× by the growth of used_memory") {
+		t.Errorf("the table's note does not state the ratio both ways:\n%s", out)
 	}
 	checkEncodingChange(t, rep)
 }
@@ -135,8 +145,8 @@ func TestMemoryMeasuresRealRedis(t *testing.T) {
 	}
 	defer c.Del(ctx, mine)
 	prefix := fmt.Sprintf("rlsim-test-memory:%d:", time.Now().UnixNano())
-	rep := memoryJSON(t, "--keys", "1000", "--load", "300", "--limit", "100", "--redis", url, "--prefix", prefix)
-	if rep.Loaded != 300 || rep.Results[0].RedisBytesTotal != int64(rep.Results[0].RedisBytesPerKey*1000) {
+	rep := memoryJSON(t, "--keys", "20000", "--load", "20000", "--limit", "100", "--redis", url, "--prefix", prefix)
+	if rep.Loaded != 20000 || rep.Results[0].RedisBytesTotal != int64(rep.Results[0].RedisBytesPerKey*20000) {
 		t.Errorf("loaded %d, total %d", rep.Loaded, rep.Results[0].RedisBytesTotal)
 	}
 	for _, r := range rep.Results {
@@ -144,8 +154,21 @@ func TestMemoryMeasuresRealRedis(t *testing.T) {
 			t.Errorf("%s: %+v", r.Algorithm, r)
 		}
 	}
-	if rep.SlidingLogVsTwoCounters < 5 {
-		t.Errorf("sliding log vs two counters = %.1f", rep.SlidingLogVsTwoCounters)
+	if rep.SlidingLogVsTwoCounters < 5 || rep.SlidingLogVsTwoCountersUsedMemory < 5 {
+		t.Errorf("sliding log vs two counters = %.1f by MEMORY USAGE, %.1f by used_memory", rep.SlidingLogVsTwoCounters, rep.SlidingLogVsTwoCountersUsedMemory)
+	}
+	// used_memory counts what MEMORY USAGE leaves out, and every measurement starts once
+	// the server has shrunk what the one before emptied: the token and leaky buckets,
+	// the same hash under the same names, grow it alike.
+	byAlg := map[string]store.MemoryRow{}
+	for _, r := range rep.Results {
+		byAlg[r.Algorithm] = r
+		if r.RedisUsedMemoryPerKey <= r.RedisBytesPerKey {
+			t.Errorf("%s: used_memory grew %.0f B per key, no more than MEMORY USAGE's %.0f B", r.Algorithm, r.RedisUsedMemoryPerKey, r.RedisBytesPerKey)
+		}
+	}
+	if tb, lb := byAlg["token-bucket"].RedisUsedMemoryPerKey, byAlg["leaky-bucket"].RedisUsedMemoryPerKey; math.Abs(tb-lb) > 0.05*tb {
+		t.Errorf("used_memory per key: token-bucket %.1f B, leaky-bucket %.1f B for the same keys", tb, lb)
 	}
 	checkEncodingChange(t, rep)
 	if v, err := c.Get(ctx, mine).Result(); err != nil || v != "keep me" {
