@@ -73,7 +73,7 @@ type MemoryReport struct {
 	// either algorithm was not sized.
 	SlidingLogVsTwoCounters           float64       `json:"sliding_log_vs_two_counters"`
 	SlidingLogVsTwoCountersUsedMemory float64       `json:"sliding_log_vs_two_counters_used_memory"`
-	ZsetEncoding            []EncodingRow `json:"zset_encoding"`
+	ZsetEncoding                      []EncodingRow `json:"zset_encoding"`
 }
 
 // encodingSample is how many clients are loaded per limit of the encoding table.
