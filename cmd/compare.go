@@ -59,9 +59,9 @@ func newCompareCmd(g *globalOptions, streams IO) *cobra.Command {
 	f := c.Flags()
 	f.StringArrayVar(&o.scenarios, "scenario", nil, "scenario name or file (repeatable; default: every built-in)")
 	f.StringSliceVar(&o.algorithms, "algorithms", nil, "algorithms to compare, comma-separated (default: the scenario's, else all)")
-	f.Int64Var(&o.limit, "limit", 0, "override the policy's limit (units per window)")
-	f.DurationVar(&o.window, "window", 0, "override the policy's window")
-	f.Int64Var(&o.burst, "burst", 0, "override the bucket algorithms' burst")
+	f.Var(unitsValue{&o.limit}, "limit", "override the policy's limit (units per window)")
+	f.Var(windowValue{&o.window}, "window", "override the policy's window")
+	f.Var(unitsValue{&o.burst}, "burst", "override the bucket algorithms' burst")
 	f.StringVar(&o.key, "key", "", "key every request on this instead (user, ip, ipv6/N, xff:K, xff-leftmost, account, tenant, api-key, route); sets layered limits aside")
 	f.StringSliceVar(&o.layers, "layers", nil, "check only these layers of the scenario's layered limits, comma-separated")
 	f.IntVar(&o.worstBudget, "worst-budget", defaultCompareWorstBudget, "local-search budget of the worst_over_admission column (0: structured attacks only)")
@@ -106,15 +106,6 @@ func (o *compareOptions) validate() error {
 		if !algorithms.Known(a) {
 			return usagef("--algorithms: unknown algorithm %q (want %s, or a variant: %s)", a, strings.Join(algorithms.Names, ", "), strings.Join(algorithms.Variants, ", "))
 		}
-	}
-	if o.limit < 0 {
-		return usagef("--limit: must be positive, got %d", o.limit)
-	}
-	if o.window < 0 {
-		return usagef("--window: must be positive, got %s", o.window)
-	}
-	if o.burst < 0 {
-		return usagef("--burst: must not be negative, got %d", o.burst)
 	}
 	if o.worstBudget < 0 {
 		return usagef("--worst-budget: must not be negative, got %d", o.worstBudget)

@@ -63,8 +63,9 @@ key in-process beside Redis, a log scale, the Redis bars labelled measured or mo
 	}
 	f := c.Flags()
 	f.IntVar(&o.keys, "keys", 1_000_000, "number of active client keys the totals are for (and, with --redis, loaded)")
-	f.Int64Var(&o.limit, "limit", 100, "limit per window each client is held at")
-	f.DurationVar(&o.window, "window", time.Minute, "window of the limit")
+	o.limit, o.window = 100, time.Minute
+	f.Var(unitsValue{&o.limit}, "limit", "limit per window each client is held at")
+	f.Var(windowValue{&o.window}, "window", "window of the limit")
 	f.StringSliceVar(&o.algorithms, "algorithms", nil, "algorithms to size (default: all)")
 	f.StringVar(&o.redisURL, "redis", "", "measure on this Redis server (redis://host:port/db) instead of the model")
 	f.IntVar(&o.load, "load", 100_000, "with --redis: clients loaded per algorithm, at most --keys (totals scale the measured mean to --keys)")

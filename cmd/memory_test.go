@@ -84,7 +84,7 @@ func TestMemoryBadFlags(t *testing.T) {
 		{"--load", "0"},
 	} {
 		_, errOut, code := rlsim(t, append([]string{"memory"}, args...)...)
-		if code != 2 || !strings.HasPrefix(errOut, "rlsim: --") {
+		if code != 2 || !strings.HasPrefix(errOut, "rlsim: ") || !strings.Contains(errOut, args[0]) || strings.Count(errOut, "\n") != 1 {
 			t.Errorf("%v: exit %d, %q", args, code, errOut)
 		}
 	}

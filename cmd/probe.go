@@ -78,8 +78,8 @@ must be on loopback unless --allow-remote. Keys reach the target in a header
 	}
 	f := c.Flags()
 	f.StringVar(&o.scenario, "scenario", "", "scenario whose traffic to send: a built-in name or a file (required)")
-	f.Int64Var(&o.limit, "limit", 0, "declared limit: units per window the endpoint promises (default: the scenario's)")
-	f.DurationVar(&o.window, "window", 0, "declared window, in real time (default: the scenario's divided by --time-scale)")
+	f.Var(unitsValue{&o.limit}, "limit", "declared limit: units per window the endpoint promises (default: the scenario's)")
+	f.Var(windowValue{&o.window}, "window", "declared window, in real time (default: the scenario's divided by --time-scale)")
 	f.Float64Var(&o.timeScale, "time-scale", 1, "divide the scenario's times by this (60 plays a minute in a second)")
 	f.StringVar(&o.keyHeader, "key-header", "", "send each request's key in this header (for example X-User)")
 	f.BoolVar(&o.keyAddr, "key-addr", false, "send each key from its own source address, 127.0.0.2 and on (targets keyed by IP)")

@@ -70,9 +70,10 @@ under --out (a folder named after the log) and index.html over them.`,
 	f.StringVar(&o.logFormat, "log-format", "", "combined, jsonl or csv (default: from the extension: .jsonl/.ndjson, .csv, else combined)")
 	f.StringVar(&o.key, "key", replayDefaultKey, "what requests are keyed on (user, ip, ipv6/N, xff:K, xff-leftmost, account, tenant, api-key, route)")
 	f.StringSliceVar(&o.algorithms, "algorithms", nil, "algorithms to compare, comma-separated (default: all)")
-	f.Int64Var(&o.limit, "limit", replayDefaultLimit, "units per window")
-	f.DurationVar(&o.window, "window", replayDefaultWindow, "the policy's window")
-	f.Int64Var(&o.burst, "burst", 0, "the bucket algorithms' burst (default: the limit)")
+	o.limit, o.window = replayDefaultLimit, replayDefaultWindow
+	f.Var(unitsValue{&o.limit}, "limit", "units per window")
+	f.Var(windowValue{&o.window}, "window", "the policy's window")
+	f.Var(unitsValue{&o.burst}, "burst", "the bucket algorithms' burst (default: the limit)")
 	f.Float64Var(&o.timeScale, "time-scale", 1, "multiply the gaps between requests (0.5 plays the log twice as fast)")
 	g.addFormatFlag(c, allFormats...)
 	g.addOutFlags(c)

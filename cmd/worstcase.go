@@ -66,9 +66,10 @@ curve of the most admitted in any window of length T against T (--charts png,svg
 	}
 	f := c.Flags()
 	f.StringSliceVar(&o.algorithms, "algorithms", nil, "algorithms to attack, comma-separated (default: all)")
-	f.Int64Var(&o.limit, "limit", 100, "the policy's limit, units per window")
-	f.DurationVar(&o.window, "window", time.Minute, "the policy's window")
-	f.Int64Var(&o.burst, "burst", 0, "the bucket algorithms' burst (default: the limit)")
+	o.limit, o.window = 100, time.Minute
+	f.Var(unitsValue{&o.limit}, "limit", "the policy's limit, units per window")
+	f.Var(windowValue{&o.window}, "window", "the policy's window")
+	f.Var(unitsValue{&o.burst}, "burst", "the bucket algorithms' burst (default: the limit)")
 	f.IntVar(&o.budget, "budget", 300, "local-search candidates per algorithm after the structured attacks (0: structured only; the curve uses a quarter per window length)")
 	f.Float64SliceVar(&o.spans, "spans", defaultSpans, "window lengths T of the curve, in windows W")
 	f.StringVar(&o.scheduleOut, "schedule-out", "", "write each algorithm's worst schedule as a scenario file worst-ALGORITHM.yaml into this folder")
@@ -87,9 +88,6 @@ func (o *worstCaseOptions) validate() error {
 	if o.limit <= 0 || o.limit > maxWorstCaseUnits {
 		return usagef("--limit: must be between 1 and %d (each candidate replays a few times that many requests), got %d", maxWorstCaseUnits, o.limit)
 	}
-	if o.window <= 0 {
-		return usagef("--window: must be positive, got %s", o.window)
-	}
 	if o.burst < 0 || o.burst > maxWorstCaseUnits {
 		return usagef("--burst: must be between 0 and %d, got %d", maxWorstCaseUnits, o.burst)
 	}
@@ -103,10 +101,8 @@ func (o *worstCaseOptions) validate() error {
 		if !(s > 0) || s > 1000 || time.Duration(s*float64(o.window)) <= 0 {
 			return usagef("--spans: %g is not a positive number of windows (at most 1000, at least a nanosecond)", s)
 		}
-		// Attacks reach a few windows past T; keep every offset, added to the epoch's
-		// Unix nanoseconds, inside int64.
-		if (s+4)*float64(o.window) > 1<<61 {
-			return usagef("--spans: %g windows of %s reach past what the virtual clock counts (about 73 years)", s, o.window)
+		if err := sim.CheckRun(scenario.DefaultEpoch, time.Duration(s*float64(o.window)), o.window); err != nil {
+			return usagef("--spans: %g windows of %s: %v", s, o.window, err)
 		}
 	}
 	return nil
