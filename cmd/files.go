@@ -55,11 +55,10 @@ func (s *outputSet) add(path string, data []byte) error {
 
 // stage opens the file that will become path: nameless where the system allows.
 func stage(path string) (f *os.File, temp string, err error) {
-	dir := filepath.Dir(path)
-	if f, err := openAnonymous(dir); err == nil {
+	if f, err := openAnonymous(path); err == nil {
 		return f, "", nil
 	}
-	f, err = os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	f, err = os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return nil, "", err
 	}

@@ -17,17 +17,18 @@ var procFD = sync.OnceValue(func() bool {
 	return err == nil
 })
 
-// openAnonymous opens a file without a name in dir (O_TMPFILE): the kernel frees it when
-// it is closed or the process dies, unless linkAnonymous has given it a name.
-func openAnonymous(dir string) (*os.File, error) {
+// openAnonymous opens a file without a name in path's folder (O_TMPFILE): the kernel
+// frees it when it is closed or the process dies, unless linkAnonymous has given it a
+// name. Errors name it by path.
+func openAnonymous(path string) (*os.File, error) {
 	if !procFD() {
 		return nil, errors.ErrUnsupported
 	}
-	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
+	fd, err := unix.Open(filepath.Dir(path), unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return nil, err
 	}
-	return os.NewFile(uintptr(fd), dir), nil
+	return os.NewFile(uintptr(fd), path), nil
 }
 
 // linkAnonymous gives f, opened by openAnonymous, a hidden name beside path and returns
