@@ -84,9 +84,9 @@ type lease struct {
 	askAfter int64
 }
 
-// New builds a fleet deciding with algorithm under policy p. st is the shared store
-// (ignored by the local placement); rng is the run's random source (random balancer,
-// crashes).
+// New builds a fleet deciding with algorithm under policy p, c's zero fields taking
+// their defaults (Config.WithDefaults). st is the shared store (ignored by the local
+// placement); rng is the run's random source (random balancer, crashes).
 func New(c Config, algorithm string, p algorithms.Policy, st store.Store, rng *rand.Rand) (*Fleet, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -94,24 +94,10 @@ func New(c Config, algorithm string, p algorithms.Policy, st store.Store, rng *r
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	if c.Lease == 0 {
-		c.Lease = 10
-	}
-	if c.LeaseTTL == 0 {
-		c.LeaseTTL = p.Window
-	}
-	if c.StoreTimeout == 0 {
-		c.StoreTimeout = DefaultStoreTimeout
-	}
+	c = c.WithDefaults(p)
 	f := &Fleet{cfg: c, algorithm: algorithm, policy: p, rng: rng, st: st, nodesMax: c.Nodes}
 	f.nodeShare = share(p, c.Nodes)
 	f.guard = c.Guard
-	if f.guard.Limit == 0 {
-		f.guard = algorithms.Policy{Limit: (2*p.Limit + int64(c.Nodes) - 1) / int64(c.Nodes), Window: p.Window}
-	}
-	if f.guard.Window == 0 {
-		f.guard.Window = p.Window
-	}
 	if _, err := algorithms.New(algorithm, f.nodeShare); err != nil {
 		return nil, err
 	}
@@ -206,6 +192,9 @@ func (f *Fleet) Algorithm() string {
 	}
 	return f.algorithm
 }
+
+// Config is the fleet's configuration, defaults applied.
+func (f *Fleet) Config() Config { return f.cfg }
 
 // Keys is the number of client keys seen.
 func (f *Fleet) Keys() int { return len(f.names) }

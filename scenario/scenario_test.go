@@ -90,9 +90,10 @@ func TestClockTimesResolveAgainstTheEpoch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	script := *sc.Traffic[0].Spec.(*ScriptSpec)
 	got := []time.Duration{
-		sc.Traffic[0].Script[0].At.resolve(sc.EpochTime()),
-		sc.Traffic[0].Script[1].At.resolve(sc.EpochTime()),
+		script[0].At.Resolve(sc.EpochTime()),
+		script[1].At.Resolve(sc.EpochTime()),
 	}
 	if got[0] != 59900*time.Millisecond || got[1] != 60100*time.Millisecond {
 		t.Fatalf("at = %v, want [59.9s 1m0.1s]", got)

@@ -176,6 +176,9 @@ func (d *strictDecoder) decode(n ast.Node, v reflect.Value, path string) error {
 		}
 		return d.decode(n, v.Elem(), path)
 	}
+	if t, ok := v.Addr().Interface().(*TrafficSpec); ok {
+		return d.decodeTraffic(n, t, path)
+	}
 	if sd, ok := v.Addr().Interface().(scalarDecoder); ok {
 		text, ok := scalarText(n)
 		if !ok {
@@ -323,6 +326,45 @@ func (d *strictDecoder) decodeStruct(n ast.Node, v reflect.Value, path string) e
 		}
 		if err := d.decode(kv.Value, v.FieldByIndex(i), field); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// decodeTraffic decodes a traffic entry: a mapping whose keys are registered sections,
+// each decoded into its generator's own spec. Validation refuses an entry that does not
+// hold exactly one.
+func (d *strictDecoder) decodeTraffic(n ast.Node, t *TrafficSpec, path string) error {
+	var pairs []*ast.MappingValueNode
+	switch m := n.(type) {
+	case *ast.MappingNode:
+		pairs = m.Values
+	case *ast.MappingValueNode:
+		pairs = []*ast.MappingValueNode{m}
+	default:
+		return d.errorAt(n, path, "want a mapping, got %s %q", kindOf(n), tokenValue(n))
+	}
+	seen := map[string]bool{}
+	for _, kv := range pairs {
+		key, ok := scalarText(kv.Key)
+		if !ok {
+			return d.errorAt(kv.Key, path, "a mapping key must be a plain name")
+		}
+		field := path + "." + key
+		if seen[key] {
+			return d.errorAt(kv.Key, field, "duplicate key")
+		}
+		seen[key] = true
+		kind, ok := generators[key]
+		if !ok {
+			return d.errorAt(kv.Key, field, "unknown field (known: %s)", strings.Join(Sections(), ", "))
+		}
+		spec := kind.New()
+		if err := d.decode(kv.Value, reflect.ValueOf(spec).Elem(), field); err != nil {
+			return err
+		}
+		if t.found++; t.found == 1 {
+			t.Section, t.Spec = key, spec
 		}
 	}
 	return nil
