@@ -1,8 +1,9 @@
 // Package cluster runs a rate limit on a fleet of nodes behind a load balancer: where the
 // counters live (placements), how requests reach nodes (balancers), node counts that
 // change mid-run, and the faults of a shared store (outages, latency, clock skew, a crash
-// between INCR and EXPIRE). A Fleet decides each request the way the fleet would and
-// measures what that did to the advertised limit.
+// between INCR and EXPIRE). A Fleet decides each request the way the fleet would; what
+// that did to the advertised limit is measured outside (report.FleetMeter), from the
+// decisions the fleet reports (Fleet.Observe). Deciding depends on nothing that renders.
 package cluster
 
 import (

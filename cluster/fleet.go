@@ -8,14 +8,15 @@ import (
 	"time"
 
 	"github.com/rlsim/rlsim/algorithms"
-	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/store"
 )
 
-// Fleet decides requests as a fleet of nodes would and measures the result. It implements
-// algorithms.Limiter so a scenario runs it like any single limiter; Name must be told each
-// key's client name (SetName) before the key's first decision, for hash routing and store
-// key names. It is not safe for concurrent use.
+// Fleet decides requests as a fleet of nodes would. It implements algorithms.Limiter so
+// a scenario runs it like any single limiter; it must be told each key's client name
+// (SetName) before the key's first decision, for hash routing and store key names. It
+// decides and does not measure: Observe hands each decision's facts to whoever does
+// (report.FleetMeter), and Finish returns what the fleet knows of its own run. It is not
+// safe for concurrent use.
 type Fleet struct {
 	cfg       Config
 	algorithm string
@@ -33,25 +34,19 @@ type Fleet struct {
 	shared    *store.Limiter
 	leaser    *store.Limiter
 	nonAtomic *store.NonAtomic
-	racy      *racy // shared-racy (racy.go)
-	timing          // what decisions waited, and the breakers (breaker.go, latency.go)
+	racy      *racy     // shared-racy (racy.go)
+	breakers  []breaker // per node, with Config.Breaker (breaker.go)
 
-	names []string
-	keys  []keyStats
-	label string
+	names   []string
+	label   string
+	observe func(*Observation)
+	seen    Observation // the one Observe hands out, reused
 
-	decisions, roundTrips       int64
-	outageAdmitted, outageRefus int64
-	outagePeak                  int64
-	alerted                     int // outages alerted so far (index+1 of the last)
-	alerts                      int
-	alert                       string
-	crashes                     int64
-	leasesOutstandingMax        int64
-	nodePeak                    int64
-	outageNodePeak              int64
-	nodesMax                    int
-	err                         error
+	alerted  int // outages alerted so far (index+1 of the last)
+	alerts   int
+	alert    string
+	nodesMax int
+	err      error
 
 	// Decisions Defer holds until Flush, and the script calls they wait for.
 	held  []held
@@ -60,19 +55,11 @@ type Fleet struct {
 
 var _ algorithms.Limiter = (*Fleet)(nil)
 
-type keyStats struct {
-	admitted algorithms.Log // across the fleet, trailing window
-	peak     int64
-	refused  bool
-}
-
 type node struct {
-	skew         int64
-	local        algorithms.Limiter // local placement
-	guard        algorithms.Limiter // two-tier and fail-open-local
-	admitted     []algorithms.Log   // per key, this node's admissions in the trailing window
-	duringOutage []algorithms.Log   // per key, this node's admissions while the store was down
-	leases       []lease            // per key
+	skew   int64
+	local  algorithms.Limiter // local placement
+	guard  algorithms.Limiter // two-tier and fail-open-local
+	leases []lease            // per key
 }
 
 type lease struct {
@@ -164,7 +151,6 @@ func skewOf(i int, skew time.Duration) int64 {
 func (f *Fleet) SetName(key uint32, name string) {
 	for int(key) >= len(f.names) {
 		f.names = append(f.names, "")
-		f.keys = append(f.keys, keyStats{})
 	}
 	f.names[key] = name
 }
@@ -259,6 +245,8 @@ type ticket struct {
 	inOutage           bool
 	trips              int
 	wait               time.Duration // the store client's timeout, when a call waited it out
+	breakerOpen        bool          // an open breaker decided without calling the store
+	crashed            bool          // the process died between INCR and EXPIRE
 	allowed            bool
 	remaining          int64
 	// ask says the shared script decides: allowed and remaining come from its reply.
@@ -319,9 +307,7 @@ func (f *Fleet) begin(key uint32, now int64, cost int64) ticket {
 		r, err := f.nonAtomic.Allow(name, t.at(), cost, crash)
 		f.fail(err)
 		t.trips = r.RoundTrips
-		if r.Crashed {
-			f.crashes++
-		}
+		t.crashed = r.Crashed
 		t.allowed, t.remaining = r.Allowed && err == nil, r.Remaining
 	case "shared-racy":
 		if o := f.reach(&t, outage); o != nil {
@@ -336,15 +322,23 @@ func (f *Fleet) begin(key uint32, now int64, cost int64) ticket {
 	return t
 }
 
-// end records a decided ticket in the fleet's measures and returns the decision.
+// end finishes a ticket, tells the observer, and returns the decision.
 func (f *Fleet) end(t ticket) algorithms.Decision {
 	if f.err != nil {
 		t.allowed = false
 	}
-	f.decisions++
-	f.roundTrips += int64(t.trips)
-	f.latency.add(time.Duration(t.trips)*f.cfg.Latency + t.wait)
-	f.observe(t.nd, t.key, t.now, t.cost, t.allowed, t.inOutage)
+	if f.observe != nil {
+		o := &f.seen
+		*o = Observation{
+			Key: t.key, Node: t.node, Now: t.now, Cost: t.cost, Allowed: t.allowed, InOutage: t.inOutage,
+			RoundTrips: t.trips, Added: time.Duration(t.trips)*f.cfg.Latency + t.wait,
+			TimedOut: t.wait > 0, BreakerOpen: t.breakerOpen, Crashed: t.crashed,
+		}
+		if f.cfg.Placement == "leased" {
+			o.LeasesOutstanding = f.outstanding(t.key, t.now)
+		}
+		f.observe(o)
+	}
 	return algorithms.Decision{Allowed: t.allowed, Remaining: t.remaining}
 }
 
@@ -431,110 +425,38 @@ func (f *Fleet) outstanding(key uint32, now int64) int64 {
 	return sum
 }
 
-// observe records one decision in the fleet's own measures.
-func (f *Fleet) observe(nd *node, key uint32, now, cost int64, allowed, inOutage bool) {
-	ks := &f.keys[key]
-	if f.cfg.Placement == "leased" {
-		f.leasesOutstandingMax = max(f.leasesOutstandingMax, f.outstanding(key, now))
-	}
-	w := int64(f.policy.Window)
-	ks.admitted.Expire(now - w)
-	for int(key) >= len(nd.admitted) {
-		nd.admitted = append(nd.admitted, algorithms.Log{})
-	}
-	nl := &nd.admitted[key]
-	nl.Expire(now - w)
-	if inOutage {
-		if allowed {
-			f.outageAdmitted++
-		} else {
-			f.outageRefus++
-		}
-	}
-	if !allowed {
-		ks.refused = true
-		return
-	}
-	ks.admitted.Push(now, cost)
-	ks.peak = max(ks.peak, ks.admitted.Sum())
-	nl.Push(now, cost)
-	f.nodePeak = max(f.nodePeak, nl.Sum())
-	if inOutage {
-		f.outagePeak = max(f.outagePeak, ks.admitted.Sum())
-		for int(key) >= len(nd.duringOutage) {
-			nd.duringOutage = append(nd.duringOutage, algorithms.Log{})
-		}
-		ol := &nd.duringOutage[key]
-		ol.Expire(now - w)
-		ol.Push(now, cost)
-		f.outageNodePeak = max(f.outageNodePeak, ol.Sum())
-	}
-}
-
-// Finish inspects the store for keys left without a TTL and returns the fleet's figures.
-func (f *Fleet) Finish(variant string) (*report.Distributed, error) {
-	d := &report.Distributed{
-		Variant:                variant,
-		Placement:              f.cfg.Placement,
-		Balancer:               f.cfg.Balancer,
-		Nodes:                  f.cfg.Nodes,
-		NodesMax:               f.nodesMax,
-		StoreRoundTripsTotal:   f.roundTrips,
-		NodePeakWindowAdmitted: f.nodePeak,
-		OutageNodePeak:         f.outageNodePeak,
-		LeasesOutstandingMax:   f.leasesOutstandingMax,
-		OutageAdmitted:         f.outageAdmitted,
-		OutageRefused:          f.outageRefus,
-		OutageOverAdmission:    float64(f.outagePeak) / float64(f.policy.Limit),
-		Alerts:                 f.alerts,
-		Alert:                  f.alert,
-		Crashes:                f.crashes,
-	}
+// Finish ends the run: the writes of the racy placement still in flight land, as they
+// would, and the store is audited for keys left without a TTL. It returns what the fleet
+// knows of its own run, and the first store error the run met (see Err).
+func (f *Fleet) Finish() (Stats, error) {
+	s := Stats{NodesMax: f.nodesMax, Alerts: f.alerts, Alert: f.alert}
 	if f.cfg.UsesStore() {
-		d.Store = f.st.Name()
+		s.Store = f.st.Name()
 	}
 	if f.cfg.Placement == "two-tier" || f.hasPolicy("fail-open-local") {
-		d.GuardLimit = f.guard.Limit
+		s.GuardLimit = f.guard.Limit
 	}
-	if f.decisions > 0 {
-		d.StoreRoundTrips = float64(f.roundTrips) / float64(f.decisions)
+	for _, b := range f.breakers {
+		s.BreakerOpens += b.opens
 	}
-	f.timing.fill(d)
-	d.StoreLatencyMS = float64(f.cfg.Latency) / float64(time.Millisecond)
 	if f.racy != nil {
 		if f.err == nil {
-			f.fail(f.racy.drain()) // the writes still in flight land, as they would
+			f.fail(f.racy.drain())
 		}
-		d.StaleReads, d.LostWrites = f.racy.staleReads, f.racy.lostWrites
+		s.StaleReads, s.LostWrites = f.racy.staleReads, f.racy.lostWrites
 	}
-	first := true
-	for _, ks := range f.keys {
-		d.EffectiveLimit = max(d.EffectiveLimit, ks.peak)
-		if !ks.refused {
-			continue
-		}
-		s := float64(ks.peak) / float64(f.policy.Limit)
-		if first || s < d.ClientShareMin {
-			d.ClientShareMin = s
-		}
-		d.ClientShareMax = max(d.ClientShareMax, s)
-		first = false
-	}
-	if f.err != nil {
-		return d, f.err
-	}
-	if !f.cfg.UsesStore() {
-		return d, nil
+	if f.err != nil || !f.cfg.UsesStore() {
+		return s, f.err
 	}
 	var err error
-	d.BlockedForever, d.LeakedKeys, err = store.Audit(f.st, f.cfg.Prefix, f.policy.Limit, f.cfg.TTLWindowKey)
+	s.BlockedForever, s.LeakedKeys, err = store.Audit(f.st, f.cfg.Prefix, f.policy.Limit, f.cfg.TTLWindowKey)
 	if err != nil {
-		return d, err
+		return s, err
 	}
 	// A leaked key is the counter the deployed pattern leaves: a string of INCR.
 	counterBytes, _, _ := store.ModelBytes("fixed-window", f.policy.Limit)
-	d.LeakedBytes = d.LeakedKeys * counterBytes
-	return d, nil
+	s.LeakedBytes = s.LeakedKeys * counterBytes
+	return s, nil
 }
 
 // at is the ticket's moment on the store's clock (the true time) and the node's.

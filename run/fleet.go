@@ -198,6 +198,9 @@ func runFleet(sc *scenario.Scenario, v fleetVariant, vi int, alg string, pol alg
 		return report.Result{}, fmt.Errorf("scenario %s: cluster variant %s, %s: %w", sc.Name, v.name, alg, err)
 	}
 	fleet.SetLabel(v.name)
+	meter := report.NewFleetMeter(pol.Limit, pol.Window)
+	// The two types have the same fields: a conversion, not a copy per decision.
+	fleet.Observe(func(o *cluster.Observation) { meter.Observe((*report.FleetDecision)(o)) })
 	var res report.Result
 	if onRedis && o.Pipeline > 1 && fleet.Pipelines() {
 		res, err = runFleetPipelined(sc, alg, layers, seed, o.Decisions, fleet, o.Pipeline)
@@ -208,18 +211,30 @@ func runFleet(sc *scenario.Scenario, v fleetVariant, vi int, alg string, pol alg
 		return res, err
 	}
 	res.Algorithm = fleet.Algorithm()
-	d, err := fleet.Finish(v.name)
+	stats, err := fleet.Finish()
 	if err != nil {
 		return res, fmt.Errorf("scenario %s: cluster variant %s, %s: store: %w", sc.Name, v.name, alg, err)
 	}
-	d.EffectiveLimit = res.PeakWindowAdmitted
-	d.Events = fleetEvents(v.cfg)
-	d.Skew = report.Duration(v.cfg.Skew)
+	res.Distributed = fleetFigures(v, stats, meter)
+	res.Distributed.EffectiveLimit = res.PeakWindowAdmitted
+	return res, nil
+}
+
+// fleetFigures are a fleet variant's figures: the fleet's own facts and its meter's.
+func fleetFigures(v fleetVariant, s cluster.Stats, m *report.FleetMeter) *report.Distributed {
+	d := &report.Distributed{
+		Variant: v.name, Placement: v.cfg.Placement, Balancer: v.cfg.Balancer, Nodes: v.cfg.Nodes, NodesMax: s.NodesMax,
+		Store: s.Store, Skew: report.Duration(v.cfg.Skew), GuardLimit: s.GuardLimit, Alerts: s.Alerts, Alert: s.Alert,
+		BlockedForever: s.BlockedForever, LeakedKeys: s.LeakedKeys, LeakedBytes: s.LeakedBytes,
+		StoreLatencyMS: float64(v.cfg.Latency) / float64(time.Millisecond),
+		BreakerOpens:   s.BreakerOpens, StaleReads: s.StaleReads, LostWrites: s.LostWrites,
+		Events: fleetEvents(v.cfg),
+	}
 	if v.cfg.UsesStore() {
 		d.Clock = v.cfg.Clock
 	}
-	res.Distributed = d
-	return res, nil
+	m.Fill(d)
+	return d
 }
 
 // fleetEvents are a fleet's outages and node-count changes, in time order.
