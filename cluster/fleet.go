@@ -17,6 +17,14 @@ import (
 // decides and does not measure: Observe hands each decision's facts to whoever does
 // (report.FleetMeter), and Finish returns what the fleet knows of its own run. It is not
 // safe for concurrent use.
+//
+// Its decisions keep the Limiter contract with what the deciding node can know: the
+// local limiter's decision; the shared script's reply (RetryAfter and Reset in whole µs);
+// for a leased node, when it will ask the central bucket again and when the bucket is
+// full as of its last ask; for INCR-then-EXPIRE, the counter's window end (one window
+// when the window is the key's TTL, which the node never reads back); for the racy
+// placement, the script's arithmetic on what the node read; and when the store cannot be
+// reached and the node refuses, the longest recovery from empty (see blind).
 type Fleet struct {
 	cfg       Config
 	algorithm string
@@ -69,6 +77,9 @@ type lease struct {
 	// short: the time the bucket takes to refill one lease. Until then the node refuses
 	// on its own, so a client over its limit does not cost a round trip per request.
 	askAfter int64
+	// full is when the central bucket is full again, as its last reply to this node said
+	// (ns, on the node's clock).
+	full int64
 }
 
 // New builds a fleet deciding with algorithm under policy p, c's zero fields taking
@@ -229,8 +240,7 @@ func (f *Fleet) Allow(key uint32, now int64, cost int64) algorithms.Decision {
 	t := f.begin(key, now, cost)
 	if t.ask {
 		r, err := f.shared.Allow(f.names[key], t.at(), t.cost)
-		f.fail(err)
-		t.allowed, t.remaining = r.Allowed && err == nil, r.Remaining
+		t.d = f.fromStore(r, err)
 	}
 	return f.end(t)
 }
@@ -247,9 +257,8 @@ type ticket struct {
 	wait               time.Duration // the store client's timeout, when a call waited it out
 	breakerOpen        bool          // an open breaker decided without calling the store
 	crashed            bool          // the process died between INCR and EXPIRE
-	allowed            bool
-	remaining          int64
-	// ask says the shared script decides: allowed and remaining come from its reply.
+	d                  algorithms.Decision
+	// ask says the shared script decides: d comes from its reply.
 	ask bool
 }
 
@@ -283,54 +292,72 @@ func (f *Fleet) begin(key uint32, now int64, cost int64) ticket {
 	}
 	switch placement {
 	case "local":
-		d := nd.local.Allow(key, nodeNow, cost)
-		t.allowed, t.remaining = d.Allowed, d.Remaining
+		t.d = nd.local.Allow(key, nodeNow, cost)
 	case "shared", "two-tier":
 		if f.cfg.Placement == "two-tier" {
 			if g := nd.guard.Allow(key, nodeNow, cost); !g.Allowed {
-				break // the guard refuses without asking the store
+				t.d = g // the guard refuses without asking the store
+				break
 			}
 		}
 		if o := f.reach(&t, outage); o != nil {
-			t.allowed = f.failover(o, nd, key, nodeNow, cost, f.cfg.Placement == "two-tier")
+			t.d = f.failover(o, nd, key, nodeNow, cost, f.cfg.Placement == "two-tier")
 			break
 		}
 		t.trips, t.ask = 1, true
 	case "leased":
-		t.allowed, t.trips = f.spendLease(&t, outage)
+		t.d, t.trips = f.spendLease(&t, outage)
 	case "shared-nonatomic":
 		if o := f.reach(&t, outage); o != nil {
-			t.allowed = f.failover(o, nd, key, nodeNow, cost, false)
+			t.d = f.failover(o, nd, key, nodeNow, cost, false)
 			break
 		}
 		crash := f.cfg.CrashProbability > 0 && f.rng.Float64() < f.cfg.CrashProbability
 		r, err := f.nonAtomic.Allow(name, t.at(), cost, crash)
-		f.fail(err)
 		t.trips = r.RoundTrips
 		t.crashed = r.Crashed
-		t.allowed, t.remaining = r.Allowed && err == nil, r.Remaining
+		t.d = f.fromStore(r.Reply, err)
 	case "shared-racy":
 		if o := f.reach(&t, outage); o != nil {
-			t.allowed = f.failover(o, nd, key, nodeNow, cost, false)
+			t.d = f.failover(o, nd, key, nodeNow, cost, false)
 			break
 		}
 		r, trips, err := f.racy.decide(ni, name, now, nodeNow, cost)
-		f.fail(err)
 		t.trips = trips
-		t.allowed, t.remaining = r.Allowed && err == nil, r.Remaining
+		t.d = f.fromStore(r, err)
+	default: // the store failed earlier
+		t.d = f.blind()
 	}
 	return t
+}
+
+// fromStore is the decision a store reply carries, or, when the store failed, a refusal
+// that knows nothing (blind); the first failure ends the run (see Err).
+func (f *Fleet) fromStore(r store.Reply, err error) algorithms.Decision {
+	f.fail(err)
+	if err != nil {
+		return f.blind()
+	}
+	return algorithms.Decision{Allowed: r.Allowed, Remaining: r.Remaining, RetryAfter: r.RetryAfter, Reset: r.Reset}
+}
+
+// blind is a refusal by a node that cannot reach the store, so cannot know when the
+// client's quota returns: it names the longest any algorithm takes to recover from empty,
+// one window or a bucket's refill of burst, whichever is longer.
+func (f *Fleet) blind() algorithms.Decision {
+	recovery := max(f.policy.Window, time.Duration(f.policy.EffectiveBurst())*f.policy.Window/time.Duration(f.policy.Limit))
+	return algorithms.Decision{RetryAfter: recovery, Reset: recovery}
 }
 
 // end finishes a ticket, tells the observer, and returns the decision.
 func (f *Fleet) end(t ticket) algorithms.Decision {
 	if f.err != nil {
-		t.allowed = false
+		t.d = f.blind()
 	}
 	if f.observe != nil {
 		o := &f.seen
 		*o = Observation{
-			Key: t.key, Node: t.node, Now: t.now, Cost: t.cost, Allowed: t.allowed, InOutage: t.inOutage,
+			Key: t.key, Node: t.node, Now: t.now, Cost: t.cost, Allowed: t.d.Allowed, InOutage: t.inOutage,
 			RoundTrips: t.trips, Added: time.Duration(t.trips)*f.cfg.Latency + t.wait,
 			TimedOut: t.wait > 0, BreakerOpen: t.breakerOpen, Crashed: t.crashed,
 		}
@@ -339,22 +366,20 @@ func (f *Fleet) end(t ticket) algorithms.Decision {
 		}
 		f.observe(o)
 	}
-	return algorithms.Decision{Allowed: t.allowed, Remaining: t.remaining}
+	return t.d
 }
 
 // failover decides during an outage by the outage's policy; guarded says the node-local
-// guard has already admitted this request (two-tier).
-func (f *Fleet) failover(o *Outage, nd *node, key uint32, nodeNow, cost int64, guarded bool) bool {
-	switch o.Policy {
-	case "fail-open":
-		return true
-	case "fail-open-local":
-		if guarded {
-			return true
-		}
-		return nd.guard.Allow(key, nodeNow, cost).Allowed
+// guard has already admitted this request (two-tier). Failing open admits knowing nothing
+// of the quota; failing closed refuses blind; the local guard decides as any limiter.
+func (f *Fleet) failover(o *Outage, nd *node, key uint32, nodeNow, cost int64, guarded bool) algorithms.Decision {
+	switch {
+	case o.Policy == "fail-open" || o.Policy == "fail-open-local" && guarded:
+		return algorithms.Decision{Allowed: true}
+	case o.Policy == "fail-open-local":
+		return nd.guard.Allow(key, nodeNow, cost)
 	}
-	return false
+	return f.blind()
 }
 
 func (f *Fleet) raise(oi int, o *Outage) {
@@ -372,8 +397,10 @@ func (f *Fleet) raise(oi int, o *Outage) {
 }
 
 // spendLease spends a leased token for t's key on its node, borrowing Lease more from the
-// central bucket (one round trip) when the node holds too few.
-func (f *Fleet) spendLease(t *ticket, outage *Outage) (allowed bool, trips int) {
+// central bucket (one round trip) when the node holds too few. A refusal's RetryAfter is
+// when the node will ask the central bucket again (which may still be short then); Reset
+// is when, as of the node's last ask, the bucket is full and the node holds no lease.
+func (f *Fleet) spendLease(t *ticket, outage *Outage) (d algorithms.Decision, trips int) {
 	nd, key, at, cost := t.nd, t.key, t.at(), t.cost
 	nodeNow := at.Node
 	for int(key) >= len(nd.leases) {
@@ -388,9 +415,13 @@ func (f *Fleet) spendLease(t *ticket, outage *Outage) (allowed bool, trips int) 
 			return f.failover(o, nd, key, nodeNow, cost, false), 0
 		}
 		want := max(f.cfg.Lease, cost)
-		granted, err := f.leaser.Lease(f.names[key], at, want)
+		granted, full, err := f.leaser.Lease(f.names[key], at, want)
 		f.fail(err)
+		if err != nil {
+			return f.blind(), 1
+		}
 		trips = 1
+		l.full = nodeNow + int64(full)
 		if granted > 0 {
 			l.tokens += granted
 			l.expires = nodeNow + int64(f.cfg.LeaseTTL)
@@ -399,11 +430,18 @@ func (f *Fleet) spendLease(t *ticket, outage *Outage) (allowed bool, trips int) 
 			l.askAfter = nodeNow + want*int64(f.policy.Window)/f.policy.Limit
 		}
 	}
+	idle := l.full
+	if l.tokens > 0 {
+		idle = max(idle, l.expires)
+	}
+	d.Reset = time.Duration(max(idle-nodeNow, 0))
 	if l.tokens < cost {
-		return false, trips
+		d.RetryAfter = time.Duration(l.askAfter - nodeNow)
+		return d, trips
 	}
 	l.tokens -= cost
-	return true, trips
+	d.Allowed, d.Remaining = true, l.tokens
+	return d, trips
 }
 
 func (f *Fleet) fail(err error) {
