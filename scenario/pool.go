@@ -10,7 +10,9 @@ import (
 // Addr is an IPv4 or IPv6 address written in a scenario file.
 type Addr netip.Addr
 
-func (a *Addr) decodeScalar(s string) error {
+// UnmarshalText reads the address from its text in a scenario file.
+func (a *Addr) UnmarshalText(text []byte) error {
+	s := string(text)
 	v, err := netip.ParseAddr(s)
 	if err != nil || v.Zone() != "" {
 		return fmt.Errorf("want an IPv4 or IPv6 address such as 203.0.113.7 or 2001:db8::1, got %q", s)
@@ -25,7 +27,9 @@ func (a Addr) Addr() netip.Addr { return netip.Addr(a) }
 // Prefix is an address prefix ("2001:db8:bad::/64") written in a scenario file.
 type Prefix netip.Prefix
 
-func (p *Prefix) decodeScalar(s string) error {
+// UnmarshalText reads the prefix from its text in a scenario file.
+func (p *Prefix) UnmarshalText(text []byte) error {
+	s := string(text)
 	v, err := netip.ParsePrefix(s)
 	if err != nil {
 		return fmt.Errorf("want an address prefix such as 2001:db8:bad::/64, got %q", s)

@@ -89,7 +89,9 @@ func (p PolicySpec) Policy() algorithms.Policy {
 // Duration is a time.Duration written as Go writes it ("1m", "59.9s", "250ms").
 type Duration time.Duration
 
-func (d *Duration) decodeScalar(s string) error {
+// UnmarshalText reads the duration from its text in a scenario file.
+func (d *Duration) UnmarshalText(text []byte) error {
+	s := string(text)
 	v, err := parseDuration(s)
 	*d = Duration(v)
 	return err
@@ -114,7 +116,9 @@ type Offset struct {
 	Set   bool
 }
 
-func (o *Offset) decodeScalar(s string) error {
+// UnmarshalText reads the offset from its text in a scenario file.
+func (o *Offset) UnmarshalText(text []byte) error {
+	s := string(text)
 	o.Set = true
 	if strings.Contains(s, ":") {
 		t, err := time.Parse("15:04:05.999999999", s)
@@ -146,7 +150,9 @@ func (o Offset) Resolve(epoch time.Time) time.Duration {
 // Epoch is the wall-clock time of t=0, written in RFC 3339.
 type Epoch time.Time
 
-func (e *Epoch) decodeScalar(s string) error {
+// UnmarshalText reads the epoch from its text in a scenario file.
+func (e *Epoch) UnmarshalText(text []byte) error {
+	s := string(text)
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		return fmt.Errorf("want an RFC 3339 time such as 2026-01-01T10:00:00Z, got %q", s)
