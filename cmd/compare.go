@@ -13,6 +13,7 @@ import (
 
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/run"
 	"github.com/rlsim/rlsim/scenario"
 	"github.com/rlsim/rlsim/worstcase"
 )
@@ -163,7 +164,7 @@ func runCompare(ctx context.Context, o *compareOptions, streams IO) error {
 	defer tuneGCForHeavy(loaded)()
 	ctx, stop := interruptible(ctx)
 	defer stop()
-	opts := scenario.Options{Algorithms: o.algorithms, Limit: o.limit, Window: o.window, Burst: o.burst, Workers: o.workers, Pipeline: o.pipeline}
+	opts := run.Options{Algorithms: o.algorithms, Limit: o.limit, Window: o.window, Burst: o.burst, Workers: o.workers, Pipeline: o.pipeline}
 	var meter storeMeter
 	if o.seedSet {
 		opts.Seed = &o.seed
@@ -204,16 +205,16 @@ func runCompare(ctx context.Context, o *compareOptions, streams IO) error {
 
 // compareScenarios runs every scenario of compare or run and returns their reports and
 // the requests they decided.
-func compareScenarios(loaded []*scenario.Scenario, o *compareOptions, opts scenario.Options, meter *storeMeter, bar *progressBar, charts bool) ([]*report.Report, int64, error) {
+func compareScenarios(loaded []*scenario.Scenario, o *compareOptions, opts run.Options, meter *storeMeter, bar *progressBar, charts bool) ([]*report.Report, int64, error) {
 	var reports []*report.Report
 	var requests int64
 	var worst worstcase.Cache // the worst case of each policy, searched once per run
 	for _, sc := range loaded {
 		opts.Memory = o.memory || sc.Heavy
 		var rep *report.Report
-		err := meter.run(func(stats *scenario.StoreStats) (err error) {
+		err := meter.run(func(stats *run.StoreStats) (err error) {
 			opts.StoreStats = stats
-			rep, err = scenario.Run(sc, opts)
+			rep, err = run.Run(sc, opts)
 			return err
 		})
 		opts.StoreStats = nil
@@ -241,7 +242,7 @@ func compareScenarios(loaded []*scenario.Scenario, o *compareOptions, opts scena
 
 // stageDecisions stages the decisions file in outs and returns its writer; with no path,
 // nil.
-func stageDecisions(outs *outputSet, path string) (*scenario.DecisionWriter, error) {
+func stageDecisions(outs *outputSet, path string) (*run.DecisionWriter, error) {
 	if path == "" {
 		return nil, nil
 	}
@@ -249,10 +250,10 @@ func stageDecisions(outs *outputSet, path string) (*scenario.DecisionWriter, err
 	if err != nil {
 		return nil, fmt.Errorf("--decisions: %w", err)
 	}
-	return scenario.NewDecisionWriter(csv.NewWriter(w)), nil
+	return run.NewDecisionWriter(csv.NewWriter(w)), nil
 }
 
-func flushDecisions(dw *scenario.DecisionWriter, path string) error {
+func flushDecisions(dw *run.DecisionWriter, path string) error {
 	if err := dw.Flush(); err != nil {
 		return fmt.Errorf("--decisions %s: %w", path, err)
 	}

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -136,3 +138,58 @@ func TestFullDiskWritesNothing(t *testing.T) {
 		t.Errorf("the folder holds %v", got)
 	}
 }
+
+// pausableProxy forwards TCP connections to target until paused; from then on it holds
+// every byte, as a server that has stopped answering does.
+type pausableProxy struct {
+	ln     net.Listener
+	paused atomic.Bool
+}
+
+func newPausableProxy(t *testing.T, target string) *pausableProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &pausableProxy{ln: ln}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", target)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			go p.pipe(in, out)
+			go p.pipe(out, in)
+		}
+	}()
+	return p
+}
+
+func (p *pausableProxy) pipe(from, to net.Conn) {
+	defer from.Close()
+	defer to.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := from.Read(buf)
+		for p.paused.Load() {
+			time.Sleep(time.Millisecond)
+		}
+		if n > 0 {
+			if _, werr := to.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (p *pausableProxy) addr() string { return p.ln.Addr().String() }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/run"
 	"github.com/rlsim/rlsim/scenario"
 	"github.com/rlsim/rlsim/traffic"
 	"github.com/rlsim/rlsim/worstcase"
@@ -140,7 +141,7 @@ func runReplay(ctx context.Context, o *replayOptions, streams IO) error {
 	if err != nil {
 		return fmt.Errorf("replay %s: %w", o.file, err)
 	}
-	opts := scenario.Options{Algorithms: o.algorithms}
+	opts := run.Options{Algorithms: o.algorithms}
 	if o.seedSet {
 		opts.Seed = &o.seed
 	}
@@ -151,7 +152,7 @@ func runReplay(ctx context.Context, o *replayOptions, streams IO) error {
 	if opts.Decisions, err = stageDecisions(&outs, o.decisions); err != nil {
 		return err
 	}
-	rep, err := scenario.Run(sc, opts)
+	rep, err := run.Run(sc, opts)
 	if err == nil && opts.Decisions != nil {
 		err = flushDecisions(opts.Decisions, o.decisions)
 	}
