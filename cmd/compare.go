@@ -164,7 +164,7 @@ func runCompare(ctx context.Context, o *compareOptions, streams IO) error {
 	defer tuneGCForHeavy(loaded)()
 	ctx, stop := interruptible(ctx)
 	defer stop()
-	opts := run.Options{Algorithms: o.algorithms, Limit: o.limit, Window: o.window, Burst: o.burst, Workers: o.workers, Pipeline: o.pipeline}
+	opts := run.Options{Algorithms: o.algorithms, Limit: o.limit, Window: o.window, Burst: o.burst, Workers: o.workers, Pipeline: o.pipeline, Context: ctx}
 	var meter storeMeter
 	if o.seedSet {
 		opts.Seed = &o.seed

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+
+	"github.com/alicebob/miniredis/v2"
 	"time"
 )
 
@@ -153,7 +155,10 @@ func newPausableProxy(t *testing.T, target string) *pausableProxy {
 		t.Fatal(err)
 	}
 	p := &pausableProxy{ln: ln}
-	t.Cleanup(func() { ln.Close() })
+	t.Cleanup(func() {
+		ln.Close()
+		p.paused.Store(false) // let the copies see their connections closed and end
+	})
 	go func() {
 		for {
 			in, err := ln.Accept()
@@ -193,3 +198,83 @@ func (p *pausableProxy) pipe(from, to net.Conn) {
 }
 
 func (p *pausableProxy) addr() string { return p.ln.Addr().String() }
+
+// `rlsim run cluster-nonatomic --redis` as its own process, sent SIGINT once a crash has
+// left a counter without a TTL: zero keys left, exit 130, one line, no file.
+func TestInterruptedProcessCleansUp(t *testing.T) {
+	bin := rlsimBinary(t)
+	url, keys := storeForTest(t)
+	dir := t.TempDir()
+	file, prefix := nonatomicOnPrefix(t, dir)
+	cmd := exec.Command(bin, "run", file, "--redis", url, "--pipeline", "1",
+		"--decisions", filepath.Join(dir, "decisions.csv"), "--out", filepath.Join(dir, "out"))
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	if !waitFor(60*time.Second, func() bool { _, noTTL := keys(prefix); return noTTL > 0 }) {
+		t.Fatal("the run never left a counter without a TTL")
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Wait()
+	if code := exitStatus(cmd.ProcessState); code != 130 || stdout.Len() != 0 || strings.Count(stderr.String(), "\n") != 1 ||
+		!strings.HasPrefix(stderr.String(), "rlsim: interrupted by SIGINT; deleted the ") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
+	}
+	t.Log(strings.TrimSpace(stderr.String()))
+	if n, _ := keys(prefix); n != 0 {
+		t.Errorf("%d keys left under %s", n, prefix)
+	}
+	if got := names(t, dir); !slices.Equal(got, []string{"cluster-nonatomic.yaml"}) {
+		t.Errorf("the folder holds %v", got)
+	}
+}
+
+// A second SIGINT ends the process at once, while the first one's cleanup waits on a
+// store that has stopped answering (each of its round trips would wait 2 s): the process
+// dies of the signal within half a second, and the decisions file it was writing, which
+// had no name, is gone with it.
+func TestSecondSignalExitsAtOnce(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the nameless staged file is Linux's")
+	}
+	bin := rlsimBinary(t)
+	m := miniredis.RunT(t)
+	proxy := newPausableProxy(t, m.Addr())
+	dir := t.TempDir()
+	file, prefix := nonatomicOnPrefix(t, dir)
+	cmd := exec.Command(bin, "run", file, "--redis", "redis://"+proxy.addr(), "--pipeline", "1",
+		"--decisions", filepath.Join(dir, "decisions.csv"), "--out", filepath.Join(dir, "out"))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	if !waitFor(60*time.Second, func() bool {
+		for _, k := range m.Keys() {
+			if strings.HasPrefix(k, prefix) {
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatal("the run never wrote a key")
+	}
+	proxy.paused.Store(true)
+	cmd.Process.Signal(syscall.SIGINT)
+	time.Sleep(200 * time.Millisecond) // the first signal is being handled: the cleanup waits on the store
+	second := time.Now()
+	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Wait()
+	took := time.Since(second)
+	if code := exitStatus(cmd.ProcessState); code != -int(syscall.SIGINT) {
+		t.Errorf("exit status %d, want death by SIGINT", code)
+	}
+	if took > 500*time.Millisecond {
+		t.Errorf("the process lived %s after the second signal", took)
+	}
+	if got := names(t, dir); !slices.Equal(got, []string{"cluster-nonatomic.yaml"}) {
+		t.Errorf("the folder holds %v", got)
+	}
+}

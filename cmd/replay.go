@@ -152,6 +152,7 @@ func runReplay(ctx context.Context, o *replayOptions, streams IO) error {
 	if opts.Decisions, err = stageDecisions(&outs, o.decisions); err != nil {
 		return err
 	}
+	opts.Context = ctx
 	rep, err := run.Run(sc, opts)
 	if err == nil && opts.Decisions != nil {
 		err = flushDecisions(opts.Decisions, o.decisions)

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 
@@ -31,7 +32,7 @@ func runPasses(sc *scenario.Scenario, lims []algorithms.Limiter, cols []*report.
 	}
 	if len(groups) == 1 || o.Decisions != nil || o.Progress != nil {
 		for g, span := range groups {
-			interned[g], errs[g] = runPass(sc, lims[span[0]:span[1]], cols[span[0]:span[1]], seed, o.Decisions, progress[span[0]:span[1]])
+			interned[g], errs[g] = runPass(o.Context, sc, lims[span[0]:span[1]], cols[span[0]:span[1]], seed, o.Decisions, progress[span[0]:span[1]])
 			if errs[g] != nil {
 				return 0, errs[g]
 			}
@@ -43,7 +44,7 @@ func runPasses(sc *scenario.Scenario, lims []algorithms.Limiter, cols []*report.
 	var eg errgroup.Group
 	for g, span := range groups {
 		eg.Go(func() error {
-			interned[g], errs[g] = runPass(sc, lims[span[0]:span[1]], cols[span[0]:span[1]], seed, nil, progress[span[0]:span[1]])
+			interned[g], errs[g] = runPass(o.Context, sc, lims[span[0]:span[1]], cols[span[0]:span[1]], seed, nil, progress[span[0]:span[1]])
 			return nil
 		})
 	}
@@ -108,11 +109,13 @@ func (p *pass) decide(id uint32, r *traffic.Request) {
 	}
 }
 
-func runPass(sc *scenario.Scenario, lims []algorithms.Limiter, cols []*report.Collector, seed uint64, dec *DecisionWriter, progress []*progressCounter) (int64, error) {
+func runPass(ctx context.Context, sc *scenario.Scenario, lims []algorithms.Limiter, cols []*report.Collector, seed uint64, dec *DecisionWriter, progress []*progressCounter) (int64, error) {
 	var loop sim.Loop
 	p := newPass(sc, lims, cols, seed, dec, &loop)
 	copy(p.progress, progress)
-	loop.Run(sc.Horizon())
+	if err := loop.RunContext(ctx, sc.Horizon()); err != nil {
+		return 0, err
+	}
 	if p.writeErr != nil {
 		return 0, fmt.Errorf("writing decisions: %w", p.writeErr)
 	}

@@ -190,19 +190,23 @@ func Size(o SizeOptions) (*MemoryReport, error) {
 // before that would not count the tables' growth that the first one counted. It also
 // stops when the context has ended.
 func (o SizeOptions) settle(baseline int64) error {
-	if err := o.err(); err != nil {
+	return settle(o.MeasureHooks, o.Redis.usedMemory, baseline)
+}
+
+func settle(h MeasureHooks, usedMemory func() (int64, error), baseline int64) error {
+	if err := h.err(); err != nil {
 		return err
 	}
-	if o.Pause == nil {
+	if h.Pause == nil {
 		return nil
 	}
 	for waited := time.Duration(0); waited < settleMax; waited += settleStep {
-		used, err := o.Redis.usedMemory()
+		used, err := usedMemory()
 		if err != nil || used <= baseline+settleSlack {
 			return err
 		}
-		o.Pause(settleStep)
-		if err := o.err(); err != nil {
+		h.Pause(settleStep)
+		if err := h.err(); err != nil {
 			return err
 		}
 	}
