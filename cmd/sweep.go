@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"slices"
@@ -61,7 +62,7 @@ results file (JSON); ` + "`rlsim merge`" + ` combines the N files into the resul
 		Args: argCount(0, 0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			o.formatSet = c.Flags().Changed("format")
-			return runSweep(o, streams)
+			return runSweep(c.Context(), o, streams)
 		},
 	}
 	f := c.Flags()
@@ -77,7 +78,7 @@ results file (JSON); ` + "`rlsim merge`" + ` combines the N files into the resul
 	return c
 }
 
-func runSweep(o *sweepOptions, streams IO) error {
+func runSweep(ctx context.Context, o *sweepOptions, streams IO) error {
 	if o.scenario == "" {
 		return usagef("--scenario: required (a built-in name or a file)")
 	}
@@ -133,9 +134,12 @@ func runSweep(o *sweepOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
+	ctx, stop := interruptible(ctx)
+	defer stop()
+	opts.Context = ctx
 	res, err := sweep.Run(sc, params, opts)
 	if err != nil {
-		return err
+		return interruption(ctx, err)
 	}
 	format := o.format
 	if opts.Shard != nil {
