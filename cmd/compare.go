@@ -31,6 +31,8 @@ type compareOptions struct {
 	worstBudget int
 	memory      bool
 	workers     int
+	// yes runs a scenario of more than maxUnconfirmedRequests requests.
+	yes bool
 	// redis and pipeline put cluster scenarios' shared store on a real Redis (pipeline.go).
 	redis    string
 	pipeline int
@@ -155,6 +157,16 @@ func runCompare(ctx context.Context, o *compareOptions, streams IO) error {
 			if err := sc.OverrideKey(o.key); err != nil {
 				return usagef("--key: %v", err)
 			}
+		}
+		algs := o.algorithms
+		if len(algs) == 0 {
+			algs = sc.Algorithms
+		}
+		if len(algs) == 0 {
+			algs = algorithms.Names
+		}
+		if err := confirmSize(sc, algs, o.yes); err != nil {
+			return err
 		}
 		loaded = append(loaded, sc)
 	}

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"fmt"
 	"os"
 	"runtime/debug"
 	"slices"
@@ -15,6 +16,25 @@ func addScaleFlags(c *cobra.Command, o *compareOptions) {
 	f := c.Flags()
 	f.BoolVar(&o.memory, "memory", false, "report the bytes the run holds per key (always on for heavy scenarios)")
 	f.IntVar(&o.workers, "workers", 0, "algorithms evaluated at once, each group on its own core (default: GOMAXPROCS; results do not depend on it)")
+	f.BoolVar(&o.yes, "yes", false, fmt.Sprintf("run a scenario that sends more than %.0e requests (it takes hours; without --yes rlsim prints the estimate and stops)", float64(maxUnconfirmedRequests)))
+}
+
+// maxUnconfirmedRequests is the most requests a scenario sends, by its estimate
+// (scenario.Requests), before compare and run want --yes to run it.
+const maxUnconfirmedRequests = 1_000_000_000
+
+// confirmSize refuses, unless yes, a scenario whose estimated requests pass
+// maxUnconfirmedRequests, in one line that gives the estimate (exit 2).
+func confirmSize(sc *scenario.Scenario, algs []string, yes bool) error {
+	n := sc.Requests()
+	if yes || n <= maxUnconfirmedRequests {
+		return nil
+	}
+	each := ""
+	if k := len(algs); k > 1 {
+		each = fmt.Sprintf(" to each of %d algorithms (%.2g decisions)", k, n*float64(k))
+	}
+	return usagef("scenario %s sends about %.2g requests%s, more than %.0e: a run of hours and of memory to match; add --yes to run it", sc.Name, n, each, float64(maxUnconfirmedRequests))
 }
 
 // heavyGCPercent is the garbage collector's target for runs with a heavy scenario. Such a
