@@ -56,15 +56,16 @@ func TestOutFolderHoldsResultsSummaryChartsAndIndex(t *testing.T) {
 		t.Error("boundary-burst/results.json differs from `compare --scenario boundary-burst --format json`")
 	}
 	summary := string(files["boundary-burst/summary.md"])
-	for _, want := range []string{"# boundary-burst", "| algorithm |", "| fixed-window | 200 | 200 |",
+	for _, want := range []string{"# boundary-burst", "| algorithm |", "| over-admission |", "| fixed-window | 200 | 2.00 |",
 		"Over the limit of 100 in some trailing 1m0s window: fixed-window 2.00× (200).", "![", "(window-timeline.svg)"} {
 		if !strings.Contains(summary, want) {
 			t.Errorf("summary.md lacks %q:\n%s", want, summary)
 		}
 	}
 	index := string(files["index.html"])
-	for _, want := range []string{`<a href="#boundary-burst">`, `<a href="#sliding-estimate">`, "<svg class=\"chart\"",
-		"<th>peak_window_admitted</th>", `href="boundary-burst/summary.md"`, "fixed-window 2.00× (200)"} {
+	for _, want := range []string{`<table class="verdict">`, `<td class="broke" title="boundary-burst, fixed-window: the promise broke"><a href="#boundary-burst">✗ 2.00`,
+		`<a href="#sliding-estimate">`, `<img src="boundary-burst/window-timeline.svg"`,
+		"<th>over-<br>admission</th>", `href="boundary-burst/summary.md"`, "fixed-window 2.00× (200)"} {
 		if !strings.Contains(index, want) {
 			t.Errorf("index.html lacks %q", want)
 		}
@@ -74,8 +75,9 @@ func TestOutFolderHoldsResultsSummaryChartsAndIndex(t *testing.T) {
 			t.Errorf("index.html contains %q: it must be static and self-contained", bad)
 		}
 	}
-	if n := strings.Count(index, "<svg"); n != 8 {
-		t.Errorf("index.html embeds %d SVGs, want 4 per scenario", n)
+	// The charts are files the page links, not documents it embeds.
+	if n := strings.Count(index, "<img src="); n != 8 || strings.Contains(index, "<svg") {
+		t.Errorf("index.html links %d images, want 4 per scenario, and embeds none", n)
 	}
 }
 

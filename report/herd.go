@@ -143,16 +143,24 @@ func RetryFindings(r *Report) []string {
 	return out
 }
 
-// Tables are the tables of one report as a results folder shows them: the algorithms'
-// results table when algorithms ran on open-loop traffic (or nothing else ran), then the
+// Tables are the human tables of one report, with the columns c chooses: the
+// algorithms' results table when algorithms ran on open-loop traffic (or nothing else
+// ran), with the refusals by layer and attacker campaigns when the run has them, then the
 // retry table when the scenario has retrying clients.
-func Tables(r *Report) []Table {
+func Tables(r *Report, c Columns) []Table {
 	var out []Table
 	if len(r.Results) > 0 || len(r.Retries) == 0 {
-		out = append(out, ResultsTable(r))
+		t := ResultsTable(r, c)
+		if r.Memory != nil {
+			t.Notes = append(t.Notes, r.Memory.String())
+		}
+		out = append(out, t)
+		if who, ok := WhoTable(r, c); ok {
+			out = append(out, who)
+		}
 	}
 	if len(r.Retries) > 0 {
-		out = append(out, RetriesTable(r))
+		out = append(out, RetriesTable(r, c))
 	}
 	return out
 }
