@@ -75,9 +75,11 @@ func TestOutFolderHoldsResultsSummaryChartsAndIndex(t *testing.T) {
 			t.Errorf("index.html contains %q: it must be static and self-contained", bad)
 		}
 	}
-	// The charts are files the page links, not documents it embeds.
-	if n := strings.Count(index, "<img src="); n != 8 || strings.Contains(index, "<svg") {
-		t.Errorf("index.html links %d images, want 4 per scenario, and embeds none", n)
+	// The charts are files the page links, not documents it embeds: four per scenario,
+	// and the boundary burst's zoom on its 200 ms.
+	if n := strings.Count(index, "<img src="); n != 9 || strings.Contains(index, "<svg") ||
+		!strings.Contains(index, `<img src="boundary-burst/window-zoom.svg"`) {
+		t.Errorf("index.html links %d images, want 9, and embeds none", n)
 	}
 }
 
@@ -116,12 +118,12 @@ func TestOutFilesGolden(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	files := readTree(t, dir)
-	for _, name := range []string{"admitted-timeline.png", "window-timeline.png", "accuracy.png", "memory.png"} {
+	for _, name := range []string{"admitted-timeline.png", "window-timeline.png", "window-zoom.png", "accuracy.png", "memory.png"} {
 		if !bytes.HasPrefix(files["boundary-burst/"+name], []byte("\x89PNG")) {
 			t.Errorf("boundary-burst/%s is not a PNG", name)
 		}
 	}
-	for _, name := range []string{"results.json", "results.csv", "summary.md", "window-timeline.svg"} {
+	for _, name := range []string{"results.json", "results.csv", "summary.md", "window-timeline.svg", "window-zoom.svg"} {
 		golden(t, "out-boundary-burst-"+name, string(files["boundary-burst/"+name]))
 	}
 }

@@ -34,10 +34,27 @@ func HerdFigures(r *Report) []*chart.Figure {
 		if c := backendCapacity(r); c > 0 {
 			target = fmt.Sprintf("a backend of %g requests/s", c)
 		}
+		caption := Caption(r) + "\nfirst run of each strategy; first tries not counted (they all leave together)"
+		// A strategy that never retried would be a panel of zeros: the caption says so.
+		var drawn []chart.Series
+		var none []string
+		for _, s := range byAlg[alg] {
+			if slices.ContainsFunc(s.Points, func(p chart.Point) bool { return p.Y != 0 }) {
+				drawn = append(drawn, s)
+			} else {
+				none = append(none, s.Name)
+			}
+		}
+		if len(drawn) == 0 {
+			continue
+		}
+		if len(none) > 0 {
+			caption += "; no retries at all: " + strings.Join(none, ", ")
+		}
 		f := chart.HerdFigure(chart.Meta{
 			Title:   fmt.Sprintf("%s: %d clients' retries reaching %s per %s, per strategy", r.Scenario, clients, target, bin),
-			Caption: Caption(r) + "\nfirst run of each strategy; first tries not counted (they all leave together)",
-		}, byAlg[alg], bin)
+			Caption: caption,
+		}, drawn, bin)
 		if len(algs) > 1 {
 			f.Name = "herd-" + alg
 		}
