@@ -72,7 +72,7 @@ func renderReports(w io.Writer, format string, reports []*report.Report, cols re
 			report.WriteVerdictMarkdown(&b, v)
 		} else {
 			report.WriteVerdictText(&b, v, report.DefaultWidth)
-			b.WriteString("\n" + strings.Join(report.Wrap("Per scenario, the columns that matter for it: --wide shows every column, --columns a,b picks them; --format json or csv carries every metric.", report.DefaultWidth, ""), "\n") + "\n")
+			b.WriteString("\nBelow, each scenario's table shows the columns that matter for it: --wide shows all of them.\n")
 		}
 		if _, err := io.WriteString(w, b.String()); err != nil {
 			return err

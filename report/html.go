@@ -177,7 +177,7 @@ figcaption { font-size: .9em; color: #444; }
 </head>
 <body>
 <h1>rlsim results</h1>
-<p>Every algorithm measured against the exact promise "no more than the limit in any trailing window". Each cell: the over-admission (the busiest window over the limit; above 1.00 the promise broke), then the figure its group names. A cell links to its scenario.</p>
+<p>Did each algorithm keep its promise, at most the limit in any trailing window? A cell: the busiest window over the limit (above 1.00 the promise broke), then the cost its group names; it links to its scenario.</p>
 <p class="legend"><span style="background:#f4c7c0;color:#7a1408">✗ the promise broke</span><span style="background:#d5ebd5;color:#1d4d1d">the promise held</span><span style="background:#f7f7f7;color:#999">not run</span></p>
 {{- range .Blocks}}
 <table class="verdict">

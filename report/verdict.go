@@ -226,23 +226,32 @@ func (c VerdictCell) Ratio() string {
 // brokeMark marks a cell whose algorithm broke the promise.
 const brokeMark = "✗"
 
+// The verdict's opening lines: the question it answers and how to read a cell.
+const (
+	verdictQuestion = "Did each algorithm keep its promise, at most the limit in any trailing window?"
+	verdictLegend   = "A cell: the busiest window over the limit (" + brokeMark + " above 1.00: the promise broke), then its group's cost."
+)
+
 // WriteVerdictText writes the verdict as text no wider than width (wider only if one
 // scenario name is): the matrix, each block split into several when its algorithms do
 // not fit side by side, then one finding per scenario.
 func WriteVerdictText(w *strings.Builder, v Verdict, width int) {
-	for _, line := range Wrap("Verdict: did each algorithm keep the promise, at most the limit in any trailing window?", width, "") {
-		w.WriteString(line + "\n")
-	}
-	for _, line := range Wrap("Each cell: over-admission (the busiest window over the limit; "+brokeMark+
-		": the promise broke), then the figure its group names.", width, "") {
-		w.WriteString(line + "\n")
+	if len(v.Blocks) > 0 {
+		for _, line := range Wrap("Verdict: d"+strings.TrimPrefix(verdictQuestion, "D"), width, "") {
+			w.WriteString(line + "\n")
+		}
+		for _, line := range Wrap(verdictLegend, width, "") {
+			w.WriteString(line + "\n")
+		}
 	}
 	for _, b := range v.Blocks {
 		w.WriteString("\n")
 		writeVerdictBlock(w, b, width)
 	}
 	if len(v.RetryOnly) > 0 {
-		w.WriteString("\n")
+		if len(v.Blocks) > 0 {
+			w.WriteString("\n")
+		}
 		for _, line := range Wrap("Clients retrying, no promise to judge: "+strings.Join(v.RetryOnly, ", ")+".", width, "") {
 			w.WriteString(line + "\n")
 		}
@@ -407,8 +416,10 @@ func center(s string, width int) string {
 // WriteVerdictMarkdown writes the verdict as Markdown: a table per group, then the
 // findings as a list.
 func WriteVerdictMarkdown(w *strings.Builder, v Verdict) {
-	w.WriteString("## Verdict\n\nEach cell: over-admission (the busiest window over the limit; " + brokeMark +
-		": the promise broke), then the figure its group names.\n")
+	w.WriteString("## Verdict\n")
+	if len(v.Blocks) > 0 {
+		w.WriteString("\n" + verdictQuestion + " " + verdictLegend + "\n")
+	}
 	for _, b := range v.Blocks {
 		for _, g := range b.Groups {
 			label := "over-admission · " + g.Cost.Label()
