@@ -154,7 +154,7 @@ func ResultsTable(r *Report, c Columns) Table {
 	t := chooseTable(fmt.Sprintf("%s — limit %d per %s, burst %d, key %s, seed %d",
 		r.Scenario, r.Policy.Limit, time.Duration(r.Policy.Window), r.Policy.Burst, r.Key, r.Seed),
 		resultTableColumns, r.Results, c, resultPreferred(r))
-	t.Notes = append(t.Notes, identityNotes(r)...)
+	t.Notes = append(t.Notes, identityNotes(r, dropEmptyColumns(t).Names)...)
 	if r.UnreadLines > 0 {
 		t.Notes = append(t.Notes, fmt.Sprintf("%d log lines could not be read and were not replayed; first: %s",
 			r.UnreadLines, strings.Join(r.UnreadLineProblems, "; ")))

@@ -2,7 +2,9 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -66,8 +68,9 @@ func WhoTable(r *Report, c Columns) (t Table, ok bool) {
 	return t, true
 }
 
-// identityNotes explain the identity columns of the results table when it shows them.
-func identityNotes(r *Report) []string {
+// identityNotes explain the identity columns of the results table that it shows
+// (shown: the table's machine names).
+func identityNotes(r *Report, shown []string) []string {
 	var notes []string
 	for _, x := range r.Results {
 		if x.UnkeyedReason != "" {
@@ -78,6 +81,16 @@ func identityNotes(r *Report) []string {
 	if len(r.Results) == 0 || r.Results[0].LongRunPeak == nil {
 		return notes
 	}
-	return append(notes, fmt.Sprintf("long-run peak: the most units one legit actor had admitted in any %d windows of %s, divided by %d; users blocked: legit actors refused at least once",
-		LongRunWindows, time.Duration(r.Policy.Window), LongRunWindows))
+	var parts []string
+	if slices.Contains(shown, "long_run_peak") {
+		parts = append(parts, fmt.Sprintf("long-run peak: the most units one legit actor had admitted in any %d windows of %s, divided by %d",
+			LongRunWindows, time.Duration(r.Policy.Window), LongRunWindows))
+	}
+	if slices.Contains(shown, "legit_users_blocked") {
+		parts = append(parts, "users blocked: legit actors refused at least once")
+	}
+	if len(parts) > 0 {
+		notes = append(notes, strings.Join(parts, "; "))
+	}
+	return notes
 }
