@@ -66,15 +66,14 @@ func renderReports(w io.Writer, format string, reports []*report.Report, cols re
 		return report.WriteCSV(w, reports)
 	}
 	if verdict {
-		var b strings.Builder
 		v := report.NewVerdict(reports)
+		var err error
 		if format == "markdown" {
-			report.WriteVerdictMarkdown(&b, v)
-		} else {
-			report.WriteVerdictText(&b, v, report.DefaultWidth)
-			b.WriteString("\nBelow, each scenario's table shows the columns that matter for it: --wide shows all of them.\n")
+			err = report.WriteVerdictMarkdown(w, v)
+		} else if err = report.WriteVerdictText(w, v, report.DefaultWidth); err == nil {
+			_, err = io.WriteString(w, "\nBelow, each scenario's table shows the columns that matter for it: --wide shows all of them.\n")
 		}
-		if _, err := io.WriteString(w, b.String()); err != nil {
+		if err != nil {
 			return err
 		}
 	}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -226,8 +227,10 @@ func (c VerdictCell) Ratio() string {
 // brokeMark marks a cell whose algorithm broke the promise.
 const brokeMark = "✗"
 
-// The verdict's opening lines: the question it answers and how to read a cell.
+// The verdict's opening lines: the question it answers (as the text's first line and as
+// the Markdown section's first sentence) and how to read a cell.
 const (
+	verdictTitle    = "Verdict: did each algorithm keep its promise, at most the limit in any trailing window?"
 	verdictQuestion = "Did each algorithm keep its promise, at most the limit in any trailing window?"
 	verdictLegend   = "A cell: the busiest window over the limit (" + brokeMark + " above 1.00: the promise broke), then its group's cost."
 )
@@ -235,9 +238,16 @@ const (
 // WriteVerdictText writes the verdict as text no wider than width (wider only if one
 // scenario name is): the matrix, each block split into several when its algorithms do
 // not fit side by side, then one finding per scenario.
-func WriteVerdictText(w *strings.Builder, v Verdict, width int) {
+func WriteVerdictText(out io.Writer, v Verdict, width int) error {
+	var b strings.Builder
+	writeVerdictText(&b, v, width)
+	_, err := io.WriteString(out, b.String())
+	return err
+}
+
+func writeVerdictText(w *strings.Builder, v Verdict, width int) {
 	if len(v.Blocks) > 0 {
-		for _, line := range Wrap("Verdict: d"+strings.TrimPrefix(verdictQuestion, "D"), width, "") {
+		for _, line := range Wrap(verdictTitle, width, "") {
 			w.WriteString(line + "\n")
 		}
 		for _, line := range Wrap(verdictLegend, width, "") {
@@ -415,7 +425,14 @@ func center(s string, width int) string {
 
 // WriteVerdictMarkdown writes the verdict as Markdown: a table per group, then the
 // findings as a list.
-func WriteVerdictMarkdown(w *strings.Builder, v Verdict) {
+func WriteVerdictMarkdown(out io.Writer, v Verdict) error {
+	var b strings.Builder
+	writeVerdictMarkdown(&b, v)
+	_, err := io.WriteString(out, b.String())
+	return err
+}
+
+func writeVerdictMarkdown(w *strings.Builder, v Verdict) {
 	w.WriteString("## Verdict\n")
 	if len(v.Blocks) > 0 {
 		w.WriteString("\n" + verdictQuestion + " " + verdictLegend + "\n")

@@ -86,7 +86,7 @@ func TestVerdictGroupsScenariosByWhatTheyCost(t *testing.T) {
 func TestVerdictTextKeepsToItsWidth(t *testing.T) {
 	for _, width := range []int{100, 60} {
 		var b strings.Builder
-		WriteVerdictText(&b, NewVerdict(verdictReports()), width)
+		writeVerdictText(&b, NewVerdict(verdictReports()), width)
 		text := b.String()
 		for _, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
 			if DisplayWidth(line) > width {
@@ -100,7 +100,7 @@ func TestVerdictTextKeepsToItsWidth(t *testing.T) {
 	// Too narrow for all three algorithms side by side: the matrix is split, each part
 	// naming every scenario again.
 	var b strings.Builder
-	WriteVerdictText(&b, NewVerdict(verdictReports()[:1]), 32)
+	writeVerdictText(&b, NewVerdict(verdictReports()[:1]), 32)
 	if n := strings.Count(b.String(), "\nedge "); n != 2 {
 		t.Errorf("narrow matrix names the scenario %d times, want 2 parts:\n%s", n, b.String())
 	}
