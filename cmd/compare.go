@@ -36,6 +36,7 @@ type compareOptions struct {
 	// redis and pipeline put cluster scenarios' shared store on a real Redis (pipeline.go).
 	redis    string
 	pipeline int
+	tables   tableOptions
 }
 
 func newCompareCmd(g *globalOptions, streams IO) *cobra.Command {
@@ -71,6 +72,7 @@ func newCompareCmd(g *globalOptions, streams IO) *cobra.Command {
 	addScaleFlags(c, o)
 	addStoreFlags(c, o)
 	addRunFlags(c, g)
+	o.tables.addFlags(c)
 	return c
 }
 
@@ -93,6 +95,7 @@ func newRunCmd(g *globalOptions, streams IO) *cobra.Command {
 	addScaleFlags(c, o)
 	addStoreFlags(c, o)
 	addRunFlags(c, g)
+	o.tables.addFlags(c)
 	return c
 }
 
@@ -123,6 +126,9 @@ func (o *compareOptions) validate() error {
 	}
 	if o.workers < 0 {
 		return usagef("--workers: must not be negative, got %d", o.workers)
+	}
+	if err := o.tables.check(o.format); err != nil {
+		return err
 	}
 	return o.checkStoreFlags()
 }
@@ -190,9 +196,9 @@ func runCompare(ctx context.Context, o *compareOptions, streams IO) error {
 		return err
 	}
 	opts.Decisions = dw
-	bar := newProgressBar(streams.Err, len(loaded))
+	bar := newProgress(streams.Err, streams.Out, o.format, len(loaded), o.out != "")
 	if bar != nil {
-		opts.Progress = bar.update
+		opts.Progress = bar.simulating
 	}
 	reports, requests, err := compareScenarios(loaded, o, opts, &meter, bar, len(chartFormats) > 0)
 	if err == nil && dw != nil {
@@ -201,23 +207,23 @@ func runCompare(ctx context.Context, o *compareOptions, streams IO) error {
 	if err != nil {
 		return interruption(ctx, err, meter.cleaned(), notWritten(outs.discard()))
 	}
-	bar.finish(requests)
 	meter.report(streams.Err, o.pipeline)
 	var buf bytes.Buffer
-	if err := renderReports(&buf, o.format, reports); err != nil {
+	if err := renderReports(&buf, o.format, reports, o.tables.choice(), true); err != nil {
 		return err
 	}
 	if o.out != "" {
-		if err := stageResults(&outs, o.out, chartFormats, reports); err != nil {
+		if err := stageResults(&outs, o.out, chartFormats, reports, bar.drawing); err != nil {
 			return err
 		}
 	}
+	bar.finish(requests)
 	return commitWithStdout(&outs, streams.Out, buf.Bytes())
 }
 
 // compareScenarios runs every scenario of compare or run and returns their reports and
 // the requests they decided.
-func compareScenarios(loaded []*scenario.Scenario, o *compareOptions, opts run.Options, meter *storeMeter, bar *progressBar, charts bool) ([]*report.Report, int64, error) {
+func compareScenarios(loaded []*scenario.Scenario, o *compareOptions, opts run.Options, meter *storeMeter, bar *progress, charts bool) ([]*report.Report, int64, error) {
 	var reports []*report.Report
 	var requests int64
 	var worst worstcase.Cache // the worst case of each policy, searched once per run
@@ -243,7 +249,7 @@ func compareScenarios(loaded []*scenario.Scenario, o *compareOptions, opts run.O
 				return nil, 0, err
 			}
 		}
-		bar.scenarioDone()
+		bar.scenarioDone(sc.Name)
 		for _, x := range rep.Results {
 			requests += x.Requests
 		}
@@ -284,73 +290,4 @@ func commitWithStdout(outs *outputSet, stdout io.Writer, report []byte) error {
 		return fmt.Errorf("writing the report to stdout: %w", err)
 	}
 	return outs.commit()
-}
-
-func renderReports(w io.Writer, format string, reports []*report.Report) error {
-	switch format {
-	case "json":
-		if len(reports) == 1 {
-			return report.WriteJSON(w, reports[0])
-		}
-		return report.WriteJSON(w, reports)
-	case "csv":
-		if onlyRetries(reports) {
-			return report.WriteRetriesCSV(w, reports)
-		}
-		return report.WriteCSV(w, reports)
-	}
-	for i, r := range reports {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		var tables []report.Table
-		if len(r.Results) > 0 || len(r.Retries) == 0 {
-			t := report.ResultsTable(r)
-			if r.Memory != nil {
-				t.Notes = append(t.Notes, r.Memory.String())
-			}
-			tables = append(tables, t)
-			if who, ok := report.WhoTable(r); ok {
-				tables = append(tables, who)
-			}
-		}
-		if len(r.Retries) > 0 {
-			tables = append(tables, report.RetriesTable(r))
-		}
-		if err := writeTables(w, format, tables); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// writeTables renders tables one after another, a blank line apart, as Markdown or as
-// text tables.
-func writeTables(w io.Writer, format string, tables []report.Table) error {
-	for i, t := range tables {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		var err error
-		if format == "markdown" {
-			err = report.WriteMarkdown(w, t)
-		} else {
-			err = report.WriteText(w, t)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// onlyRetries reports whether the reports hold retry results and no open-loop results (a
-// clients-only scenario such as retry-storm), whose CSV is the retries table.
-func onlyRetries(reports []*report.Report) bool {
-	for _, r := range reports {
-		if len(r.Results) > 0 || len(r.Retries) == 0 {
-			return false
-		}
-	}
-	return len(reports) > 0
 }
