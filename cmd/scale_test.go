@@ -2,11 +2,14 @@ package cmd
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rlsim/rlsim/scenario"
 )
 
 // A heavy scenario reports its memory without being asked; --memory asks for it anywhere.
@@ -62,5 +65,55 @@ traffic:
 	out, _, _ := rlsim(t, "run", light, "--format", "json")
 	if strings.Contains(out, `"memory"`) {
 		t.Error("memory section printed without --memory")
+	}
+}
+
+// A scenario of more than a billion requests is refused without --yes, in one line that
+// gives the estimate, exit 2, nothing written; a billion exactly runs unasked.
+func TestABillionRequestsWantYes(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, count int64) string {
+		path := filepath.Join(dir, name+".yaml")
+		body := fmt.Sprintf("name: %s\npolicy: {limit: 10, window: 1m}\ntraffic:\n  - script:\n      - {at: 0s, count: %d, key: u, spread: 1h}\n", name, count)
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	over := write("over", maxUnconfirmedRequests+1)
+	decisions := filepath.Join(dir, "d.csv")
+	for _, args := range [][]string{
+		{"run", over, "--decisions", decisions},
+		{"compare", "--scenario", over, "--algorithms", "fixed-window,gcra", "--decisions", decisions},
+	} {
+		out, errOut, code := rlsim(t, args...)
+		if code != 2 || out != "" {
+			t.Errorf("%v: exit %d, stdout %q", args, code, out)
+		}
+		if !strings.Contains(errOut, "scenario over sends about 1e+09 requests") || !strings.Contains(errOut, "add --yes") ||
+			strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			t.Errorf("%v: stderr %q", args, errOut)
+		}
+		if args[0] == "compare" && !strings.Contains(errOut, "to each of 2 algorithms (2e+09 decisions)") {
+			t.Errorf("%v: stderr %q does not count the algorithms", args, errOut)
+		}
+		if _, err := os.Stat(decisions); !os.IsNotExist(err) {
+			t.Errorf("%v: %s written before the run was confirmed", args, decisions)
+		}
+	}
+
+	at, err := scenario.Load(write("at", maxUnconfirmedRequests))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := confirmSize(at, []string{"gcra"}, false); err != nil {
+		t.Errorf("a billion requests exactly: %v", err)
+	}
+	sc, err := scenario.Load(over)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := confirmSize(sc, []string{"gcra"}, true); err != nil {
+		t.Errorf("with --yes: %v", err)
 	}
 }
