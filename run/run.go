@@ -74,6 +74,13 @@ func Run(sc *scenario.Scenario, o Options) (*report.Report, error) {
 	if err := pol.Validate(); err != nil {
 		return nil, fmt.Errorf("scenario %s: policy: %w", sc.Name, err)
 	}
+	if o.Window != 0 {
+		// The scenario checked its own windows against the clock; a window from the
+		// command line is checked here, against the scenario's epoch and length.
+		if err := sim.CheckRun(sc.EpochTime(), sc.Horizon(), o.Window); err != nil {
+			return nil, fmt.Errorf("scenario %s with a window of %s: %w", sc.Name, o.Window, err)
+		}
+	}
 	algs := sc.Algorithms
 	if len(o.Algorithms) > 0 {
 		algs = o.Algorithms
