@@ -205,7 +205,7 @@ func runCompare(ctx context.Context, o *compareOptions, streams IO) error {
 		err = flushDecisions(dw, o.decisions)
 	}
 	if err != nil {
-		return interruption(ctx, err, meter.cleaned(), notWritten(outs.discard()))
+		return interruption(ctx, meter.failed(err), meter.cleaned(), notWritten(outs.discard()))
 	}
 	meter.report(streams.Err, o.pipeline)
 	var buf bytes.Buffer

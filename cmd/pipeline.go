@@ -119,6 +119,17 @@ func (m *storeMeter) cleaned() string {
 	return msg
 }
 
+// failed is the error of runs that stopped with err: when they could not delete the
+// keys they wrote on a Redis server (a server that died, say), err says so too, so the
+// one line tells what may be left there.
+func (m *storeMeter) failed(err error) error {
+	d := m.stats.DeleteErr
+	if d == nil || strings.Contains(err.Error(), d.Error()) {
+		return err
+	}
+	return fmt.Errorf("%w; keys it wrote may be left on the server: %v", err, d)
+}
+
 // quotedList quotes each string and joins them with commas.
 func quotedList(xs []string) string {
 	return strings.Join(quoted(slices.Compact(slices.Clone(xs))), ", ")
