@@ -234,3 +234,18 @@ traffic:
 		t.Errorf("%d keys left under %s", n, prefix)
 	}
 }
+
+// rlsim backoff stopped by Ctrl-C between two of its runs: one line, exit 130, and the
+// --series file it would have written is not written.
+func TestInterruptedBackoffStops(t *testing.T) {
+	series := filepath.Join(t.TempDir(), "series.csv")
+	start := time.Now()
+	out, errOut, code := interruptInProcess(t, syscall.SIGINT, func() bool { return time.Since(start) > 300*time.Millisecond },
+		"backoff", "--runs", "100000", "--clients", "1000", "--series", series, "--charts", "none")
+	if code != 130 || out != "" || errOut != "rlsim: interrupted by SIGINT; nothing to clean up, nothing written\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if _, err := os.Stat(series); !os.IsNotExist(err) {
+		t.Errorf("%s written", series)
+	}
+}
