@@ -31,7 +31,7 @@ type compareOptions struct {
 	worstBudget int
 	memory      bool
 	workers     int
-	// yes runs a scenario of more than maxUnconfirmedRequests requests.
+	// yes runs a scenario of confirmDecisions decisions or more.
 	yes bool
 	// redis and pipeline put cluster scenarios' shared store on a real Redis (pipeline.go).
 	redis    string

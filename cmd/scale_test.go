@@ -68,9 +68,10 @@ traffic:
 	}
 }
 
-// A scenario of more than a billion requests is refused without --yes, in one line that
-// gives the estimate, exit 2, nothing written; a billion exactly runs unasked.
-func TestABillionRequestsWantYes(t *testing.T) {
+// A scenario of a billion decisions or more (requests times algorithms) is refused
+// without --yes, in one line that gives the estimate, exit 2, nothing written; one
+// just under it runs unasked.
+func TestABillionDecisionsWantYes(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name string, count int64) string {
 		path := filepath.Join(dir, name+".yaml")
@@ -80,40 +81,41 @@ func TestABillionRequestsWantYes(t *testing.T) {
 		}
 		return path
 	}
-	over := write("over", maxUnconfirmedRequests+1)
+	billion := write("billion", confirmDecisions)
 	decisions := filepath.Join(dir, "d.csv")
-	for _, args := range [][]string{
-		{"run", over, "--decisions", decisions},
-		{"compare", "--scenario", over, "--algorithms", "fixed-window,gcra", "--decisions", decisions},
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", billion, "--decisions", decisions},
+			"rlsim: scenario billion sends about 1e+09 requests to each of 6 algorithms, 6e+09 decisions, a billion or more: a run of hours and of memory to match; add --yes to run it\n"},
+		{[]string{"compare", "--scenario", billion, "--algorithms", "gcra", "--decisions", decisions},
+			"rlsim: scenario billion sends about 1e+09 requests, a billion or more: a run of hours and of memory to match; add --yes to run it\n"},
 	} {
-		out, errOut, code := rlsim(t, args...)
-		if code != 2 || out != "" {
-			t.Errorf("%v: exit %d, stdout %q", args, code, out)
-		}
-		if !strings.Contains(errOut, "scenario over sends about 1e+09 requests") || !strings.Contains(errOut, "add --yes") ||
-			strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
-			t.Errorf("%v: stderr %q", args, errOut)
-		}
-		if args[0] == "compare" && !strings.Contains(errOut, "to each of 2 algorithms (2e+09 decisions)") {
-			t.Errorf("%v: stderr %q does not count the algorithms", args, errOut)
+		out, errOut, code := rlsim(t, tt.args...)
+		if code != 2 || out != "" || errOut != tt.want {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q\nwant %q", tt.args, code, out, errOut, tt.want)
 		}
 		if _, err := os.Stat(decisions); !os.IsNotExist(err) {
-			t.Errorf("%v: %s written before the run was confirmed", args, decisions)
+			t.Errorf("%v: %s written before the run was confirmed", tt.args, decisions)
 		}
 	}
 
-	at, err := scenario.Load(write("at", maxUnconfirmedRequests))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := confirmSize(at, []string{"gcra"}, false); err != nil {
-		t.Errorf("a billion requests exactly: %v", err)
-	}
-	sc, err := scenario.Load(over)
+	sc, err := scenario.Load(billion)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := confirmSize(sc, []string{"gcra"}, true); err != nil {
 		t.Errorf("with --yes: %v", err)
+	}
+	below, err := scenario.Load(write("below", confirmDecisions/2-1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := confirmSize(below, []string{"gcra", "fixed-window"}, false); err != nil {
+		t.Errorf("just under a billion decisions: %v", err)
+	}
+	if err := confirmSize(below, []string{"gcra", "fixed-window", "sliding-log"}, false); err == nil {
+		t.Error("1.5 billion decisions ran unasked")
 	}
 }
