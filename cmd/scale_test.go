@@ -69,7 +69,7 @@ traffic:
 }
 
 // A scenario of a billion decisions or more (requests times algorithms) is refused
-// without --yes, in one line that gives the estimate, exit 2, nothing written; one
+// without --yes, in one line that gives the estimate, exit 2, nothing written; a run
 // just under it runs unasked.
 func TestABillionDecisionsWantYes(t *testing.T) {
 	dir := t.TempDir()
