@@ -249,3 +249,21 @@ func TestInterruptedBackoffStops(t *testing.T) {
 		t.Errorf("%s written", series)
 	}
 }
+
+// rlsim worst-case stopped by Ctrl-C in the middle of a search: one line at once, exit
+// 130, no file.
+func TestInterruptedWorstCaseStops(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Now()
+	out, errOut, code := interruptInProcess(t, syscall.SIGINT, func() bool { return time.Since(start) > 300*time.Millisecond },
+		"worst-case", "--algorithms", "gcra", "--budget", "20000", "--charts", "svg", "--out", dir)
+	if code != 130 || out != "" || errOut != "rlsim: interrupted by SIGINT; nothing to clean up, nothing written\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("stopped %s after it started", d)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("files written: %v", entries)
+	}
+}

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -60,8 +61,8 @@ curve of the most admitted in any window of length T against T (--charts png,svg
   rlsim worst-case --algorithms sliding-window --schedule-out worst
   rlsim run worst/worst-sliding-window.yaml`,
 		Args: argCount(0, 0),
-		RunE: func(*cobra.Command, []string) error {
-			return runWorstCase(o, streams)
+		RunE: func(cc *cobra.Command, _ []string) error {
+			return runWorstCase(cc.Context(), o, streams)
 		},
 	}
 	f := c.Flags()
@@ -108,7 +109,7 @@ func (o *worstCaseOptions) validate() error {
 	return nil
 }
 
-func runWorstCase(o *worstCaseOptions, streams IO) error {
+func runWorstCase(ctx context.Context, o *worstCaseOptions, streams IO) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
@@ -135,13 +136,31 @@ func runWorstCase(o *worstCaseOptions, streams IO) error {
 	slices.Sort(spans)
 	spans = slices.Compact(spans)
 
+	// Ctrl-C ends the search at once with one line: it holds nothing to clean up (the
+	// files are written after it), so the search itself is left to die with the process.
+	ctx, stop := interruptible(ctx)
+	defer stop()
 	runs := make([]worstcase.Findings, 0, len(algs))
 	for _, a := range algs {
-		run, err := worstcase.Find(worstcase.Target{Algorithm: a, Policy: pol, Epoch: epoch.UnixNano()}, o.budget, spans, rng)
-		if err != nil {
-			return err
+		type found struct {
+			run worstcase.Findings
+			err error
 		}
-		runs = append(runs, run)
+		done := make(chan found, 1)
+		go func() {
+			run, err := worstcase.Find(worstcase.Target{Algorithm: a, Policy: pol, Epoch: epoch.UnixNano()}, o.budget, spans, rng)
+			done <- found{run, err}
+		}()
+		var f found
+		select {
+		case f = <-done:
+		case <-ctx.Done():
+			return interruption(ctx, context.Cause(ctx))
+		}
+		if f.err != nil {
+			return f.err
+		}
+		runs = append(runs, f.run)
 	}
 
 	// Render everything before writing anything, so a failure leaves no file behind.
