@@ -78,3 +78,36 @@ type Reserver interface {
 func reserve[T any](s []T, keys int) []T {
 	return slices.Grow(s, max(keys-len(s), 0))
 }
+
+// windowIndex is ⌊now/W⌋, the index of the aligned window of length W that holds now,
+// remembering the window it found last: requests come mostly in time order, so most
+// calls are two comparisons instead of a 64-bit division. The zero value with window set
+// is ready to use.
+type windowIndex struct {
+	window     int64 // W in nanoseconds
+	index      int64 // the window found last, covering [start, end)
+	start, end int64 // start >= end while there is none
+}
+
+// of returns ⌊now/W⌋, rounding toward minus infinity.
+func (w *windowIndex) of(now int64) int64 {
+	if now >= w.start && now < w.end {
+		return w.index
+	}
+	return w.find(now)
+}
+
+func (w *windowIndex) find(now int64) int64 {
+	i := floorDiv(now, w.window)
+	start := i * w.window
+	if start/w.window != i { // the start does not fit an int64: do not remember it
+		w.start, w.end = 0, 0
+		return i
+	}
+	end := start + w.window
+	if end < start {
+		end = math.MaxInt64
+	}
+	w.index, w.start, w.end = i, start, end
+	return i
+}
