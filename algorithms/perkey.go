@@ -74,9 +74,17 @@ type Reserver interface {
 	Reserve(keys int)
 }
 
-// reserve returns s with capacity for at least keys elements.
+// reserve returns s with capacity for at least keys elements. It allocates with make
+// rather than slices.Grow, which clears the room it adds: the memory of a large make comes
+// from the operating system already zero, and stays untouched, so not resident, until a
+// key reaches it.
 func reserve[T any](s []T, keys int) []T {
-	return slices.Grow(s, max(keys-len(s), 0))
+	if keys <= cap(s) {
+		return s
+	}
+	grown := make([]T, len(s), keys)
+	copy(grown, s)
+	return grown
 }
 
 // windowIndex is ⌊now/W⌋, the index of the aligned window of length W that holds now,

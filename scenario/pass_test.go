@@ -7,7 +7,6 @@ import (
 
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/report"
-	"github.com/rlsim/rlsim/sim"
 	"github.com/rlsim/rlsim/traffic"
 )
 
@@ -80,17 +79,20 @@ traffic:
 		lims = append(lims, lim)
 		cols = append(cols, report.NewCollector(pol.Limit, pol.Window, time.Second))
 	}
-	var loop sim.Loop
-	newPass(sc, lims, cols, 1, nil, &loop)
-	loop.Run(time.Minute) // every key has filled its windows
-	until := loop.Now()
-	before := loop.Fired()
+	p, err := newPass(sc, lims, cols, 1, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.takeTurns(passGroups(len(lims), 1, false))
+	p.loop.Run(time.Minute) // every key has filled its windows
+	until := p.loop.Now()
+	before := p.loop.Fired()
 	allocs := testing.AllocsPerRun(20, func() {
 		until += 100 * time.Millisecond
-		loop.Run(until)
+		p.loop.Run(until)
 	})
-	if loop.Fired()-before < 500 {
-		t.Fatalf("only %d requests ran", loop.Fired()-before)
+	if p.loop.Fired()-before < 500 {
+		t.Fatalf("only %d requests ran", p.loop.Fired()-before)
 	}
 	if allocs != 0 {
 		t.Fatalf("%v allocations per 100 ms of traffic (about 50 requests × 6 algorithms)", allocs)
