@@ -26,6 +26,33 @@ type keyWindows struct {
 	slots   []windowSlot
 	spill   []spillRing
 	sums    []int64 // members sums per spilled key: spill i's are sums[i*members : (i+1)*members]
+	pool    ringPool
+}
+
+// ringPool keeps the rings keys have outgrown, by size, for the next key that needs a ring
+// of that size. Rings move up as keys get busier; without the pool every doubling would
+// leave the smaller ring to the garbage collector, and a large run would carry tens of
+// megabytes of them between collections.
+type ringPool struct {
+	free  [32][][]int64 // by bits.Len of the ring's length in words
+	words int64         // words held by the free rings
+}
+
+func (p *ringPool) get(words int) []int64 {
+	class := bits.Len(uint(words))
+	if n := len(p.free[class]); n > 0 {
+		r := p.free[class][n-1]
+		p.free[class] = p.free[class][:n-1]
+		p.words -= int64(len(r))
+		return r
+	}
+	return make([]int64, words)
+}
+
+func (p *ringPool) put(r []int64) {
+	class := bits.Len(uint(len(r)))
+	p.free[class] = append(p.free[class], r)
+	p.words += int64(len(r))
 }
 
 // maxMembers is the most algorithms a group of windows can mark entries for.
@@ -182,7 +209,7 @@ func (w *keyWindows) push(s *windowSlot, t, cost int64, members uint64) {
 		r, sums = w.spillSlot(s)
 	}
 	if r.n == r.entries(w.stride) {
-		r.grow(w.stride)
+		r.grow(w.stride, &w.pool)
 	}
 	at := ((r.head + r.n) & (r.entries(w.stride) - 1)) * w.stride
 	r.words[at], r.words[at+1] = t, cost
@@ -201,7 +228,7 @@ func (w *keyWindows) push(s *windowSlot, t, cost int64, members uint64) {
 // spillSlot gives s a ring, moving its inline entry (if any) into it.
 func (w *keyWindows) spillSlot(s *windowSlot) (*spillRing, []int64) {
 	inline := *s
-	w.spill = append(w.spill, spillRing{words: make([]int64, minSpillCapacity*w.stride)})
+	w.spill = append(w.spill, spillRing{words: w.pool.get(minSpillCapacity * int(w.stride))})
 	w.sums = append(w.sums, make([]int64, w.members)...)
 	*s = windowSlot{t: noEntry, ref: uint32(len(w.spill))}
 	r, sums := w.spilled(s)
@@ -219,11 +246,13 @@ func (w *keyWindows) spillSlot(s *windowSlot) (*spillRing, []int64) {
 	return r, sums
 }
 
-// grow doubles a full ring, unwrapping its entries to start at index 0.
-func (r *spillRing) grow(stride uint32) {
-	words := make([]int64, 2*len(r.words))
+// grow doubles a full ring, unwrapping its entries to start at index 0, and leaves the
+// old one to pool.
+func (r *spillRing) grow(stride uint32, pool *ringPool) {
+	words := pool.get(2 * len(r.words))
 	k := copy(words, r.words[r.head*stride:])
 	copy(words[k:], r.words[:r.head*stride])
+	pool.put(r.words)
 	r.words, r.head = words, 0
 }
 
@@ -239,12 +268,12 @@ func (w *keyWindows) reserve(keys int) {
 	}
 }
 
-// bytes is the memory held: every slot, and every spilled ring with its header and the
-// members' sums beside it.
+// bytes is the memory held: every slot, every spilled ring with its header and the
+// members' sums beside it, and the outgrown rings kept for reuse.
 func (w *keyWindows) bytes() int64 {
 	b := int64(len(w.slots))*int64(unsafe.Sizeof(windowSlot{})) +
 		int64(len(w.spill))*int64(unsafe.Sizeof(spillRing{})) +
-		int64(len(w.sums))*8
+		int64(len(w.sums))*8 + w.pool.words*8
 	for i := range w.spill {
 		b += int64(cap(w.spill[i].words)) * 8
 	}

@@ -118,9 +118,16 @@ func TestKeyWindowsBytesOfOneMember(t *testing.T) {
 		t.Fatalf("bytes = %d, want %d", got, want)
 	}
 	for i := range int64(3) {
-		w.push(s, 3+i, 1, 1) // the fifth entry doubles the ring
+		w.push(s, 3+i, 1, 1) // the fifth entry doubles the ring; the old one is kept
 	}
-	if got, want := w.bytes(), int64(16+32+8*16+8); got != want || w.sum(s, 0) != 5 {
+	if got, want := w.bytes(), int64(16+32+8*16+8+4*16); got != want || w.sum(s, 0) != 5 {
 		t.Fatalf("bytes = %d, sum %d; want %d, 5", got, w.sum(s, 0), want)
+	}
+	// The next key to spill takes the outgrown ring instead of a new one.
+	s = w.slot(1)
+	w.push(s, 6, 1, 1)
+	w.push(s, 7, 1, 1)
+	if got, want := w.bytes(), int64(2*16+2*(32+8)+8*16+4*16); got != want || w.sum(s, 0) != 2 {
+		t.Fatalf("bytes = %d, sum %d; want %d, 2", got, w.sum(s, 0), want)
 	}
 }
