@@ -21,12 +21,24 @@ import (
 // spilled keeps its ring, as an algorithms.Log keeps its capacity: memory is the
 // high-water mark, not the traffic.
 type keyWindows struct {
-	members int
-	stride  uint32 // words per ring entry: t, cost, and the members' mask when there are several
-	slots   []windowSlot
-	spill   []spillRing
-	sums    []int64 // members sums per spilled key: spill i's are sums[i*members : (i+1)*members]
-	pool    ringPool
+	members  int
+	stride   uint32 // words per ring entry: t, cost, and the members' mask when there are several
+	slots    []windowSlot
+	spills   []*spillBlock // spilled keys' rings, spillBlockSize a block
+	nspilled int           // how many keys have spilled
+	pool     ringPool
+}
+
+// spillBlockSize is how many spilled keys a block holds. Blocks are filled one after the
+// other and never moved, so a run that spills hundreds of thousands of keys neither
+// copies their rings' headers as it grows nor leaves old copies to the garbage collector.
+const spillBlockSize = 1024
+
+// spillBlock holds the rings of spilled keys and, beside them, their members' sums:
+// ring j's are sums[j*members : (j+1)*members].
+type spillBlock struct {
+	rings []spillRing
+	sums  []int64
 }
 
 // ringPool keeps the rings keys have outgrown, by size, for the next key that needs a ring
@@ -62,7 +74,7 @@ const maxMembers = 64
 //
 //	nothing yet          cost == 0 and ref == 0
 //	one entry inline     cost >= 1: the entry (t, cost), admitted by the members in ref
-//	a spilled ring       cost == 0 and ref >= 1: spill[ref−1]; t is its oldest entry's
+//	a spilled ring       cost == 0 and ref >= 1: spilled ring ref−1; t is its oldest entry's
 //	                     time, noEntry when it holds none
 type windowSlot struct {
 	t    int64
@@ -125,7 +137,8 @@ func (w *keyWindows) spilled(s *windowSlot) (*spillRing, []int64) {
 		return nil, nil
 	}
 	i := int(s.ref - 1)
-	return &w.spill[i], w.sums[i*w.members : (i+1)*w.members : (i+1)*w.members]
+	b, j, m := w.spills[i/spillBlockSize], i%spillBlockSize, w.members
+	return &b.rings[j], b.sums[j*m : (j+1)*m : (j+1)*m]
 }
 
 // expire drops the entries of s with t <= cutoff. The slot knows its oldest time, so a
@@ -228,9 +241,21 @@ func (w *keyWindows) push(s *windowSlot, t, cost int64, members uint64) {
 // spillSlot gives s a ring, moving its inline entry (if any) into it.
 func (w *keyWindows) spillSlot(s *windowSlot) (*spillRing, []int64) {
 	inline := *s
-	w.spill = append(w.spill, spillRing{words: w.pool.get(minSpillCapacity * int(w.stride))})
-	w.sums = append(w.sums, make([]int64, w.members)...)
-	*s = windowSlot{t: noEntry, ref: uint32(len(w.spill))}
+	if w.nspilled%spillBlockSize == 0 {
+		// The first block grows as keys spill, so a small run holds a small block; the
+		// next ones are made whole.
+		b := &spillBlock{}
+		if w.nspilled > 0 {
+			b.rings = make([]spillRing, 0, spillBlockSize)
+			b.sums = make([]int64, 0, spillBlockSize*w.members)
+		}
+		w.spills = append(w.spills, b)
+	}
+	b := w.spills[len(w.spills)-1]
+	b.rings = append(b.rings, spillRing{words: w.pool.get(minSpillCapacity * int(w.stride))})
+	b.sums = append(b.sums, make([]int64, w.members)...)
+	w.nspilled++
+	*s = windowSlot{t: noEntry, ref: uint32(w.nspilled)}
 	r, sums := w.spilled(s)
 	if inline.cost != 0 {
 		r.words[0], r.words[1] = inline.t, int64(inline.cost)
@@ -269,13 +294,15 @@ func (w *keyWindows) reserve(keys int) {
 }
 
 // bytes is the memory held: every slot, every spilled ring with its header and the
-// members' sums beside it, and the outgrown rings kept for reuse.
+// members' sums beside it, and the outgrown rings kept for reuse. Room a block has made
+// for keys that have not spilled is not counted: it is not touched until they do.
 func (w *keyWindows) bytes() int64 {
 	b := int64(len(w.slots))*int64(unsafe.Sizeof(windowSlot{})) +
-		int64(len(w.spill))*int64(unsafe.Sizeof(spillRing{})) +
-		int64(len(w.sums))*8 + w.pool.words*8
-	for i := range w.spill {
-		b += int64(cap(w.spill[i].words)) * 8
+		int64(w.nspilled)*(int64(unsafe.Sizeof(spillRing{}))+int64(w.members)*8) + w.pool.words*8
+	for _, block := range w.spills {
+		for i := range block.rings {
+			b += int64(cap(block.rings[i].words)) * 8
+		}
 	}
 	return b
 }

@@ -131,3 +131,31 @@ func TestKeyWindowsBytesOfOneMember(t *testing.T) {
 		t.Fatalf("bytes = %d, sum %d; want %d, 2", got, w.sum(s, 0), want)
 	}
 }
+
+// Keys past the first block of spilled rings land in blocks of their own, each key
+// keeping its own ring and sums.
+func TestKeyWindowsSpillIntoBlocks(t *testing.T) {
+	const keys = 3*spillBlockSize + 7
+	w := newKeyWindows(2)
+	for k := range uint32(keys) {
+		s := w.slot(k)
+		w.push(s, 1, int64(k%5)+1, 0b01)
+		w.push(s, 2, int64(k%7)+1, 0b11)
+	}
+	if len(w.spills) != 4 || w.nspilled != keys {
+		t.Fatalf("%d blocks, %d spilled keys", len(w.spills), w.nspilled)
+	}
+	for k := range uint32(keys) {
+		s := w.slot(k)
+		if a, b := w.sum(s, 0), w.sum(s, 1); a != int64(k%5+1+k%7+1) || b != int64(k%7+1) {
+			t.Fatalf("key %d: sums %d, %d", k, a, b)
+		}
+		w.expire(s, 1)
+		if a, b := w.sum(s, 0), w.sum(s, 1); a != int64(k%7+1) || b != int64(k%7+1) {
+			t.Fatalf("key %d after expiring the first entry: sums %d, %d", k, a, b)
+		}
+	}
+	if got, want := w.bytes(), int64(keys*(16+32+2*8+4*24)); got != want {
+		t.Fatalf("bytes = %d, want %d", got, want)
+	}
+}
