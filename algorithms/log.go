@@ -151,11 +151,14 @@ func (l *Log) Oldest() (t, cost int64, ok bool) {
 
 // Newest returns the most recently pushed entry held; ok is false when the Log is empty.
 func (l *Log) Newest() (t, cost int64, ok bool) {
-	if l.n == 0 {
+	switch {
+	case l.n == 0:
 		return 0, 0, false
+	case l.ring == nil:
+		return l.one, l.sum, true
 	}
-	t, cost = l.At(int(l.n) - 1)
-	return t, cost, true
+	e := &l.ring[(l.head+l.n-1)&uint32(len(l.ring)-1)]
+	return e.t, e.cost, true
 }
 
 // Bytes returns the memory the Log holds: the Log value itself (ring header, the inline

@@ -177,3 +177,17 @@ func TestMillionKeysIsHeavyAndAsAdvertised(t *testing.T) {
 		t.Fatalf("million-keys asks for %.0f requests, want 10M", n)
 	}
 }
+
+func TestTenMillionKeysIsHeavyAndAsAdvertised(t *testing.T) {
+	sc, err := Load("ten-million-keys")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := sc.Traffic[0].Poisson
+	if !sc.Heavy || p == nil || p.Keys != 10_000_000 || p.Popularity != "uniform" || len(sc.Algorithms) != 0 {
+		t.Fatalf("ten-million-keys: heavy=%v traffic=%+v algorithms=%v", sc.Heavy, p, sc.Algorithms)
+	}
+	if n := p.Rate * time.Duration(sc.Duration).Seconds(); n < 9.99e6 || n > 10.01e6 {
+		t.Fatalf("ten-million-keys asks for %.0f requests, want 10M", n)
+	}
+}
