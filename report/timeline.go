@@ -81,7 +81,9 @@ func (c *Collector) RecordTimeline(horizon time.Duration) {
 // t, holding the request if it was admitted.
 func (r *timelineRecorder) observe(c *Collector, key uint32, t int64, allowed bool, sum int64) {
 	i := r.binOf(t)
-	r.advance(c, i)
+	if i != r.current {
+		r.advance(c, i)
+	}
 	if allowed {
 		r.tl.Admitted[i]++
 		if sum >= r.tl.WindowAdmitted[i] {

@@ -103,7 +103,12 @@ func (r *spillRing) entry(i, stride uint32) (t, cost int64, members uint64) {
 }
 
 // entries is the ring's capacity in entries.
-func (r *spillRing) entries(stride uint32) uint32 { return uint32(len(r.words)) / stride }
+func (r *spillRing) entries(stride uint32) uint32 {
+	if stride == 2 {
+		return uint32(len(r.words)) / 2
+	}
+	return uint32(len(r.words)) / 3 // constant divisors compile to a multiplication
+}
 
 // noEntry is the oldest time of an empty spilled window: later than any cutoff, so that
 // expire does not look at the ring.
