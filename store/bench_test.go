@@ -100,7 +100,8 @@ func benchmarkPipelined(b *testing.B, st Store, prefix string, batch int) {
 }
 
 // BenchmarkPipeline compares one script call per round trip with pipelines of several
-// sizes, on miniredis and (RLSIM_REDIS_URL) a real server:
+// sizes, on miniredis and (RLSIM_REDIS_URL) a real server, where a batch is sent as one
+// pipeline or split by client over DefaultLanes connections at once:
 // go test -run '^$' -bench Pipeline ./store
 func BenchmarkPipeline(b *testing.B) {
 	for _, batch := range []int{1, 16, 64, 256, 1024} {
@@ -115,23 +116,29 @@ func BenchmarkPipeline(b *testing.B) {
 	}
 	url := os.Getenv("RLSIM_REDIS_URL")
 	for _, batch := range []int{1, 16, 64, 256, 1024} {
-		b.Run(fmt.Sprintf("redis/batch=%d", batch), func(b *testing.B) {
-			if url == "" {
-				b.Skip("RLSIM_REDIS_URL not set")
+		for _, lanes := range []int{1, DefaultLanes} {
+			if lanes > 1 && batch < 2*minLaneCalls {
+				continue
 			}
-			r, err := NewRedis(url)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer r.Close()
-			prefix := fmt.Sprintf("rlsim-bench:%d:%d:", batch, time.Now().UnixNano())
-			benchmarkPipelined(b, r, prefix, batch)
-			keys, _ := r.Keys(prefix)
-			names := make([]string, len(keys))
-			for i, k := range keys {
-				names[i] = k.Name
-			}
-			r.Delete(names...)
-		})
+			b.Run(fmt.Sprintf("redis/batch=%d/lanes=%d", batch, lanes), func(b *testing.B) {
+				if url == "" {
+					b.Skip("RLSIM_REDIS_URL not set")
+				}
+				r, err := NewRedis(url)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer r.Close()
+				r.SetLanes(lanes)
+				prefix := fmt.Sprintf("rlsim-bench:%d:%d:%d:", batch, lanes, time.Now().UnixNano())
+				benchmarkPipelined(b, r, prefix, batch)
+				keys, _ := r.Keys(prefix)
+				names := make([]string, len(keys))
+				for i, k := range keys {
+					names[i] = k.Name
+				}
+				r.Delete(names...)
+			})
+		}
 	}
 }
