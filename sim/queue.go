@@ -51,40 +51,55 @@ func (q *Queue[V]) Pop() Item[V] {
 	h := q.items
 	last := len(h) - 1
 	top := h[0]
-	h[0] = h[last]
+	moved := h[last]
 	h[last] = Item[V]{} // drop what the value references, so the collector can free it
 	q.items = h[:last]
-	q.down(0)
+	if last > 0 {
+		q.down(0, moved)
+	}
 	return top
 }
 
 // FixMin restores the order after the first item's At or Seq changed: cheaper than a Pop
 // and a Push of the same item.
-func (q *Queue[V]) FixMin() { q.down(0) }
+func (q *Queue[V]) FixMin() { q.down(0, q.items[0]) }
 
 // Init orders items pushed with Append, in O(n).
 func (q *Queue[V]) Init() {
 	for i := len(q.items)/2 - 1; i >= 0; i-- {
-		q.down(i)
+		q.down(i, q.items[i])
 	}
+}
+
+// Reset empties the queue and keeps its room.
+func (q *Queue[V]) Reset() {
+	clear(q.items)
+	q.items = q.items[:0]
 }
 
 // Append adds it without ordering the queue; call Init before the next Pop, Min or Push.
 func (q *Queue[V]) Append(it Item[V]) { q.items = append(q.items, it) }
 
+// up moves the item at j toward the root while it leaves before its parent. Parents move
+// down into the hole it leaves rather than being swapped with it, which is the same
+// arrangement as container/heap's swaps with a third of the copying.
 func (q *Queue[V]) up(j int) {
 	h := q.items
+	x := h[j]
 	for j > 0 {
 		i := (j - 1) / 2 // parent
-		if !h[j].before(&h[i]) {
+		if !x.before(&h[i]) {
 			break
 		}
-		h[i], h[j] = h[j], h[i]
+		h[j] = h[i]
 		j = i
 	}
+	h[j] = x
 }
 
-func (q *Queue[V]) down(i int) {
+// down places x, which belongs at i, below the children that leave before it, as up
+// does: the same arrangement as container/heap's swaps.
+func (q *Queue[V]) down(i int, x Item[V]) {
 	h := q.items
 	n := len(h)
 	for {
@@ -95,10 +110,11 @@ func (q *Queue[V]) down(i int) {
 		if r := j + 1; r < n && h[r].before(&h[j]) {
 			j = r
 		}
-		if !h[j].before(&h[i]) {
+		if !h[j].before(&x) {
 			break
 		}
-		h[i], h[j] = h[j], h[i]
+		h[i] = h[j]
 		i = j
 	}
+	h[i] = x
 }
