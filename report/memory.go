@@ -25,7 +25,8 @@ type MemoryBreakdown struct {
 	// AlgorithmState is the limiters' own state (their StateBytes).
 	AlgorithmState float64 `json:"algorithm_state"`
 	// Reference is the per-key window of admitted (time, cost) that both the exact
-	// reference verdicts and peak_window_admitted read (Collector.TrackerBytes).
+	// reference verdicts and peak_window_admitted read (Collector.TrackerBytes): one
+	// window per key for all the algorithms of a pass (see Group).
 	Reference float64 `json:"reference"`
 	// InternedKeys is the table that turns key names into integer ids. Generated keys
 	// are numbered without one, so it holds only the names of scripted keys.
