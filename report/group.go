@@ -56,8 +56,10 @@ func (g *Group) Observe(key uint32, t int64, cost int64, class traffic.Class, ad
 	if _, sums := w.spilled(slot); sums != nil {
 		copy(g.before, sums)
 	} else {
+		// Empty, or one entry inline: its cost for the members that admitted it.
+		held, members := int64(slot.cost), uint64(slot.ref)
 		for i := range g.before {
-			g.before[i] = w.sum(slot, i)
+			g.before[i] = held * int64(members>>i&1)
 		}
 	}
 	if admitted != 0 {
