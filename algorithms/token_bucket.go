@@ -42,7 +42,10 @@ type TokenBucket struct {
 	burst  int64
 	full   float64 // burst as a float
 	perSec float64 // refill rate in tokens per second
-	state  []tokenBucketState
+	// slack is twice the tokens a nanosecond refills: a deficit above it waits at least a
+	// nanosecond, so it is refused without the division that finds its exact wait.
+	slack float64
+	state []tokenBucketState
 }
 
 type tokenBucketState struct {
@@ -59,10 +62,12 @@ var (
 // NewTokenBucket returns a token-bucket limiter for p, which must be valid
 // (see Policy.Validate; New checks it).
 func NewTokenBucket(p Policy) *TokenBucket {
+	perSec := float64(p.Limit) / p.Window.Seconds()
 	return &TokenBucket{
 		burst:  p.EffectiveBurst(),
 		full:   float64(p.EffectiveBurst()),
-		perSec: float64(p.Limit) / p.Window.Seconds(),
+		perSec: perSec,
+		slack:  2 * perSec / float64(time.Second),
 	}
 }
 
@@ -116,7 +121,7 @@ func (b *TokenBucket) admit(key uint32, now int64, cost int64) (s *tokenBucketSt
 	left := tokens - float64(cost)
 	// x/time/rate admits when the wait for the deficit, truncated to whole nanoseconds,
 	// is zero.
-	if cost > b.burst || (left < 0 && b.durationFromTokens(-left) != 0) {
+	if cost > b.burst || (left < 0 && (-left > b.slack || b.durationFromTokens(-left) != 0)) {
 		return s, at, tokens, false
 	}
 	s.last, s.tokens = at, left
