@@ -137,6 +137,11 @@ func (s *SlidingWindow) estimate(prev, curr, elapsed int64) float64 {
 // whose counters are prev and curr. For fixed counters it is monotone in elapsed: false up
 // to some instant and true from then on.
 func (s *SlidingWindow) fits(prev, curr, elapsed, cost int64) bool {
+	if prev == 0 {
+		// The estimate is float64(curr) exactly (0 times a finite weight is zero), so
+		// the division that weighs prev is not needed.
+		return float64(curr)+float64(cost) <= float64(s.limit)
+	}
 	return s.estimate(prev, curr, elapsed)+float64(cost) <= float64(s.limit)
 }
 
