@@ -153,3 +153,18 @@ func TestEvalBatchOnLanesOnRealRedis(t *testing.T) {
 		}
 	}
 }
+
+// The texts of the arguments are remembered, not formatted again, and a value that
+// shares a slot with another is never sent as the other.
+func TestArgTextsAreTheIntegers(t *testing.T) {
+	var a argTexts
+	for _, v := range []int64{0, 1, 100, 64, -1, 60000000, 1 << 62, -1 << 63, 100, 164, 36} {
+		if got := a.text(v); got != fmt.Sprint(v) {
+			t.Fatalf("text(%d) = %v", v, got)
+		}
+	}
+	a.text(100)
+	if allocs := testing.AllocsPerRun(100, func() { a.text(100) }); allocs != 0 {
+		t.Fatalf("%v allocations for a text sent lately", allocs)
+	}
+}

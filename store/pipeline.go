@@ -437,5 +437,23 @@ type faceCounters struct {
 
 // laneState is what the face keeps for its lanes, kept apart from its fields in redis.go.
 type laneState struct {
-	lanes int // connections a batch may be split over; 0 or 1: one pipeline
+	lanes int      // connections a batch may be split over; 0 or 1: one pipeline
+	args  argTexts // the arguments sent lately, as sent
+}
+
+// argTexts remembers the decimal text of the integers a face sent lately, ready to send
+// again: a script's limit, window, burst, cost and keep repeat from call to call, and
+// formatting them anew made two allocations per argument of every call of a pipeline.
+type argTexts [64]struct {
+	v    int64
+	text any
+}
+
+// text returns v as the decimal string a command sends.
+func (t *argTexts) text(v int64) any {
+	e := &t[uint64(v)%uint64(len(t))]
+	if e.text == nil || e.v != v {
+		e.v, e.text = v, strconv.FormatInt(v, 10)
+	}
+	return e.text
 }

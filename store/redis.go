@@ -145,9 +145,9 @@ func (r *Redis) argv(args []int64, now int64) []any {
 		case i == argNow && a == storeTime:
 			argv[i] = strconv.FormatInt(floorDiv(now, 1000), 10)
 		case i == argKeep && r.mini == nil:
-			argv[i] = strconv.FormatInt(a+WallMargin.Milliseconds(), 10)
+			argv[i] = r.args.text(a + WallMargin.Milliseconds())
 		default:
-			argv[i] = strconv.FormatInt(a, 10)
+			argv[i] = r.args.text(a)
 		}
 	}
 	return argv
