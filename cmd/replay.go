@@ -14,6 +14,7 @@ import (
 
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/run"
 	"github.com/rlsim/rlsim/scenario"
 	"github.com/rlsim/rlsim/traffic"
 	"github.com/rlsim/rlsim/worstcase"
@@ -37,6 +38,7 @@ type replayOptions struct {
 	window     time.Duration
 	burst      int64
 	timeScale  float64
+	tables     tableOptions
 }
 
 func newReplayCmd(g *globalOptions, streams IO) *cobra.Command {
@@ -77,6 +79,7 @@ under --out (a folder named after the log) and index.html over them.`,
 	g.addOutFlags(c)
 	g.addSeedFlag(c)
 	g.addDecisionsFlag(c)
+	o.tables.addFlags(c)
 	return c
 }
 
@@ -114,7 +117,7 @@ func (o *replayOptions) validate() error {
 	if !(o.timeScale > 0) || o.timeScale > 1e6 {
 		return usagef("--time-scale: must be a positive factor, got %g", o.timeScale)
 	}
-	return nil
+	return o.tables.check(o.format)
 }
 
 func runReplay(o *replayOptions, streams IO) error {
@@ -138,14 +141,14 @@ func runReplay(o *replayOptions, streams IO) error {
 	if err != nil {
 		return fmt.Errorf("replay %s: %w", o.file, err)
 	}
-	opts := scenario.Options{Algorithms: o.algorithms}
+	opts := run.Options{Algorithms: o.algorithms}
 	if o.seedSet {
 		opts.Seed = &o.seed
 	}
 	var rep *report.Report
-	err = withDecisions(o.decisions, func(dw *scenario.DecisionWriter) error {
+	err = withDecisions(o.decisions, func(dw *run.DecisionWriter) error {
 		opts.Decisions = dw
-		rep, err = scenario.Run(sc, opts)
+		rep, err = run.Run(sc, opts)
 		return err
 	})
 	if err != nil {
@@ -170,11 +173,11 @@ func runReplay(o *replayOptions, streams IO) error {
 		}
 	}
 	var buf bytes.Buffer
-	if err := renderReports(&buf, o.format, []*report.Report{rep}); err != nil {
+	if err := renderReports(&buf, o.format, []*report.Report{rep}, o.tables.choice(), false); err != nil {
 		return err
 	}
 	if o.out != "" {
-		if err := writeResults(o.out, chartFormats, []*report.Report{rep}); err != nil {
+		if err := writeResults(o.out, chartFormats, []*report.Report{rep}, nil); err != nil {
 			return err
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/response"
+	"github.com/rlsim/rlsim/run"
 	"github.com/rlsim/rlsim/scenario"
 	"github.com/rlsim/rlsim/server"
 )
@@ -61,7 +62,7 @@ func TestProbeMeasuresWhatTheSimulationMeasures(t *testing.T) {
 		}
 		for _, alg := range algorithms.Names {
 			t.Run(name+"/"+alg, func(t *testing.T) {
-				sim, err := scenario.Run(sc, scenario.Options{Algorithms: []string{alg}, Workers: 1})
+				sim, err := run.Run(sc, run.Options{Algorithms: []string{alg}, Workers: 1})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -194,6 +195,10 @@ func TestHeaderChecks(t *testing.T) {
 			HeaderChecks{WithQuota: 2}},
 		{"another in flight before: no check", []Exchange{x(0, 8, 200, q(1, 1000)), x(2, 3, 200, q(1, 1000)), x(9, 10, 429, q(0, 1000))},
 			HeaderChecks{WithQuota: 3}},
+		{"another sent after, before the answer: no check", []Exchange{x(0, 1, 200, q(1, 1000)), x(10, 12, 429, q(0, 1000)), x(11, 13, 200, q(0, 1000))},
+			HeaderChecks{WithQuota: 3}},
+		{"the next sent as the answer came: checked", []Exchange{x(0, 1, 200, q(1, 1000)), x(10, 12, 429, q(0, 1000)), x(12, 13, 429, q(0, 1000))},
+			HeaderChecks{WithQuota: 3, RemainingChecked: 1, RemainingBroken: 1}},
 		{"after the reset", []Exchange{x(0, 1, 429, q(0, 500)), x(501, 502, 200, q(1, 1000))},
 			HeaderChecks{WithQuota: 2, ResetChecked: 1}},
 		{"after the reset, refused", []Exchange{x(0, 1, 429, q(0, 500)), x(501, 502, 429, q(0, 1000))},

@@ -35,7 +35,7 @@ ratio() {
 }
 
 # Benchmarks, in alternation.
-for pkg in algorithms sim report scenario backoff; do
+for pkg in algorithms sim report run backoff; do
   go test -c -o "$tmp/$pkg.test" "./$pkg"
 done
 : > "$out"
@@ -49,7 +49,7 @@ for _ in $(seq "$rounds"); do
   bench algorithms 'XTimeRateAllowN|Admit/.*/1key|Allow/token-bucket/1key'
   bench sim 'EventQueue'
   bench report 'CollectorObserve'
-  bench scenario 'Compare'
+  bench run 'Compare'
   bench backoff 'OCCSweep' -test.benchtime=1x
 done
 benchstat "$out"

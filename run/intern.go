@@ -1,0 +1,156 @@
+package run
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/rlsim/rlsim/traffic"
+)
+
+// maxBlockKeys bounds the key space numbered without a table: beyond it a sparse
+// generator (a billion possible keys, a few thousand seen) would make every limiter
+// allocate state for keys that never come, so names are interned instead.
+const maxBlockKeys = 1 << 24
+
+// keySpace turns request keys into the small integer ids limiters index their state by.
+//
+// Ids are given in order of first appearance, as the engine path's map gives them, so
+// both paths hold the same state for the same keys. Generated keys are looked up without
+// hashing: each key prefix of an indexed source (traffic.IndexedSource) owns a block, a
+// table from the source's key number k to its id (4 bytes per possible key). Any other key
+// name (a scripted key) goes through a map — unless it is itself the name of a generated
+// key ("user_17" when a generator names its keys user_0…), in which case it shares that
+// key's entry, so a key is one key whichever source sends it. When two prefixes could
+// name the same key ("user_1" + "7" and "user_" + "17"), or the blocks are too large,
+// every key goes through the map.
+type keySpace struct {
+	blocks []keyBlock
+	byName map[string]uint32
+	next   uint32 // the id the next new name gets
+	bytes  int64  // what byName holds, estimated (see internedBytes)
+}
+
+type keyBlock struct {
+	prefix string
+	size   int
+	ids    []uint32 // key number → 1 + id; 0 while the key has not been seen
+}
+
+// newKeySpace plans the ids of a run over sources.
+func newKeySpace(sources []traffic.Source) *keySpace {
+	ks := &keySpace{byName: map[string]uint32{}}
+	total := 0
+	for _, src := range sources {
+		is, ok := src.(traffic.IndexedSource)
+		if !ok {
+			continue
+		}
+		if b := ks.block(is.KeyPrefix()); b != nil {
+			if is.Keys() > b.size {
+				total += is.Keys() - b.size
+				b.size = is.Keys()
+			}
+			continue
+		}
+		ks.blocks = append(ks.blocks, keyBlock{prefix: is.KeyPrefix(), size: is.Keys()})
+		total += is.Keys()
+	}
+	for i := range ks.blocks {
+		for j := range ks.blocks {
+			if i != j && strings.HasPrefix(ks.blocks[i].prefix, ks.blocks[j].prefix) {
+				total = maxBlockKeys + 1
+			}
+		}
+	}
+	if total > maxBlockKeys {
+		ks.blocks = nil
+		return ks
+	}
+	for i := range ks.blocks {
+		ks.blocks[i].ids = make([]uint32, ks.blocks[i].size)
+	}
+	return ks
+}
+
+// heldBytes is what the key space holds: the interned names and the blocks' tables.
+func (ks *keySpace) heldBytes() int64 { return ks.bytes + 4*int64(ks.planned()) }
+
+// planned is the number of keys the blocks can number: an upper bound of the keys a run
+// over generated traffic will see.
+func (ks *keySpace) planned() int {
+	n := 0
+	for _, b := range ks.blocks {
+		n += b.size
+	}
+	return n
+}
+
+// blockID returns the id of key number k of block b, giving it the next id the first
+// time.
+func (ks *keySpace) blockID(b *keyBlock, k int) uint32 {
+	if v := b.ids[k]; v != 0 {
+		return v - 1
+	}
+	id := ks.next
+	ks.next++
+	b.ids[k] = id + 1
+	return id
+}
+
+func (ks *keySpace) block(prefix string) *keyBlock {
+	for i := range ks.blocks {
+		if ks.blocks[i].prefix == prefix {
+			return &ks.blocks[i]
+		}
+	}
+	return nil
+}
+
+// blockOf returns the block of an indexed source's keys, or nil when its keys go
+// through the map.
+func (ks *keySpace) blockOf(src traffic.IndexedSource) *keyBlock {
+	if ks.blocks == nil {
+		return nil
+	}
+	return ks.block(src.KeyPrefix())
+}
+
+// id returns the id of a key name.
+func (ks *keySpace) id(name string) uint32 {
+	if id, ok := ks.byName[name]; ok {
+		return id
+	}
+	var id uint32
+	if b, k, ok := ks.generatedKey(name); ok {
+		id = ks.blockID(b, k)
+	} else {
+		id = ks.next
+		ks.next++
+	}
+	ks.byName[name] = id
+	ks.bytes += internedBytes(name)
+	return id
+}
+
+// generatedKey returns the block and key number of name when it is the name of a
+// generated key.
+func (ks *keySpace) generatedKey(name string) (*keyBlock, int, bool) {
+	for i := range ks.blocks {
+		b := &ks.blocks[i]
+		rest, ok := strings.CutPrefix(name, b.prefix)
+		if !ok || rest == "" || (rest[0] == '0' && rest != "0") || rest[0] == '+' || rest[0] == '-' {
+			continue
+		}
+		k, err := strconv.Atoi(rest)
+		if err != nil || k < 0 || k >= b.size {
+			continue
+		}
+		return b, k, true
+	}
+	return nil, 0, false
+}
+
+// internedBytes estimates what one map entry from a name to its id holds: the name's
+// bytes, its string header, the id, and a Go map slot's share of control bytes and load
+// headroom (about 8 bytes at the swiss table's 7/8 load).
+func internedBytes(name string) int64 { return int64(len(name)) + 16 + 4 + 8 }

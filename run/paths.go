@@ -1,0 +1,109 @@
+package run
+
+import (
+	"fmt"
+	"runtime"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/scenario"
+)
+
+// A run takes one of two paths. Plain scenarios — one limit keyed on a name, traffic from
+// plain generators only (scenario.GeneratorKind.Plain: script, poisson) — go through
+// passes (pass.go): key names become
+// integer ids without hashing where a generator numbers its keys, and one walk over the
+// traffic serves a group of algorithms. Everything else (identities and address keys,
+// layered limits, generated actors, fleets) goes through an engine per algorithm
+// (engine.go). Both measure with the same collector and give the same results on a plain
+// scenario (TestPlainPathEqualsEnginePath).
+
+// nameKinds are the keys a plain run reads straight from a request's key name.
+var nameKinds = map[string]bool{"user": true, "account": true, "tenant": true, "api-key": true, "route": true}
+
+// plainKeys reports whether the scenario can take the plain path.
+func plainKeys(s *scenario.Scenario) bool {
+	if forceEngine || len(s.Limits) > 0 || s.Cluster != nil || s.Proxies > 0 || !nameKinds[s.Key] {
+		return false
+	}
+	for _, t := range s.Traffic {
+		if !t.Plain() {
+			return false
+		}
+	}
+	return true
+}
+
+// forceEngine sends every run down the engine path; tests set it to compare the paths.
+var forceEngine = false
+
+// runPlain runs every algorithm of a plain scenario through passes over its traffic.
+func runPlain(sc *scenario.Scenario, rep *report.Report, algs []string, pol algorithms.Policy, seed uint64, o Options) error {
+	lims := make([]algorithms.Limiter, len(algs))
+	cols := make([]*report.Collector, len(algs))
+	for i, name := range algs {
+		lim, err := algorithms.New(name, pol)
+		if err != nil {
+			return fmt.Errorf("scenario %s: %w", sc.Name, err)
+		}
+		lims[i] = lim
+		cols[i] = report.NewCollector(pol.Limit, pol.Window, time.Duration(sc.BackendWindow))
+		cols[i].RecordTimeline(sc.Horizon())
+	}
+	internBytes, err := runPasses(sc, lims, cols, seed, o)
+	if err != nil {
+		return err
+	}
+	for i, lim := range lims {
+		rep.Results = append(rep.Results, cols[i].Result(lim))
+	}
+	if o.Memory {
+		rep.Memory = report.MemoryOf(lims, cols, internBytes)
+	}
+	return nil
+}
+
+// runEngines runs each algorithm through its own engine, several at once unless a
+// decisions file (whose rows come grouped by algorithm) or a progress display needs them
+// in order. Each run is independent and seeded alike, so the results do not depend on
+// how many run at once.
+func runEngines(sc *scenario.Scenario, rep *report.Report, algs []string, layers []scenario.LimitSpec, seed uint64, o Options) error {
+	results := make([]report.Result, len(algs))
+	errs := make([]error, len(algs))
+	run := func(i int) {
+		results[i], errs[i] = runOne(sc, algs[i], layers, seed, o.Decisions, o.watch(sc, algs[i], i, len(algs)))
+	}
+	workers := o.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if o.Decisions != nil || o.Progress != nil || workers == 1 {
+		for i := range algs {
+			if run(i); errs[i] != nil {
+				return errs[i]
+			}
+		}
+	} else {
+		// Each algorithm keeps its own error, so the one reported is the first
+		// algorithm's whatever the timing.
+		var g errgroup.Group
+		g.SetLimit(workers)
+		for i := range algs {
+			g.Go(func() error {
+				run(i)
+				return nil
+			})
+		}
+		g.Wait()
+		for _, err := range errs {
+			if err != nil {
+				return err
+			}
+		}
+	}
+	rep.Results = append(rep.Results, results...)
+	return nil
+}
