@@ -239,6 +239,7 @@ func compareScenarios(loaded []*scenario.Scenario, o *compareOptions, opts run.O
 		if err != nil {
 			return nil, 0, err
 		}
+		collectAfterHeavy(sc)
 		if err := addWorstOverAdmission(&worst, rep, sc.EpochTime(), o.worstBudget); err != nil {
 			return nil, 0, err
 		}

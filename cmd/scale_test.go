@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -117,5 +118,25 @@ func TestABillionDecisionsWantYes(t *testing.T) {
 	}
 	if err := confirmSize(below, []string{"gcra", "fixed-window", "sliding-log"}, false); err == nil {
 		t.Error("1.5 billion decisions ran unasked")
+	}
+}
+
+// A heavy scenario's state is collected as soon as its run returns, before anything is
+// rendered; a light one is left to the collector's own pace.
+func TestCollectAfterHeavy(t *testing.T) {
+	gcs := func() uint32 {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.NumGC
+	}
+	runtime.GC() // nothing is due for a while after a collection
+	before := gcs()
+	collectAfterHeavy(&scenario.Scenario{Name: "light"})
+	if gcs() != before {
+		t.Error("a collection after a light scenario")
+	}
+	collectAfterHeavy(&scenario.Scenario{Name: "big", Heavy: true})
+	if gcs() == before {
+		t.Error("no collection after a heavy scenario")
 	}
 }
