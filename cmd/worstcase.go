@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -60,15 +61,16 @@ curve of the most admitted in any window of length T against T (--charts png,svg
   rlsim worst-case --algorithms sliding-window --schedule-out worst
   rlsim run worst/worst-sliding-window.yaml`,
 		Args: argCount(0, 0),
-		RunE: func(*cobra.Command, []string) error {
-			return runWorstCase(o, streams)
+		RunE: func(cc *cobra.Command, _ []string) error {
+			return runWorstCase(cc.Context(), o, streams)
 		},
 	}
 	f := c.Flags()
 	f.StringSliceVar(&o.algorithms, "algorithms", nil, "algorithms to attack, comma-separated (default: all)")
-	f.Int64Var(&o.limit, "limit", 100, "the policy's limit, units per window")
-	f.DurationVar(&o.window, "window", time.Minute, "the policy's window")
-	f.Int64Var(&o.burst, "burst", 0, "the bucket algorithms' burst (default: the limit)")
+	o.limit, o.window = 100, time.Minute
+	f.Var(unitsValue{&o.limit}, "limit", "the policy's limit, units per window")
+	f.Var(windowValue{&o.window}, "window", "the policy's window")
+	f.Var(unitsValue{&o.burst}, "burst", "the bucket algorithms' burst (default: the limit)")
 	f.IntVar(&o.budget, "budget", 300, "local-search candidates per algorithm after the structured attacks (0: structured only; the curve uses a quarter per window length)")
 	f.Float64SliceVar(&o.spans, "spans", defaultSpans, "window lengths T of the curve, in windows W")
 	f.StringVar(&o.scheduleOut, "schedule-out", "", "write each algorithm's worst schedule as a scenario file worst-ALGORITHM.yaml into this folder")
@@ -87,9 +89,6 @@ func (o *worstCaseOptions) validate() error {
 	if o.limit <= 0 || o.limit > maxWorstCaseUnits {
 		return usagef("--limit: must be between 1 and %d (each candidate replays a few times that many requests), got %d", maxWorstCaseUnits, o.limit)
 	}
-	if o.window <= 0 {
-		return usagef("--window: must be positive, got %s", o.window)
-	}
 	if o.burst < 0 || o.burst > maxWorstCaseUnits {
 		return usagef("--burst: must be between 0 and %d, got %d", maxWorstCaseUnits, o.burst)
 	}
@@ -103,16 +102,14 @@ func (o *worstCaseOptions) validate() error {
 		if !(s > 0) || s > 1000 || time.Duration(s*float64(o.window)) <= 0 {
 			return usagef("--spans: %g is not a positive number of windows (at most 1000, at least a nanosecond)", s)
 		}
-		// Attacks reach a few windows past T; keep every offset, added to the epoch's
-		// Unix nanoseconds, inside int64.
-		if (s+4)*float64(o.window) > 1<<61 {
-			return usagef("--spans: %g windows of %s reach past what the virtual clock counts (about 73 years)", s, o.window)
+		if err := sim.CheckRun(scenario.DefaultEpoch, time.Duration(s*float64(o.window)), o.window); err != nil {
+			return usagef("--spans: %g windows of %s: %v", s, o.window, err)
 		}
 	}
 	return nil
 }
 
-func runWorstCase(o *worstCaseOptions, streams IO) error {
+func runWorstCase(ctx context.Context, o *worstCaseOptions, streams IO) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
@@ -139,13 +136,31 @@ func runWorstCase(o *worstCaseOptions, streams IO) error {
 	slices.Sort(spans)
 	spans = slices.Compact(spans)
 
+	// Ctrl-C ends the search at once with one line: it holds nothing to clean up (the
+	// files are written after it), so the search itself is left to die with the process.
+	ctx, stop := interruptible(ctx)
+	defer stop()
 	runs := make([]worstcase.Findings, 0, len(algs))
 	for _, a := range algs {
-		run, err := worstcase.Find(worstcase.Target{Algorithm: a, Policy: pol, Epoch: epoch.UnixNano()}, o.budget, spans, rng)
-		if err != nil {
-			return err
+		type found struct {
+			run worstcase.Findings
+			err error
 		}
-		runs = append(runs, run)
+		done := make(chan found, 1)
+		go func() {
+			run, err := worstcase.Find(worstcase.Target{Algorithm: a, Policy: pol, Epoch: epoch.UnixNano()}, o.budget, spans, rng)
+			done <- found{run, err}
+		}()
+		var f found
+		select {
+		case f = <-done:
+		case <-ctx.Done():
+			return interruption(ctx, context.Cause(ctx))
+		}
+		if f.err != nil {
+			return f.err
+		}
+		runs = append(runs, f.run)
 	}
 
 	// Render everything before writing anything, so a failure leaves no file behind.
@@ -164,26 +179,23 @@ func runWorstCase(o *worstCaseOptions, streams IO) error {
 			charts = append(charts, outFile{path: fig.Name + "." + f, data: b.Bytes()})
 		}
 	}
+	var outs outputSet
+	defer outs.discard()
 	if o.scheduleOut != "" {
 		if err := os.MkdirAll(o.scheduleOut, 0o755); err != nil {
 			return fmt.Errorf("--schedule-out: %w", err)
 		}
 		for _, r := range runs {
 			path := filepath.Join(o.scheduleOut, worstcase.ScenarioName(r.Worst.Target.Algorithm)+".yaml")
-			err := writeAtomically(path, func(w io.Writer) error {
-				_, err := w.Write(r.Worst.ScenarioYAML(epoch))
-				return err
-			})
-			if err != nil {
+			if err := outs.add(path, r.Worst.ScenarioYAML(epoch)); err != nil {
 				return err
 			}
 		}
 	}
-	if err := writeOutFiles(o.out, charts); err != nil {
+	if err := stageOutFiles(&outs, o.out, charts); err != nil {
 		return err
 	}
-	_, err = streams.Out.Write(buf.Bytes())
-	return err
+	return commitWithStdout(&outs, streams.Out, buf.Bytes())
 }
 
 // worstCaseFigure is the curve of every algorithm, in the house style, with a caption

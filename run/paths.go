@@ -74,7 +74,7 @@ func runEngines(sc *scenario.Scenario, rep *report.Report, algs []string, layers
 	results := make([]report.Result, len(algs))
 	errs := make([]error, len(algs))
 	run := func(i int) {
-		results[i], errs[i] = runOne(sc, algs[i], layers, seed, o.Decisions, o.watch(sc, algs[i], i, len(algs)))
+		results[i], errs[i] = runOne(o.Context, sc, algs[i], layers, seed, o.Decisions, o.watch(sc, algs[i], i, len(algs)))
 	}
 	workers := o.Workers
 	if workers <= 0 {

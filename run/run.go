@@ -6,6 +6,7 @@
 package run
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -44,6 +45,9 @@ type Options struct {
 	Pipeline int
 	// StoreStats, when not nil, is told what the runs sent to a Redis store.
 	StoreStats *StoreStats
+	// Context, when not nil, stops the run between two events once it is done: Run
+	// returns the context's cause, after deleting what the run wrote on a Redis server.
+	Context context.Context
 }
 
 // Policy is the policy a run of sc with these options uses.
@@ -69,6 +73,13 @@ func Run(sc *scenario.Scenario, o Options) (*report.Report, error) {
 	pol := o.Policy(sc)
 	if err := pol.Validate(); err != nil {
 		return nil, fmt.Errorf("scenario %s: policy: %w", sc.Name, err)
+	}
+	if o.Window != 0 {
+		// The scenario checked its own windows against the clock; a window from the
+		// command line is checked here, against the scenario's epoch and length.
+		if err := sim.CheckRun(sc.EpochTime(), sc.Horizon(), o.Window); err != nil {
+			return nil, fmt.Errorf("scenario %s with a window of %s: %w", sc.Name, o.Window, err)
+		}
 	}
 	algs := sc.Algorithms
 	if len(o.Algorithms) > 0 {
@@ -116,7 +127,7 @@ func Run(sc *scenario.Scenario, o Options) (*report.Report, error) {
 		}
 	}
 	if sc.Clients != nil {
-		retries, err := runClients(sc, pol, algs, seed)
+		retries, err := runClients(o.Context, sc, pol, algs, seed)
 		if err != nil {
 			return nil, err
 		}
@@ -154,13 +165,13 @@ func feedAll(sc *scenario.Scenario, seed uint64, loop *sim.Loop, sink func(*traf
 	}
 }
 
-func runOne(sc *scenario.Scenario, algorithm string, layers []scenario.LimitSpec, seed uint64, dec *DecisionWriter, progress *progressCounter) (report.Result, error) {
-	return runOneWith(sc, algorithm, layers, seed, dec, progress, nil)
+func runOne(ctx context.Context, sc *scenario.Scenario, algorithm string, layers []scenario.LimitSpec, seed uint64, dec *DecisionWriter, progress *progressCounter) (report.Result, error) {
+	return runOneWith(ctx, sc, algorithm, layers, seed, dec, progress, nil)
 }
 
 // runOneWith is runOne with the single limit decided by fleet instead of a limiter of its
 // own, when fleet is not nil; the fleet learns each key's name when it is first seen.
-func runOneWith(sc *scenario.Scenario, algorithm string, layers []scenario.LimitSpec, seed uint64, dec *DecisionWriter, progress *progressCounter, fleet namedLimiter) (report.Result, error) {
+func runOneWith(ctx context.Context, sc *scenario.Scenario, algorithm string, layers []scenario.LimitSpec, seed uint64, dec *DecisionWriter, progress *progressCounter, fleet namedLimiter) (report.Result, error) {
 	var loop sim.Loop
 	eng, err := newEngine(sc, algorithm, layers, len(sc.Limits) > 0, fleet)
 	if err != nil {
@@ -180,7 +191,9 @@ func runOneWith(sc *scenario.Scenario, algorithm string, layers []scenario.Limit
 			writeErr = dec.write(sc.Name, label, r, key.String(), allowed, ref)
 		}
 	})
-	loop.Run(sc.Horizon())
+	if err := loop.RunContext(ctx, sc.Horizon()); err != nil {
+		return report.Result{}, err
+	}
 	if writeErr != nil {
 		return report.Result{}, fmt.Errorf("writing decisions: %w", writeErr)
 	}
