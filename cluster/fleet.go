@@ -1,10 +1,12 @@
 package cluster
 
 import (
+	"cmp"
 	"fmt"
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/rlsim/rlsim/algorithms"
@@ -35,6 +37,7 @@ type Fleet struct {
 	nonAtomic *store.NonAtomic
 	racy      *racy // shared-racy (racy.go)
 	timing          // what decisions waited, and the breakers (breaker.go, latency.go)
+	designs         // owner, global-sync, failovers, eviction (designs.go)
 
 	names []string
 	keys  []keyStats
@@ -103,7 +106,15 @@ func New(c Config, algorithm string, p algorithms.Policy, st store.Store, rng *r
 	if c.StoreTimeout == 0 {
 		c.StoreTimeout = DefaultStoreTimeout
 	}
-	f := &Fleet{cfg: c, algorithm: algorithm, policy: p, rng: rng, st: st, nodesMax: c.Nodes}
+	c.VNodes = cmp.Or(c.VNodes, DefaultVNodes)
+	c.Forward = cmp.Or(c.Forward, "batched")
+	c.BatchWait = cmp.Or(c.BatchWait, DefaultBatchWait)
+	c.BatchLimit = cmp.Or(c.BatchLimit, DefaultBatchLimit)
+	c.SyncTo = cmp.Or(c.SyncTo, "owner")
+	if c.Eviction != nil && algorithm == "sliding-log" {
+		return nil, fmt.Errorf("eviction: no memory model of the sliding log's sorted set; run it with another algorithm")
+	}
+	f := &Fleet{cfg: c, algorithm: algorithm, policy: p, rng: rng, nodesMax: c.Nodes}
 	f.nodeShare = share(p, c.Nodes)
 	f.guard = c.Guard
 	if f.guard.Limit == 0 {
@@ -116,6 +127,10 @@ func New(c Config, algorithm string, p algorithms.Policy, st store.Store, rng *r
 		return nil, err
 	}
 	var err error
+	if f.st, err = f.newDesigns(st); err != nil {
+		return nil, err
+	}
+	st = f.st
 	switch c.Placement {
 	case "shared", "two-tier":
 		f.shared, err = store.NewLimiter(st, algorithm, p, c.Prefix)
@@ -162,6 +177,7 @@ func (f *Fleet) resize(n int) {
 	}
 	f.active = n
 	f.nodesMax = max(f.nodesMax, n)
+	f.resizeDesigns(n)
 }
 
 // skewOf is node i's clock offset: fixed for the node's life (its clock never jumps),
@@ -238,11 +254,12 @@ func (f *Fleet) route(key uint32) int {
 	return i
 }
 
-// outageAt returns the outage covering elapsed, if any.
+// outageAt returns the store outage covering elapsed, if any (partitions, which leave
+// the store up, aside: see outageFor).
 func (f *Fleet) outageAt(elapsed time.Duration) (int, *Outage) {
 	for i := range f.cfg.Outages {
 		o := &f.cfg.Outages[i]
-		if elapsed >= o.At && elapsed < o.At+o.For {
+		if elapsed >= o.At && elapsed < o.At+o.For && o.Nodes == 0 {
 			return i, o
 		}
 	}
@@ -254,8 +271,8 @@ func (f *Fleet) Allow(key uint32, now int64, cost int64) algorithms.Decision {
 	t := f.begin(key, now, cost)
 	if t.ask {
 		r, err := f.shared.Allow(f.names[key], t.at(), t.cost)
-		f.fail(err)
 		t.allowed, t.remaining = r.Allowed && err == nil, r.Remaining
+		f.storeRefused(&t, err)
 	}
 	return f.end(t)
 }
@@ -291,8 +308,8 @@ func (f *Fleet) begin(key uint32, now int64, cost int64) ticket {
 	ni := f.route(key)
 	nd := f.nodes[ni]
 	nodeNow := now + nd.skew
-	oi, outage := f.outageAt(elapsed)
-	if outage != nil && f.cfg.UsesStore() && f.alerted <= oi {
+	oi, outage := f.outageFor(ni, elapsed)
+	if outage != nil && f.cfg.Placement != "local" && f.alerted <= oi {
 		f.raise(oi, outage)
 	}
 	t := ticket{key: key, node: ni, nd: nd, now: now, nodeNow: nodeNow, cost: cost, inOutage: outage != nil && f.cfg.UsesStore()}
@@ -328,21 +345,25 @@ func (f *Fleet) begin(key uint32, now int64, cost int64) ticket {
 		}
 		crash := f.cfg.CrashProbability > 0 && f.rng.Float64() < f.cfg.CrashProbability
 		r, err := f.nonAtomic.Allow(name, t.at(), cost, crash)
-		f.fail(err)
 		t.trips = r.RoundTrips
 		if r.Crashed {
 			f.crashes++
 		}
 		t.allowed, t.remaining = r.Allowed && err == nil, r.Remaining
+		f.storeRefused(&t, err)
 	case "shared-racy":
 		if o := f.reach(&t, outage); o != nil {
 			t.allowed = f.failover(o, nd, key, nodeNow, cost, false)
 			break
 		}
 		r, trips, err := f.racy.decide(ni, name, now, nodeNow, cost)
-		f.fail(err)
 		t.trips = trips
 		t.allowed, t.remaining = r.Allowed && err == nil, r.Remaining
+		f.storeRefused(&t, err)
+	case "owner":
+		f.decideOwned(&t)
+	case "global-sync":
+		f.decideGlobal(&t)
 	}
 	return t
 }
@@ -352,6 +373,7 @@ func (f *Fleet) end(t ticket) algorithms.Decision {
 	if f.err != nil {
 		t.allowed = false
 	}
+	f.judgeShadow(&t)
 	f.decisions++
 	f.roundTrips += int64(t.trips)
 	f.latency.add(time.Duration(t.trips)*f.cfg.Latency + t.wait)
@@ -385,6 +407,10 @@ func (f *Fleet) raise(oi int, o *Outage) {
 		"fail-closed":     "nodes fail closed: every request is refused",
 		"fail-open-local": fmt.Sprintf("nodes fall back to their local guard of %d per %s per key", f.guard.Limit, f.guard.Window),
 	}[o.Policy]
+	if o.Nodes > 0 {
+		f.alert = fmt.Sprintf("nodes 0–%d cut off at %s for %s; they %s", o.Nodes-1, o.At, o.For, strings.TrimPrefix(what, "nodes "))
+		return
+	}
 	f.alert = fmt.Sprintf("store unreachable at %s for %s; %s", o.At, o.For, what)
 }
 
@@ -406,8 +432,10 @@ func (f *Fleet) spendLease(t *ticket, outage *Outage) (allowed bool, trips int) 
 		}
 		want := max(f.cfg.Lease, cost)
 		granted, err := f.leaser.Lease(f.names[key], at, want)
-		f.fail(err)
 		trips = 1
+		if f.storeRefused(t, err) {
+			return t.allowed, trips
+		}
 		if granted > 0 {
 			l.tokens += granted
 			l.expires = nodeNow + int64(f.cfg.LeaseTTL)
@@ -468,6 +496,7 @@ func (f *Fleet) observe(nd *node, key uint32, now, cost int64, allowed, inOutage
 	}
 	ks.admitted.Push(now, cost)
 	ks.peak = max(ks.peak, ks.admitted.Sum())
+	f.peakAround(now, ks.admitted.Sum())
 	nl.Push(now, cost)
 	f.nodePeak = max(f.nodePeak, nl.Sum())
 	if inOutage {

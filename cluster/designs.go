@@ -1,0 +1,211 @@
+package cluster
+
+import (
+	"time"
+
+	"github.com/rlsim/rlsim/store"
+)
+
+// designs are the placements and store faults beyond the notes' (owner.go,
+// globalsync.go, failover.go, eviction.go, partitions in Outage.Nodes). Fleet embeds it.
+type designs struct {
+	own   *owners
+	gs    *globalSync
+	repl  *replicatedStore
+	evict *evictingStore
+
+	// shadow decides every request the shared script decides on a store that never loses
+	// a write (no failover, no slot move, no eviction): a request the fleet admitted and
+	// the shadow refused got a free pass.
+	shadow     *store.Limiter
+	freePasses int64
+	freeKeys   []bool
+	freeKeyN   int64
+	oom        int64 // requests whose write the store refused for want of memory
+
+	// The most one key's window held, over the limit, for windows that end within a
+	// window after a membership change, and after a failover or the start of a slot move.
+	membershipPeak, failoverPeak int64
+}
+
+// DesignFigures are what the designs measured in a run.
+type DesignFigures struct {
+	// PeerHops is the forwarded hops per decision (owner; global-sync deciding at sync
+	// 0 through the owner); PeerMessages the peer requests per decision (owner: with
+	// batching, fewer than the hops; global-sync to owners: the exchanges).
+	PeerHops, PeerMessages float64
+	// OwnershipMoves counts keys whose owner changed at a membership change;
+	// MembershipChanges the changes.
+	OwnershipMoves    int64
+	MembershipChanges int
+	// MembershipOverAdmission is the most one key's trailing window held over the limit
+	// in the window after a membership change (owner placements).
+	MembershipOverAdmission float64
+	// Syncs are the global-sync exchanges that reached their target; SyncFailures the
+	// sends a partition stopped.
+	Syncs, SyncFailures int64
+	// LostWrites are the writes a failover lost (its replica's lag).
+	LostWrites int64
+	// FailoverOverAdmission is the most one key's trailing window held over the limit in
+	// the window after a failover or the start of a slot move.
+	FailoverOverAdmission float64
+	// FreePasses counts requests the fleet admitted that a store losing nothing would
+	// have refused; FreePassKeys the client keys that got one.
+	FreePasses, FreePassKeys int64
+	// EvictedKeys, OOMErrors, StoreKeysMax and StoreBytesMax are the store's evictions,
+	// the requests whose write it refused for want of memory, and the most keys and bytes
+	// (tables included) its keys held at once.
+	EvictedKeys, OOMErrors int64
+	StoreKeysMax           int
+	StoreBytesMax          int64
+}
+
+// Designs returns the designs' figures so far.
+func (f *Fleet) Designs() DesignFigures {
+	var d DesignFigures
+	if o := f.own; o != nil {
+		d.OwnershipMoves, d.MembershipChanges = o.moves, o.changes
+		if f.decisions > 0 {
+			d.PeerHops = float64(o.forwarded) / float64(f.decisions)
+			d.PeerMessages = float64(o.messages) / float64(f.decisions)
+		}
+	}
+	if g := f.gs; g != nil {
+		d.Syncs, d.SyncFailures = g.syncs, g.failures
+		if f.decisions > 0 && g.toOwner {
+			d.PeerHops = float64(g.hops) / float64(f.decisions)
+			d.PeerMessages = float64(g.syncs+g.hops) / float64(f.decisions)
+		}
+	}
+	if f.own != nil || f.cfg.Scale != nil {
+		d.MembershipOverAdmission = float64(f.membershipPeak) / float64(f.policy.Limit)
+	}
+	if f.repl != nil {
+		d.LostWrites = f.repl.lostWrites
+		d.FailoverOverAdmission = float64(f.failoverPeak) / float64(f.policy.Limit)
+	}
+	if e := f.evict; e != nil {
+		d.EvictedKeys, d.StoreKeysMax, d.StoreBytesMax = e.evicted, e.keysMax, e.usedMax
+	}
+	d.OOMErrors = f.oom
+	d.FreePasses, d.FreePassKeys = f.freePasses, f.freeKeyN
+	return d
+}
+
+// newDesigns wraps the store for the configured faults and builds the placement's
+// mechanism; it returns the store the fleet is to use.
+func (f *Fleet) newDesigns(st store.Store) (store.Store, error) {
+	c, p, alg := f.cfg, f.policy, f.algorithm
+	if len(c.Failovers)+len(c.Reshards) > 0 {
+		f.repl = newReplicatedStore(st, c)
+		st = f.repl
+	}
+	if c.Eviction != nil && !c.Eviction.Server {
+		var err error
+		if f.evict, err = newEvictingStore(st, *c.Eviction); err != nil {
+			return nil, err
+		}
+		st = f.evict
+	}
+	switch c.Placement {
+	case "owner":
+		f.own = newOwners(c, alg, p)
+	case "global-sync":
+		var err error
+		if f.gs, err = newGlobalSync(c, alg, p, st); err != nil {
+			return nil, err
+		}
+	case "shared", "two-tier":
+		if f.repl != nil || c.Eviction != nil {
+			var err error
+			if f.shadow, err = store.NewLimiter(store.NewModel(), alg, p, c.Prefix); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return st, nil
+}
+
+// resizeDesigns follows a change of the node count.
+func (f *Fleet) resizeDesigns(n int) {
+	if f.own != nil {
+		f.own.resize(n, f.names)
+	}
+	if f.gs != nil {
+		f.gs.resize(n)
+	}
+}
+
+// judgeShadow counts a free pass when the fleet admitted t and a store that lost nothing
+// would have refused it. Only decisions the shared script made are judged.
+func (f *Fleet) judgeShadow(t *ticket) {
+	if f.shadow == nil || !t.ask {
+		return
+	}
+	r, err := f.shadow.Allow(f.names[t.key], t.at(), t.cost)
+	if err != nil || !t.allowed || r.Allowed {
+		return
+	}
+	f.freePasses++
+	for int(t.key) >= len(f.freeKeys) {
+		f.freeKeys = append(f.freeKeys, false)
+	}
+	if !f.freeKeys[t.key] {
+		f.freeKeys[t.key] = true
+		f.freeKeyN++
+	}
+}
+
+// storeRefused decides t by the eviction's outage policy when err is the store's refusal
+// to write for want of memory, and reports whether it was; any other error ends the run.
+func (f *Fleet) storeRefused(t *ticket, err error) bool {
+	if err == nil {
+		return false
+	}
+	if store.IsOOM(err) && f.cfg.Eviction != nil {
+		f.oom++
+		t.allowed = f.failover(&Outage{Policy: f.cfg.Eviction.OutagePolicy}, t.nd, t.key, t.nodeNow, t.cost, f.cfg.Placement == "two-tier")
+		return true
+	}
+	f.fail(err)
+	return false
+}
+
+// peakAround records, for an admission at now that brought its key's trailing window to
+// sum, the peaks of the windows that end in the window after a membership change or a
+// failover or slot move.
+func (f *Fleet) peakAround(now, sum int64) {
+	elapsed := time.Duration(now - f.cfg.Epoch)
+	w := f.policy.Window
+	after := func(at time.Duration) bool { return elapsed >= at && elapsed < at+w }
+	for _, s := range f.cfg.Scale {
+		if after(s.At) {
+			f.membershipPeak = max(f.membershipPeak, sum)
+		}
+	}
+	for _, fo := range f.cfg.Failovers {
+		if after(fo.At) {
+			f.failoverPeak = max(f.failoverPeak, sum)
+		}
+	}
+	for _, r := range f.cfg.Reshards {
+		if after(r.At) {
+			f.failoverPeak = max(f.failoverPeak, sum)
+		}
+	}
+}
+
+// outageFor returns the outage that cuts node off at elapsed, if any: a store outage
+// (all nodes; none for a placement without a store), or a partition that holds the node.
+func (f *Fleet) outageFor(node int, elapsed time.Duration) (int, *Outage) {
+	for i := range f.cfg.Outages {
+		o := &f.cfg.Outages[i]
+		if o.Nodes == 0 && !f.cfg.UsesStore() || o.Nodes > 0 && node >= o.Nodes {
+			continue
+		}
+		if elapsed >= o.At && elapsed < o.At+o.For {
+			return i, o
+		}
+	}
+	return -1, nil
+}
