@@ -15,13 +15,11 @@ type designs struct {
 	evict *evictingStore
 
 	// shadow decides every request the shared script decides on a store that never loses
-	// a write (no failover, no slot move, no eviction): a request the fleet admitted and
-	// the shadow refused got a free pass.
-	shadow     *store.Limiter
-	freePasses int64
-	freeKeys   []bool
-	freeKeyN   int64
-	oom        int64 // requests whose write the store refused for want of memory
+	// a write (no failover, no slot move, no eviction). Per key, what the fleet admitted
+	// beyond what the shadow admitted of the same requests are the fault's free passes.
+	shadow   *store.Limiter
+	admitted []shadowCount
+	oom      int64 // requests whose write the store refused for want of memory
 
 	// The most one key's window held, over the limit, for windows that end within a
 	// window after a membership change, and after a failover or the start of a slot move.
@@ -41,16 +39,18 @@ type DesignFigures struct {
 	// MembershipOverAdmission is the most one key's trailing window held over the limit
 	// in the window after a membership change (owner placements).
 	MembershipOverAdmission float64
-	// Syncs are the global-sync exchanges that reached their target; SyncFailures the
-	// sends a partition stopped.
+	// Syncs are the global-sync nodes' periodic exchanges with their target (one a tick
+	// from a node's first request for a key to its last); SyncFailures the sends a
+	// partition stopped.
 	Syncs, SyncFailures int64
 	// LostWrites are the writes a failover lost (its replica's lag).
 	LostWrites int64
 	// FailoverOverAdmission is the most one key's trailing window held over the limit in
 	// the window after a failover or the start of a slot move.
 	FailoverOverAdmission float64
-	// FreePasses counts requests the fleet admitted that a store losing nothing would
-	// have refused; FreePassKeys the client keys that got one.
+	// FreePasses are, summed over the client keys, the requests the fleet admitted beyond
+	// those a store losing nothing would have admitted of the same requests (decided by
+	// the shared script, shared and two-tier); FreePassKeys the keys that got any.
 	FreePasses, FreePassKeys int64
 	// EvictedKeys, OOMErrors, StoreKeysMax and StoreBytesMax are the store's evictions,
 	// the requests whose write it refused for want of memory, and the most keys and bytes
@@ -71,10 +71,10 @@ func (f *Fleet) Designs() DesignFigures {
 		}
 	}
 	if g := f.gs; g != nil {
-		d.Syncs, d.SyncFailures = g.syncs, g.failures
+		d.Syncs, d.SyncFailures = g.exchanges(), g.fails
 		if f.decisions > 0 && g.toOwner {
 			d.PeerHops = float64(g.hops) / float64(f.decisions)
-			d.PeerMessages = float64(g.syncs+g.hops) / float64(f.decisions)
+			d.PeerMessages = float64(d.Syncs+g.hops) / float64(f.decisions)
 		}
 	}
 	if f.own != nil || f.cfg.Scale != nil {
@@ -88,7 +88,12 @@ func (f *Fleet) Designs() DesignFigures {
 		d.EvictedKeys, d.StoreKeysMax, d.StoreBytesMax = e.evicted, e.keysMax, e.usedMax
 	}
 	d.OOMErrors = f.oom
-	d.FreePasses, d.FreePassKeys = f.freePasses, f.freeKeyN
+	for _, c := range f.admitted {
+		if c.fleet > c.shadow {
+			d.FreePasses += c.fleet - c.shadow
+			d.FreePassKeys++
+		}
+	}
 	return d
 }
 
@@ -126,6 +131,15 @@ func (f *Fleet) newDesigns(st store.Store) (store.Store, error) {
 	return st, nil
 }
 
+// settleDesigns adds what the designs cost the store to the fleet's round trips, once,
+// when the run is over: a global-sync node's exchanges with the store.
+func (f *Fleet) settleDesigns() {
+	if g := f.gs; g != nil && !g.toOwner && !g.settled {
+		g.settled = true
+		f.roundTrips += g.exchanges()
+	}
+}
+
 // resizeDesigns follows a change of the node count.
 func (f *Fleet) resizeDesigns(n int) {
 	if f.own != nil {
@@ -136,23 +150,27 @@ func (f *Fleet) resizeDesigns(n int) {
 	}
 }
 
-// judgeShadow counts a free pass when the fleet admitted t and a store that lost nothing
-// would have refused it. Only decisions the shared script made are judged.
+// shadowCount is what the fleet and the shadow admitted of one key's requests.
+type shadowCount struct{ fleet, shadow int64 }
+
+// judgeShadow has the shadow decide t as well, when the shared script decided it.
 func (f *Fleet) judgeShadow(t *ticket) {
 	if f.shadow == nil || !t.ask {
 		return
 	}
 	r, err := f.shadow.Allow(f.names[t.key], t.at(), t.cost)
-	if err != nil || !t.allowed || r.Allowed {
+	if err != nil {
 		return
 	}
-	f.freePasses++
-	for int(t.key) >= len(f.freeKeys) {
-		f.freeKeys = append(f.freeKeys, false)
+	for int(t.key) >= len(f.admitted) {
+		f.admitted = append(f.admitted, shadowCount{})
 	}
-	if !f.freeKeys[t.key] {
-		f.freeKeys[t.key] = true
-		f.freeKeyN++
+	c := &f.admitted[t.key]
+	if t.allowed {
+		c.fleet += t.cost
+	}
+	if r.Allowed {
+		c.shadow += t.cost
 	}
 }
 

@@ -513,6 +513,7 @@ func (f *Fleet) observe(nd *node, key uint32, now, cost int64, allowed, inOutage
 
 // Finish inspects the store for keys left without a TTL and returns the fleet's figures.
 func (f *Fleet) Finish(variant string) (*report.Distributed, error) {
+	f.settleDesigns()
 	d := &report.Distributed{
 		Variant:                variant,
 		Placement:              f.cfg.Placement,

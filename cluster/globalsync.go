@@ -26,44 +26,54 @@ var GlobalAlgorithms = []string{"fixed-window", "sliding-window"}
 var SyncTargets = []string{"owner", "store"}
 
 // globalSync is the global-sync placement: every node decides from its own view of the
-// key's global counts and exchanges hits with the target asynchronously.
+// key's global counts and exchanges hits and totals with the target periodically.
 //
-// A node's view of a window's count is the total it last read from the target, plus the
-// hits it sent since that read, plus the hits it admitted since it last sent. The first
-// request a node sees for a key after a send (refused ones too) schedules the next send,
-// Sync later (Gubernator starts its GlobalSyncWait interval at the first queued hit): the
-// node sends the hits it admitted, the target adds them to the window counters half a
-// round trip later and reads the current and previous windows' totals, and the reply
-// reaches the node a round trip after the send. Meanwhile the node decides alone: every
-// other node's admissions since its last read are invisible to it, so the fleet can
-// admit about rate × (Sync + round trip) beyond the limit, more with more nodes — what
-// Kong's documentation means by a counter that is accurate only when sync_rate is 0.
+// Each node runs a timer of period Sync (node i's ticks offset by i·Sync/N, so the nodes
+// do not tick in step). At each tick, for every key it has seen, it sends the hits it
+// admitted since the last tick — the target adds them to the window counters half a round
+// trip later — and reads the totals of the current and previous windows, which reach it
+// a round trip after the tick. A node's view of a window's count is the total of its last
+// read that has arrived, plus its own hits that total does not hold yet (sent later, or
+// not sent). Everything the other nodes admitted since that read is invisible to it, so
+// the fleet can admit about rate × (Sync + round trip) beyond the limit — what Kong's
+// documentation means by a counter that is accurate only when sync_rate is 0, and
+// Gubernator's by GLOBAL trading consistency for scale. Gubernator's owner broadcasts the
+// totals to every node after it applies hits; the periodic read stands for that.
+//
+// The model reads lazily: a node's read of a tick is taken at its next decision, from the
+// target's counters then, less what the target applied after the read's moment (the
+// fleet logs each increment it applies for the last interval), so the figures are those
+// of the periodic reads without a store call per node and tick. The exchanges counted
+// are one per tick from a node's first request for a key to its last.
 //
 // Sync 0 is synchronous: each decision reads the totals and adds its own hit at once, one
 // round trip, which is exact.
 //
 // The owner of a key (target owner) decides from the counts it keeps, at once and exactly;
 // after a membership change the key's new owner starts its counts afresh. A node cut off
-// by a partition (Outage.Nodes) cannot send: it keeps its hits and goes on deciding from
-// its view, which then grows only with its own admissions — it enforces the whole limit
-// alone — until a send gets through.
+// by a partition (Outage.Nodes) can neither send nor read: it keeps its hits and goes on
+// deciding from its last read and its own admissions — it enforces the whole limit alone
+// — until the partition ends.
 type globalSync struct {
-	rw       store.ReadWriter // the target's counters: the store, or the owners' memory
-	toOwner  bool
-	ring     *ring // target owner
-	sync     int64 // ns
-	rtt      int64 // ns: the round trip of an exchange
-	limit    int64
-	window   int64 // µs
-	ttl      int64 // ms: the counters' TTL, for garbage collection only
-	prefix   string
-	sliding  bool
-	views    map[viewKey]*view
-	events   eventQueue
-	seq      int64
-	syncs    int64 // exchanges that reached the target
-	failures int64 // sends a partition stopped
-	hops     int64 // synchronous decisions forwarded to an owner (sync 0, target owner)
+	rw      store.ReadWriter // the target's counters: the store, or the owners' memory
+	toOwner bool
+	ring    *ring // target owner
+	sync    int64 // ns
+	rtt     int64 // ns: the round trip of an exchange
+	nodes   int   // the node count at the start, for the timers' offsets
+	limit   int64
+	window  int64 // µs
+	ttl     int64 // ms: the counters' TTL, for garbage collection only
+	prefix  string
+	sliding bool
+	views   map[viewKey]*view
+	applied map[string][]applied // per counter, the increments of the last interval
+	events  eventQueue
+	seq     int64
+	sends   int64 // sends that reached the target
+	fails   int64 // sends a partition stopped
+	hops    int64 // synchronous decisions forwarded to an owner (sync 0, target owner)
+	settled bool  // the exchanges are in the fleet's round trips
 }
 
 type viewKey struct {
@@ -73,30 +83,26 @@ type viewKey struct {
 
 // view is one node's view of one key's global counts.
 type view struct {
+	readTick int64    // the tick of the read base holds (-1: none yet)
+	readAt   int64    // ns: the moment the target read base
 	baseIdx  int64    // the window index of base[1]; base[0] is the window before
-	base     [2]int64 // the totals last read
+	base     [2]int64 // the totals read
+	sent     []hit    // hits sent, with the moment the target applies them
 	pending  []hit    // admitted, not yet sent
-	flights  []flight // sent, reply not yet arrived, in send order
 	sendNext bool     // a send is scheduled
+	first    int64    // ns: the node's first and last request for the key
+	last     int64
 }
 
-type hit struct{ idx, cost int64 }
+type hit struct{ idx, cost, at int64 }
 
-// flight is one exchange under way: the hits it carries, and once the target has applied
-// them, the totals it read and when they reach the node.
-type flight struct {
-	hits    []hit
-	applied bool
-	idx     int64
-	counts  [2]int64
-	replyAt int64
-}
+type applied struct{ at, cost int64 }
 
 type eventKind uint8
 
 const (
 	sendEvent  eventKind = iota // the node sends its pending hits
-	applyEvent                  // the target applies a flight and reads the totals
+	applyEvent                  // the target applies hits
 )
 
 type event struct {
@@ -104,6 +110,7 @@ type event struct {
 	seq  int64
 	kind eventKind
 	vk   viewKey
+	hits []hit
 }
 
 type eventQueue []event
@@ -117,6 +124,7 @@ func (q *eventQueue) Push(x any)   { *q = append(*q, x.(event)) }
 func (q *eventQueue) Pop() any {
 	old := *q
 	e := old[len(old)-1]
+	old[len(old)-1] = event{}
 	*q = old[:len(old)-1]
 	return e
 }
@@ -129,8 +137,8 @@ func newGlobalSync(c Config, algorithm string, p algorithms.Policy, st store.Sto
 		return nil, err
 	}
 	g := &globalSync{
-		toOwner: c.SyncTo != "store", sync: int64(c.Sync), limit: p.Limit, window: p.Window.Microseconds(),
-		prefix: c.Prefix + "gs:", sliding: algorithm == "sliding-window", views: map[viewKey]*view{},
+		toOwner: c.SyncTo != "store", sync: int64(c.Sync), nodes: c.Nodes, limit: p.Limit, window: p.Window.Microseconds(),
+		prefix: c.Prefix + "gs:", sliding: algorithm == "sliding-window", views: map[viewKey]*view{}, applied: map[string][]applied{},
 	}
 	g.ttl = ceilDiv(int64(2*p.Window+2*c.Skew+c.Latency+c.PeerLatency), int64(time.Millisecond))
 	if g.toOwner {
@@ -164,49 +172,57 @@ func (g *globalSync) counter(name string, idx int64) string {
 	return p + name + ":" + strconv.FormatInt(idx, 10)
 }
 
-func (g *globalSync) push(at int64, kind eventKind, vk viewKey) {
-	g.seq++
-	heap.Push(&g.events, event{at: at, seq: g.seq, kind: kind, vk: vk})
+// tick is the number of node's last tick at or before at (ns); tickAt its moment.
+func (g *globalSync) tick(node int, at int64) int64 {
+	return floorDiv(at-g.offset(node), g.sync)
 }
 
-// advance runs, in time order, every send and apply due at or before now.
+func (g *globalSync) tickAt(node int, n int64) int64 { return n*g.sync + g.offset(node) }
+
+func (g *globalSync) offset(node int) int64 {
+	return int64(node%max(g.nodes, 1)) * g.sync / int64(max(g.nodes, 1))
+}
+
+func (g *globalSync) push(e event) {
+	g.seq++
+	e.seq = g.seq
+	heap.Push(&g.events, e)
+}
+
+// advanceGlobal runs, in time order, every send and apply due at or before now.
 func (f *Fleet) advanceGlobal(now int64) error {
 	g := f.gs
 	for len(g.events) > 0 && g.events[0].at <= now {
 		e := heap.Pop(&g.events).(event)
-		v := g.views[e.vk]
 		name := f.names[e.vk.key]
 		switch e.kind {
 		case sendEvent:
+			v := g.views[e.vk]
 			v.sendNext = false
-			if len(v.pending) == 0 && len(v.flights) > 0 {
-				continue // nothing to send and a read already under way
-			}
 			if f.cutOff(e.vk.node, name, e.at) {
-				g.failures++
-				continue // the hits stay pending for the next send
+				g.fails++
+				v.sendNext = true // the hits stay pending for the next tick
+				g.push(event{at: g.tickAt(e.vk.node, g.tick(e.vk.node, e.at)+1), kind: sendEvent, vk: e.vk})
+				continue
 			}
-			v.flights = append(v.flights, flight{hits: v.pending, idx: f.windowIndex(e.vk.node, e.at)})
+			apply := e.at + g.rtt/2
+			for i := range v.pending {
+				v.pending[i].at = apply
+			}
+			v.sent = append(v.sent, v.pending...)
+			g.push(event{at: apply, kind: applyEvent, vk: e.vk, hits: v.pending})
 			v.pending = nil
-			g.push(e.at+g.rtt/2, applyEvent, e.vk)
+			g.sends++
 		case applyEvent:
-			fl := &v.flights[slices.IndexFunc(v.flights, func(fl flight) bool { return !fl.applied })]
 			if err := g.rw.SetNow(e.at); err != nil {
 				return err
 			}
-			for _, h := range fl.hits {
-				if _, err := g.rw.IncrExpire(g.counter(name, h.idx), h.cost, g.ttl); err != nil {
+			for _, h := range e.hits {
+				c := g.counter(name, h.idx)
+				if _, err := g.rw.IncrExpire(c, h.cost, g.ttl); err != nil {
 					return err
 				}
-			}
-			counts, err := g.rw.Get(g.counter(name, fl.idx-1), g.counter(name, fl.idx))
-			if err != nil {
-				return err
-			}
-			fl.applied, fl.counts, fl.replyAt, fl.hits = true, [2]int64{counts[0], counts[1]}, e.at+g.rtt-g.rtt/2, nil
-			g.syncs++
-			if !g.toOwner {
-				f.roundTrips++
+				g.applied[c] = append(g.applied[c], applied{e.at, h.cost})
 			}
 		}
 	}
@@ -227,9 +243,29 @@ func (f *Fleet) cutOff(node int, name string, at int64) bool {
 	return false
 }
 
-// windowIndex is the window node's clock is in at true time at.
-func (f *Fleet) windowIndex(node int, at int64) int64 {
-	return floorDiv(floorDiv(at+f.nodes[node].skew, 1000), f.gs.window)
+// asOf reads the counters now and takes back what the target applied after at.
+func (g *globalSync) asOf(names []string, at int64) ([]int64, error) {
+	counts, err := g.rw.Get(names...)
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range names {
+		log := g.applied[c]
+		// Increments older than an interval and a round trip are never taken back.
+		keep := slices.IndexFunc(log, func(a applied) bool { return a.at >= at-g.sync-g.rtt })
+		if keep < 0 {
+			delete(g.applied, c)
+			continue
+		}
+		log = log[keep:]
+		g.applied[c] = log
+		for _, a := range log {
+			if a.at > at {
+				counts[i] -= a.cost
+			}
+		}
+	}
+	return counts, nil
 }
 
 // decideGlobal takes t's decision under the global-sync placement.
@@ -250,27 +286,41 @@ func (f *Fleet) decideGlobal(t *ticket) {
 	vk := viewKey{t.node, t.key}
 	v := g.views[vk]
 	if v == nil {
-		v = &view{}
+		v = &view{readTick: -1, first: t.now}
 		g.views[vk] = v
 	}
-	// Replies that have reached the node replace its base.
-	for len(v.flights) > 0 && v.flights[0].applied && v.flights[0].replyAt <= t.now {
-		v.baseIdx, v.base = v.flights[0].idx, v.flights[0].counts
-		v.flights = v.flights[1:]
+	v.last = t.now
+	cut := f.cutOff(t.node, name, t.now)
+	t.inOutage = cut
+	// The read of the last tick whose reply has arrived, and that came after the node's
+	// first request (it has no view before).
+	if n := g.tick(t.node, t.now-g.rtt); !cut && g.tickAt(t.node, n) >= v.first && (n != v.readTick || idx != v.baseIdx) {
+		at := g.tickAt(t.node, n) + g.rtt/2
+		if err := g.rw.SetNow(t.now); err != nil {
+			f.fail(err)
+			return
+		}
+		counts, err := g.asOf([]string{g.counter(name, idx-1), g.counter(name, idx)}, at)
+		if err != nil {
+			f.fail(err)
+			return
+		}
+		v.readTick, v.readAt, v.baseIdx, v.base = n, at, idx, [2]int64{counts[0], counts[1]}
+		v.sent = slices.DeleteFunc(v.sent, func(h hit) bool { return h.at <= at })
 	}
 	count := func(i int64) int64 {
 		var c int64
-		switch i {
-		case v.baseIdx:
-			c = v.base[1]
-		case v.baseIdx - 1:
-			c = v.base[0]
+		if v.readTick >= 0 {
+			switch i {
+			case v.baseIdx:
+				c = v.base[1]
+			case v.baseIdx - 1:
+				c = v.base[0]
+			}
 		}
-		for _, fl := range v.flights {
-			for _, h := range fl.hits {
-				if h.idx == i {
-					c += h.cost
-				}
+		for _, h := range v.sent {
+			if h.idx == i && (v.readTick < 0 || h.at > v.readAt) {
+				c += h.cost
 			}
 		}
 		for _, h := range v.pending {
@@ -281,25 +331,29 @@ func (f *Fleet) decideGlobal(t *ticket) {
 		return c
 	}
 	t.allowed, t.remaining = g.decide(us, idx, count(idx-1), count(idx), t.cost)
-	if t.allowed {
-		if n := len(v.pending); n > 0 && v.pending[n-1].idx == idx {
-			v.pending[n-1].cost += t.cost
-		} else {
-			v.pending = append(v.pending, hit{idx, t.cost})
-		}
+	if !t.allowed {
+		return
+	}
+	if n := len(v.pending); n > 0 && v.pending[n-1].idx == idx {
+		v.pending[n-1].cost += t.cost
+	} else {
+		v.pending = append(v.pending, hit{idx: idx, cost: t.cost})
 	}
 	if !v.sendNext {
 		v.sendNext = true
-		g.push(t.now+g.sync, sendEvent, vk)
-	}
-	if f.cutOffNow(t, name) {
-		t.inOutage = true
+		g.push(event{at: g.tickAt(t.node, g.tick(t.node, t.now)+1), kind: sendEvent, vk: vk})
 	}
 }
 
-// cutOffNow reports whether t's node is cut off from the target (for the outage figures;
-// a global-sync decision itself never waits for the target).
-func (f *Fleet) cutOffNow(t *ticket, name string) bool { return f.cutOff(t.node, name, t.now) }
+// exchanges is the periodic exchanges the nodes made: one a tick from a node's first
+// request for a key to its last.
+func (g *globalSync) exchanges() int64 {
+	var n int64
+	for vk, v := range g.views {
+		n += g.tick(vk.node, v.last) - g.tick(vk.node, v.first) + 1
+	}
+	return n
+}
 
 // decideGlobalNow decides from the target's totals and counts the hit at once: sync 0, or
 // the owner deciding its own key.
@@ -327,9 +381,13 @@ func (f *Fleet) decideGlobalNow(t *ticket, name string, us, idx int64, owner boo
 	}
 	t.allowed, t.remaining = g.decide(us, idx, counts[0], counts[1], t.cost)
 	if t.allowed {
-		if _, err := g.rw.IncrExpire(g.counter(name, idx), t.cost, g.ttl); err != nil {
+		c := g.counter(name, idx)
+		if _, err := g.rw.IncrExpire(c, t.cost, g.ttl); err != nil {
 			f.fail(err)
 			return
+		}
+		if g.sync > 0 {
+			g.applied[c] = append(g.applied[c], applied{t.now, t.cost})
 		}
 	}
 	switch {

@@ -13,8 +13,8 @@ import (
 const DefaultVNodes = 512
 
 // ring is a consistent-hash ring with virtual nodes: each node in service puts vnodes
-// points on a 64-bit circle, at FNV-1a of "<replica>node-<i>", and a key belongs to the
-// node of the first point at or after FNV-1a of the key's name, wrapping round. Adding or
+// points on a 64-bit circle, at hash64 of "<replica>node-<i>", and a key belongs to the
+// node of the first point at or after hash64 of the key's name, wrapping round. Adding or
 // removing a node moves only the keys whose arc it takes or leaves — about 1/N of them —
 // and every node computes the same owner from the same membership.
 type ring struct {
@@ -59,8 +59,17 @@ func (r *ring) owner(name string) int {
 	return r.points[i].node
 }
 
+// hash64 is FNV-1a followed by murmur3's 64-bit finaliser: FNV-1a alone leaves the high
+// bits of short, similar names ("0node-1", "1node-1") close together, which bunches one
+// node's points on the circle and hands a few nodes most of the keys.
 func hash64(s string) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(s))
-	return h.Sum64()
+	x := h.Sum64()
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	return x
 }
