@@ -53,13 +53,15 @@ func (e *Eviction) validate() error {
 // model that takes every call the face takes), from which it knows each key's type, size
 // and TTL, and counts the memory the keys use as a Redis 7.0 server does:
 //
-//   - per key, its name (an sds: the jemalloc size class of its length + 4), its entry in
-//     the main dictionary (24 B, allocated 32), and with a TTL its entry in the expires
+//   - per key, its name (an sds: the jemalloc size class of its length plus a header of 1
+//     byte below 32 bytes, 3 up to 255, and a NUL), its entry in the main dictionary (24 B,
+//     allocated 32), and with a TTL its entry in the expires
 //     dictionary (32); a string's object (16 B) unless its value is a shared integer
 //     (0 ≤ v < 10000, which Redis does not share under an LRU policy); a hash's object
 //     and listpack (7 B + per field its name and its integer's encoding, in size class);
-//   - per dictionary, 8 B a bucket, the table a power of two ≥ its keys (Redis grows it
-//     when it fills and shrinks it below a tenth).
+//   - per dictionary, 8 B a bucket, the table a power of two: Redis doubles it when it is
+//     full — unless the new table would take the memory over MaxMemory and it is less
+//     than 1.618 times full — and shrinks it below a tenth.
 //
 // Calibrated on redis-server 7.0.15 (Debian 12, jemalloc 5.3.0): the growth of INFO
 // used_memory over 1000 to 6000 keys of names 20 to 80 bytes with a TTL — string counters
@@ -155,7 +157,12 @@ func intBytes(v int64) int64 {
 
 // keyBytes is the memory one key takes (see evictingStore).
 func (s *evictingStore) keyBytes(name string, e store.Entry) (int64, error) {
-	b := sizeClass(int64(len(name))+4) + 32
+	// The name is an sds: a 1-byte header below 32 bytes, 3 bytes up to 255, and a NUL.
+	hdr := int64(3)
+	if len(name) < 32 {
+		hdr = 1
+	}
+	b := sizeClass(int64(len(name))+hdr+1) + 32
 	if e.ExpireAt != 0 {
 		b += 32
 	}
@@ -176,11 +183,20 @@ func (s *evictingStore) keyBytes(name string, e store.Entry) (int64, error) {
 	return b, nil
 }
 
-// table is the size of a dictionary's table for n keys, grown from size.
-func table(size, n int) int {
+// maxLoad is the load a Redis 7 dictionary's table may reach before it grows even when
+// growing would take it over maxmemory (HASHTABLE_MAX_LOAD_FACTOR).
+const maxLoad = 1.618
+
+// table is the size of a dictionary's table holding n keys, from size: it doubles when
+// full, unless the new table would take the store's memory over MaxMemory and the load
+// is under maxLoad (Redis 7's dictExpandAllowed); below a tenth full it shrinks.
+func (s *evictingStore) table(size, n int) int {
 	switch {
 	case n > size:
-		return 1 << bits.Len(uint(n-1))
+		grown := 1 << bits.Len(uint(n-1))
+		if float64(n-1)/float64(size) > maxLoad || s.used()+8*int64(grown) <= s.cfg.MaxMemory {
+			return grown
+		}
 	case size > 4 && n*10 < size:
 		return max(4, 1<<bits.Len(uint(max(n, 1)-1)))
 	}
@@ -233,7 +249,8 @@ func (s *evictingStore) account(keys []string) error {
 			}
 		}
 	}
-	s.mainT, s.expT = table(s.mainT, s.keys), table(s.expT, s.ttlKeys)
+	s.mainT = s.table(s.mainT, s.keys)
+	s.expT = s.table(s.expT, s.ttlKeys)
 	s.keysMax = max(s.keysMax, s.keys)
 	s.usedMax = max(s.usedMax, s.used())
 	return nil
@@ -266,7 +283,8 @@ func (s *evictingStore) makeRoom() (over bool, err error) {
 			s.evicted++
 		}
 		s.forget(en)
-		s.mainT, s.expT = table(s.mainT, s.keys), table(s.expT, s.ttlKeys)
+		s.mainT = s.table(s.mainT, s.keys)
+		s.expT = s.table(s.expT, s.ttlKeys)
 	}
 	return false, nil
 }
