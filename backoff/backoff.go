@@ -1,9 +1,11 @@
 // Package backoff runs the retry experiments of `rlsim backoff`: many closed-loop clients
 // retrying with one strategy against a server model, repeated over seeded runs and
-// averaged. Two models exist: "occ", the optimistic-concurrency experiment of Marc
-// Brooker's "Exponential Backoff And Jitter" (AWS Architecture Blog, 2015), and
+// averaged. Three models exist: "occ", the optimistic-concurrency experiment of Marc
+// Brooker's "Exponential Backoff And Jitter" (AWS Architecture Blog, 2015);
 // "rate-limited", clients against an API guarded by one of rlsim's limiters whose capacity
-// can wobble. Every run is a discrete-event simulation on its own sim.Loop and RNG; runs are
+// can wobble; and "overload", clients against a backend of finite capacity and no limiter.
+// Every run is a discrete-event simulation on its own event queue (a sim.Loop, or for occ
+// a sim.Queue of its clients) and its own RNG (sim.NewRNG in the backoff stream); runs are
 // spread over cores, and the result is the same bytes as a sequential run.
 package backoff
 
@@ -12,8 +14,9 @@ import (
 	"math"
 	"runtime"
 	"slices"
-	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/rlsim/rlsim/traffic"
 )
@@ -177,44 +180,38 @@ func (e Experiment) Run() ([]Result, error) {
 			}
 		}
 	}
-	type job struct{ s, c, r int }
 	nc, nr := len(e.Clients), e.Runs
 	stats := make([]RunStats, len(e.Strategies)*nc*nr)
-	jobs := make(chan job)
 	workers := e.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for j := range jobs {
-				st := e.Model.Run(e.Strategies[j.s], e.Clients[j.c], RunSeed(e.Seed, e.Clients[j.c], j.r))
-				st.PeakArrivals = peak(st.Retries)
-				st.LoadPeak = peak(st.Attempts)
-				st.CompletionP50, st.CompletionP99, st.CompletionMax = percentiles(st.ClientCompletion)
-				st.ClientCompletion = nil
-				switch {
-				case j.r > 0 || !e.KeepSeries:
-					// Only the peaks are averaged; do not hold every series.
-					st.Attempts, st.Retries = nil, nil
-				case st.Retries == nil:
-					// Kept but nothing was retried: an empty series, not a missing one.
-					st.Retries = []int64{}
-				}
-				stats[(j.s*nc+j.c)*nr+j.r] = st
-			}
-		})
-	}
+	var g errgroup.Group
+	g.SetLimit(workers)
 	for s := range e.Strategies {
 		for c := range e.Clients {
 			for r := range nr {
-				jobs <- job{s, c, r}
+				g.Go(func() error {
+					st := e.Model.Run(e.Strategies[s], e.Clients[c], RunSeed(e.Seed, e.Clients[c], r))
+					st.PeakArrivals = peak(st.Retries)
+					st.LoadPeak = peak(st.Attempts)
+					st.CompletionP50, st.CompletionP99, st.CompletionMax = percentiles(st.ClientCompletion)
+					st.ClientCompletion = nil
+					switch {
+					case r > 0 || !e.KeepSeries:
+						// Only the peaks are averaged; do not hold every series.
+						st.Attempts, st.Retries = nil, nil
+					case st.Retries == nil:
+						// Kept but nothing was retried: an empty series, not a missing one.
+						st.Retries = []int64{}
+					}
+					stats[(s*nc+c)*nr+r] = st
+					return nil
+				})
 			}
 		}
 	}
-	close(jobs)
-	wg.Wait()
+	g.Wait()
 	var out []Result
 	for s, strat := range e.Strategies {
 		for c, clients := range e.Clients {

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/rlsim/rlsim/sim"
 	"github.com/rlsim/rlsim/traffic"
 )
 
@@ -52,8 +53,14 @@ func (m OCC) String() string {
 
 // Run implements Model. The OCC model has no answers for policies to read: it retries
 // with strategy's backoff shape alone (Experiment.Run refuses policies).
+//
+// A run pops its events from a sim.Queue of client indexes rather than a sim.Loop: every
+// event is one of its clients, so the dispatch is a direct call, and the items stay 24
+// bytes instead of 32. The order is sim.Loop's, (time, scheduling order). Measured on the
+// whole sweep (rlsim backoff --model occ --clients 10..190/10 --runs 100), running on
+// sim.Loop took about 1.3 times the CPU time of this loop.
 func (m OCC) Run(strategy traffic.Strategy, clients int, seed uint64) RunStats {
-	w := &occWorld{model: m, strategy: strategy.Backoff, rng: rand.New(rand.NewPCG(seed, seed^0x2545f4914f6cdd1d))}
+	w := &occWorld{model: m, strategy: strategy.Backoff, rng: sim.NewRNG(seed, sim.BackoffStream)}
 	w.stats.Requests = int64(clients)
 	w.stats.ClientCompletion = make([]time.Duration, clients)
 	if w.model.Bin <= 0 {
@@ -62,12 +69,12 @@ func (m OCC) Run(strategy traffic.Strategy, clients int, seed uint64) RunStats {
 	cs := make([]occClient, clients)
 	for i := range cs {
 		cs[i].index = int32(i)
-		w.queue.push(w.hop(), int32(i))
+		w.schedule(w.hop(), int32(i))
 	}
-	for len(w.queue.items) > 0 {
-		e := w.queue.pop()
-		w.now = e.at
-		cs[e.client].fire(w)
+	for w.queue.Len() > 0 {
+		e := w.queue.Pop()
+		w.now = e.At
+		cs[e.Value].fire(w)
 	}
 	w.stats.Wasted = w.stats.Calls - w.successes
 	return w.stats
@@ -82,7 +89,14 @@ type occWorld struct {
 	// successes counts accepted writes.
 	successes int64
 	now       time.Duration
-	queue     occQueue
+	queue     sim.Queue[int32] // client indexes
+	seq       uint64
+}
+
+// schedule queues client's next event at at, after the events already queued for then.
+func (w *occWorld) schedule(at time.Duration, client int32) {
+	w.seq++
+	w.queue.Push(sim.Item[int32]{At: at, Seq: w.seq, Value: client})
 }
 
 func (w *occWorld) hop() time.Duration {
@@ -109,18 +123,20 @@ type occClient struct {
 	prev    time.Duration // the last sleep
 }
 
+// fire runs the client's pending event: its read or its write reaching the server.
 func (c *occClient) fire(w *occWorld) {
+	now := w.now
 	if !c.writing {
 		// The read reaches the server; its answer goes back and the write comes in.
 		c.read = w.version
 		c.writing = true
-		w.queue.push(w.now+w.hop()+w.hop(), c.index)
+		w.schedule(now+w.hop()+w.hop(), c.index)
 		return
 	}
 	w.stats.Calls++
-	w.stats.arrive(w.now, w.model.Bin, c.writes > 0)
+	w.stats.arrive(now, w.model.Bin, c.writes > 0)
 	c.writes++
-	replied := w.now + w.hop()
+	replied := now + w.hop()
 	if c.read == w.version {
 		w.version++
 		w.successes++
@@ -143,62 +159,5 @@ func (c *occClient) fire(w *occWorld) {
 		return
 	}
 	c.writing = false
-	w.queue.push(replied+sleep+w.hop(), c.index)
-}
-
-// occQueue is the run's event queue: ordered by (time, scheduling order) exactly like
-// sim.Loop (TestOCCQueueOrdersLikeSimLoop), but typed. A sweep of the experiment is tens
-// of millions of events, and sim.Loop's interface-typed heap allocates a box per event;
-// this queue allocates nothing once grown. BenchmarkEventQueue measured about 4× less
-// time per event (67–96 ns against 290–580 ns), and the 19 × 10 × 4 sweep went from 2.0 s
-// to 0.44 s.
-type occQueue struct {
-	items []occEvent
-	seq   uint64
-}
-
-type occEvent struct {
-	at     time.Duration
-	seq    uint64
-	client int32
-}
-
-func (q *occQueue) less(i, j int) bool {
-	a, b := &q.items[i], &q.items[j]
-	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
-}
-
-func (q *occQueue) push(at time.Duration, client int32) {
-	q.seq++
-	q.items = append(q.items, occEvent{at: at, seq: q.seq, client: client})
-	for i := len(q.items) - 1; i > 0; {
-		parent := (i - 1) / 2
-		if !q.less(i, parent) {
-			break
-		}
-		q.items[i], q.items[parent] = q.items[parent], q.items[i]
-		i = parent
-	}
-}
-
-func (q *occQueue) pop() occEvent {
-	top := q.items[0]
-	last := len(q.items) - 1
-	q.items[0] = q.items[last]
-	q.items = q.items[:last]
-	for i := 0; ; {
-		small, l, r := i, 2*i+1, 2*i+2
-		if l < last && q.less(l, small) {
-			small = l
-		}
-		if r < last && q.less(r, small) {
-			small = r
-		}
-		if small == i {
-			break
-		}
-		q.items[i], q.items[small] = q.items[small], q.items[i]
-		i = small
-	}
-	return top
+	w.schedule(replied+sleep+w.hop(), c.index)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rlsim/rlsim/response"
+	"github.com/rlsim/rlsim/sim"
 	"github.com/rlsim/rlsim/traffic"
 )
 
@@ -87,7 +88,7 @@ func (m Overload) Validate() error {
 
 // Run implements Model.
 func (m Overload) Run(strategy traffic.Strategy, clients int, seed uint64) RunStats {
-	rng := rand.New(rand.NewPCG(seed, seed^0x2545f4914f6cdd1d))
+	rng := sim.NewRNG(seed, sim.BackoffStream)
 	b := &backend{m: m, rng: rng, load: traffic.NewSliceCount(m.Window, 10),
 		perWindow: float64(m.Capacity * m.Window.Seconds())}
 	pop := &traffic.Clients{Server: b, Retry: m.Retry, Epoch: m.Epoch, Bin: m.Bin, RNG: rng, Processes: m.Processes}

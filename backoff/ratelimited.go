@@ -183,7 +183,7 @@ func (m RateLimited) Run(strategy traffic.Strategy, clients int, seed uint64) Ru
 
 // run is Run against lim, which the tests wrap to watch what the limiter is asked.
 func (m RateLimited) run(lim algorithms.Limiter, strategy traffic.Strategy, clients int, seed uint64) RunStats {
-	rng := rand.New(rand.NewPCG(seed, seed^0x2545f4914f6cdd1d))
+	rng := sim.NewRNG(seed, sim.BackoffStream)
 	api := &api{m: m, lim: lim, rng: rng, seed: seed, done: map[uint64]bool{}, ran: map[[2]int]int{}}
 	pop := &traffic.Clients{Server: api, Retry: m.Retry, Epoch: m.Epoch, Bin: m.Bin, RNG: rng, Processes: m.Processes}
 	st := runClients(pop, strategy, clients, m.Start, m.Spread, traffic.Job{Requests: m.Requests, NonIdempotent: m.NonIdempotent})

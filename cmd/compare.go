@@ -13,6 +13,7 @@ import (
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/scenario"
+	"github.com/rlsim/rlsim/worstcase"
 )
 
 type compareOptions struct {
@@ -180,6 +181,7 @@ func runCompare(o *compareOptions, streams IO) error {
 	}
 	var reports []*report.Report
 	var requests int64
+	var worst worstcase.Cache // the worst case of each policy, searched once per run
 	err = withDecisions(o.decisions, func(dw *scenario.DecisionWriter) error {
 		opts.Decisions = dw
 		for _, sc := range loaded {
@@ -194,7 +196,7 @@ func runCompare(o *compareOptions, streams IO) error {
 			if err != nil {
 				return err
 			}
-			if err := addWorstOverAdmission(rep, sc.EpochTime(), o.worstBudget); err != nil {
+			if err := addWorstOverAdmission(&worst, rep, sc.EpochTime(), o.worstBudget); err != nil {
 				return err
 			}
 			// The keying chart compares the scenario's key with its compare_keys, unless

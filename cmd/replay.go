@@ -16,6 +16,7 @@ import (
 	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/scenario"
 	"github.com/rlsim/rlsim/traffic"
+	"github.com/rlsim/rlsim/worstcase"
 )
 
 // Replay defaults: a policy of 100 requests per minute keyed on the client address, the
@@ -150,7 +151,8 @@ func runReplay(o *replayOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
-	if err := addWorstOverAdmission(rep, sc.EpochTime(), defaultCompareWorstBudget); err != nil {
+	var worst worstcase.Cache
+	if err := addWorstOverAdmission(&worst, rep, sc.EpochTime(), defaultCompareWorstBudget); err != nil {
 		return err
 	}
 	rep.Reproduce = o.command(rep.Seed)

@@ -3,9 +3,7 @@ package cmd
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -147,7 +145,8 @@ func runSweep(o *sweepOptions, streams IO) error {
 }
 
 // validate checks the chart flags against the swept parameters and resolves the chart
-// formats from --charts (png when it says none), before anything runs or is written.
+// formats from --charts (png when it says none: --chart-metric asked for a chart), before
+// anything runs or is written.
 func (c *chartOptions) validate(params []sweep.Param, charts string) error {
 	if c.metric == "" {
 		if c.param != "" {
@@ -164,15 +163,14 @@ func (c *chartOptions) validate(params []sweep.Param, charts string) error {
 	if !slices.ContainsFunc(params, func(p sweep.Param) bool { return p.Name == c.param }) {
 		return usagef("--chart-param: %q is not a swept parameter", c.param)
 	}
-	c.formats = []string{"png"}
-	if charts != "none" && charts != "" {
-		c.formats = strings.Split(charts, ",")
+	formats, err := parseCharts(charts)
+	if err != nil {
+		return err
 	}
-	for _, f := range c.formats {
-		if f != "png" && f != "svg" {
-			return usagef("--charts: unknown chart format %q (want png, svg or none)", f)
-		}
+	if len(formats) == 0 {
+		formats = []string{"png"}
 	}
+	c.formats = formats
 	return nil
 }
 
@@ -194,18 +192,22 @@ func renderSweep(g *globalOptions, streams IO, res *sweep.Results, format string
 	if err != nil {
 		return err
 	}
-	if chart.metric != "" {
-		if err := os.MkdirAll(g.out, 0o755); err != nil {
-			return fmt.Errorf("--out: %w", err)
+	if chart.metric != "" && g.out != "" { // --out "" writes no files
+		fig, err := sweep.Figure(res, chart.metric, chart.param)
+		if err != nil {
+			return err
 		}
+		// Every format is drawn before any file is written.
+		var files []outFile
 		for _, f := range chart.formats {
-			name := fmt.Sprintf("sweep-%s-%s-vs-%s.%s", res.Sweep.Scenario, chart.metric, strings.ReplaceAll(chart.param, ".", "-"), f)
-			err := writeAtomically(filepath.Join(g.out, name), func(w io.Writer) error {
-				return sweep.WriteChart(w, f, res, chart.metric, chart.param)
-			})
-			if err != nil {
-				return err
+			var b bytes.Buffer
+			if err := fig.Render(&b, f); err != nil {
+				return fmt.Errorf("chart %s: %w", fig.Name, err)
 			}
+			files = append(files, outFile{path: fig.Name + "." + f, data: b.Bytes()})
+		}
+		if err := writeOutFiles(g.out, files); err != nil {
+			return err
 		}
 	}
 	_, err = streams.Out.Write(buf.Bytes())

@@ -4,22 +4,21 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/report/chart"
 	"github.com/rlsim/rlsim/scenario"
+	"github.com/rlsim/rlsim/sim"
 	"github.com/rlsim/rlsim/worstcase"
-	"github.com/rlsim/rlsim/worstcase/chart"
 )
 
 // defaultSpans are the window lengths of the worst-case curve, in windows W.
@@ -110,40 +109,17 @@ func (o *worstCaseOptions) validate() error {
 			return usagef("--spans: %g windows of %s reach past what the virtual clock counts (about 73 years)", s, o.window)
 		}
 	}
-	if _, err := chartFormats(o.charts); err != nil {
-		return err
-	}
 	return nil
-}
-
-// chartFormats reads --charts: "none" or a comma-separated list of png and svg.
-func chartFormats(s string) ([]string, error) {
-	if s == "none" || s == "" {
-		return nil, nil
-	}
-	var out []string
-	for _, f := range strings.Split(s, ",") {
-		if f != "png" && f != "svg" {
-			return nil, usagef("--charts: unknown chart format %q (want png, svg or none)", f)
-		}
-		if !slices.Contains(out, f) {
-			out = append(out, f)
-		}
-	}
-	return out, nil
-}
-
-// worstCaseRun is one algorithm's findings: the search at T = W, and the curve over T.
-type worstCaseRun struct {
-	worst worstcase.Result
-	curve []worstcase.Result
 }
 
 func runWorstCase(o *worstCaseOptions, streams IO) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
-	formats, _ := chartFormats(o.charts)
+	formats, err := parseCharts(o.charts)
+	if err != nil {
+		return err
+	}
 	algs := o.algorithms
 	if len(algs) == 0 {
 		algs = algorithms.Names
@@ -154,7 +130,7 @@ func runWorstCase(o *worstCaseOptions, streams IO) error {
 	}
 	pol := algorithms.Policy{Limit: o.limit, Window: o.window, Burst: o.burst}
 	epoch := scenario.DefaultEpoch
-	rng := scenario.NewRNG(seed)
+	rng := sim.NewRNG(seed, sim.RunStream)
 
 	spans := make([]time.Duration, len(o.spans))
 	for i, s := range o.spans {
@@ -163,9 +139,9 @@ func runWorstCase(o *worstCaseOptions, streams IO) error {
 	slices.Sort(spans)
 	spans = slices.Compact(spans)
 
-	runs := make([]worstCaseRun, 0, len(algs))
+	runs := make([]worstcase.Findings, 0, len(algs))
 	for _, a := range algs {
-		run, err := searchWorstCase(worstcase.Target{Algorithm: a, Policy: pol, Epoch: epoch.UnixNano(), T: pol.Window}, o.budget, spans, rng)
+		run, err := worstcase.Find(worstcase.Target{Algorithm: a, Policy: pol, Epoch: epoch.UnixNano()}, o.budget, spans, rng)
 		if err != nil {
 			return err
 		}
@@ -177,22 +153,25 @@ func runWorstCase(o *worstCaseOptions, streams IO) error {
 	if err := renderWorstCase(&buf, o.format, runs, seed, o.budget); err != nil {
 		return err
 	}
-	charts := make([][]byte, len(formats))
-	for i, f := range formats {
-		var b bytes.Buffer
-		if err := worstCaseChart(runs, pol).Write(&b, f); err != nil {
-			return fmt.Errorf("chart: %w", err)
+	var charts []outFile
+	if o.out != "" { // --out "" writes no files, as on compare
+		fig := worstCaseFigure(o, runs, pol, seed)
+		for _, f := range formats {
+			var b bytes.Buffer
+			if err := fig.Render(&b, f); err != nil {
+				return fmt.Errorf("chart %s: %w", fig.Name, err)
+			}
+			charts = append(charts, outFile{path: fig.Name + "." + f, data: b.Bytes()})
 		}
-		charts[i] = b.Bytes()
 	}
 	if o.scheduleOut != "" {
 		if err := os.MkdirAll(o.scheduleOut, 0o755); err != nil {
 			return fmt.Errorf("--schedule-out: %w", err)
 		}
 		for _, r := range runs {
-			path := filepath.Join(o.scheduleOut, worstcase.ScenarioName(r.worst.Target.Algorithm)+".yaml")
+			path := filepath.Join(o.scheduleOut, worstcase.ScenarioName(r.Worst.Target.Algorithm)+".yaml")
 			err := writeAtomically(path, func(w io.Writer) error {
-				_, err := w.Write(r.worst.ScenarioYAML(epoch))
+				_, err := w.Write(r.Worst.ScenarioYAML(epoch))
 				return err
 			})
 			if err != nil {
@@ -200,154 +179,73 @@ func runWorstCase(o *worstCaseOptions, streams IO) error {
 			}
 		}
 	}
-	if len(formats) > 0 && o.out != "" { // --out "" writes no files, as on compare
-		if err := os.MkdirAll(o.out, 0o755); err != nil {
-			return fmt.Errorf("--out: %w", err)
-		}
-		for i, f := range formats {
-			path := filepath.Join(o.out, "worst-case."+f)
-			err := writeAtomically(path, func(w io.Writer) error {
-				_, err := w.Write(charts[i])
-				return err
-			})
-			if err != nil {
-				return err
-			}
-		}
+	if err := writeOutFiles(o.out, charts); err != nil {
+		return err
 	}
-	_, err := streams.Out.Write(buf.Bytes())
+	_, err = streams.Out.Write(buf.Bytes())
 	return err
 }
 
-// searchWorstCase runs the full-budget search at T = W and a quarter-budget search at
-// every other span of the curve, all from rng in a fixed order.
-func searchWorstCase(t worstcase.Target, budget int, spans []time.Duration, rng *rand.Rand) (worstCaseRun, error) {
-	worst, err := worstcase.Search(t, budget, rng)
-	if err != nil {
-		return worstCaseRun{}, err
-	}
-	run := worstCaseRun{worst: worst}
-	for _, T := range spans {
-		if T == t.Policy.Window {
-			run.curve = append(run.curve, worst)
-			continue
-		}
-		at := t
-		at.T = T
-		r, err := worstcase.Search(at, budget/4, rng)
-		if err != nil {
-			return worstCaseRun{}, err
-		}
-		run.curve = append(run.curve, r)
-	}
-	return run, nil
-}
-
-func worstCaseChart(runs []worstCaseRun, pol algorithms.Policy) chart.Curves {
-	c := chart.Curves{
-		Title:  fmt.Sprintf("Most admitted in any window of length T — one key, %d per %s, burst %d", pol.Limit, pol.Window, pol.EffectiveBurst()),
-		Limit:  float64(pol.Limit),
-		Window: pol.Window,
-	}
+// worstCaseFigure is the curve of every algorithm, in the house style, with a caption
+// that names the seed and the command that draws it again.
+func worstCaseFigure(o *worstCaseOptions, runs []worstcase.Findings, pol algorithms.Policy, seed uint64) *chart.Figure {
+	var curves []chart.Series
 	for _, r := range runs {
-		s := chart.Series{Name: r.worst.Target.Algorithm}
-		for _, p := range r.curve {
-			s.Points = append(s.Points, chart.Point{T: p.Target.T, Admitted: float64(p.Worst.Peak)})
+		s := chart.Series{Name: r.Worst.Target.Algorithm}
+		for _, p := range r.Curve {
+			s.Points = append(s.Points, chart.Point{X: p.Target.T.Seconds(), Y: float64(p.Worst.Peak)})
 		}
-		c.Series = append(c.Series, s)
+		curves = append(curves, s)
 	}
-	return c
+	return chart.WorstCaseFigure(chart.Meta{
+		Title: fmt.Sprintf("Most admitted in any window of length T — one key, %d per %s, burst %d", pol.Limit, pol.Window, pol.EffectiveBurst()),
+		Caption: fmt.Sprintf("engine measurements of the worst schedule found · search budget %d at T = W, %d at other T · seed %d\n%s",
+			o.budget, o.budget/4, seed, worstCaseCommand(o, seed)),
+	}, curves, float64(pol.Limit), pol.Window)
 }
 
-// worstCaseJSON is the JSON object of rlsim worst-case.
-type worstCaseJSON struct {
-	Seed    uint64            `json:"seed"`
-	Budget  int               `json:"budget"`
-	Policy  report.Policy     `json:"policy"`
-	Window  report.Duration   `json:"window"`
-	Results []worstResultJSON `json:"results"`
+// worstCaseCommand is the command line that repeats a run, for chart captions.
+func worstCaseCommand(o *worstCaseOptions, seed uint64) string {
+	parts := []string{"rlsim worst-case", "--limit " + strconv.FormatInt(o.limit, 10), "--window " + o.window.String()}
+	if o.burst > 0 {
+		parts = append(parts, "--burst "+strconv.FormatInt(o.burst, 10))
+	}
+	if len(o.algorithms) > 0 {
+		parts = append(parts, "--algorithms "+strings.Join(o.algorithms, ","))
+	}
+	parts = append(parts, "--budget "+strconv.Itoa(o.budget))
+	if !slices.Equal(o.spans, defaultSpans) {
+		spans := make([]string, len(o.spans))
+		for i, s := range o.spans {
+			spans[i] = strconv.FormatFloat(s, 'g', -1, 64)
+		}
+		parts = append(parts, "--spans "+strings.Join(spans, ","))
+	}
+	parts = append(parts, "--seed "+strconv.FormatUint(seed, 10))
+	return strings.Join(parts, " ")
 }
 
-type worstResultJSON struct {
-	Algorithm           string             `json:"algorithm"`
-	AnalyticBound       float64            `json:"analytic_bound"`
-	BoundFormula        string             `json:"bound_formula"`
-	BoundSource         string             `json:"bound_source"`
-	BoundReached        bool               `json:"bound_reached"`
-	WorstWindowAdmitted int64              `json:"worst_window_admitted"`
-	WorstOverAdmission  float64            `json:"worst_over_admission"`
-	PeakWindowEnd       report.Duration    `json:"peak_window_end"`
-	FoundBy             string             `json:"found_by"`
-	Structured          int                `json:"structured"`
-	Searched            int                `json:"searched"`
-	Schedule            []scheduleLineJSON `json:"schedule"`
-	Curve               []curvePointJSON   `json:"curve"`
-}
-
-type scheduleLineJSON struct {
-	At    report.Duration `json:"at"`
-	Count int64           `json:"count"`
-}
-
-type curvePointJSON struct {
-	T                   report.Duration `json:"t"`
-	AnalyticBound       float64         `json:"analytic_bound"`
-	WorstWindowAdmitted int64           `json:"worst_window_admitted"`
-	FoundBy             string          `json:"found_by"`
-}
-
-func renderWorstCase(w io.Writer, format string, runs []worstCaseRun, seed uint64, budget int) error {
+func renderWorstCase(w io.Writer, format string, runs []worstcase.Findings, seed uint64, budget int) error {
 	switch format {
 	case "json":
-		return report.WriteJSON(w, worstCaseDocument(runs, seed, budget))
+		return report.WriteJSON(w, report.NewWorstCase(runs, seed, budget))
 	case "csv":
 		return report.WriteTableCSV(w, worstCaseCurveTable(runs, seed, true))
 	}
 	tables := []report.Table{worstCaseSummary(runs, seed, budget)}
 	for _, r := range runs {
-		tables = append(tables, scheduleTable(r.worst))
+		tables = append(tables, scheduleTable(r.Worst))
 	}
 	tables = append(tables, worstCaseCurveTable(runs, seed, false))
 	return writeTables(w, format, tables)
 }
 
-func worstCaseDocument(runs []worstCaseRun, seed uint64, budget int) worstCaseJSON {
-	doc := worstCaseJSON{Seed: seed, Budget: budget}
-	for i, r := range runs {
-		x := r.worst
-		if i == 0 {
-			p := x.Target.Policy
-			doc.Policy = report.Policy{Limit: p.Limit, Window: report.Duration(p.Window), Burst: p.EffectiveBurst()}
-			doc.Window = report.Duration(p.Window)
-		}
-		j := worstResultJSON{
-			Algorithm:     x.Target.Algorithm,
-			AnalyticBound: x.Bound.Value, BoundFormula: x.Bound.Formula, BoundSource: x.Bound.Source, BoundReached: x.Bound.Reached,
-			WorstWindowAdmitted: x.Worst.Peak,
-			WorstOverAdmission:  x.OverAdmission(),
-			PeakWindowEnd:       report.Duration(x.Worst.PeakEnd),
-			FoundBy:             x.FoundBy,
-			Structured:          x.Structured,
-			Searched:            x.Searched,
-			Schedule:            []scheduleLineJSON{},
-		}
-		for _, b := range x.Schedule {
-			j.Schedule = append(j.Schedule, scheduleLineJSON{At: report.Duration(b.At), Count: b.Count})
-		}
-		for _, p := range r.curve {
-			j.Curve = append(j.Curve, curvePointJSON{T: report.Duration(p.Target.T), AnalyticBound: p.Bound.Value, WorstWindowAdmitted: p.Worst.Peak, FoundBy: p.FoundBy})
-		}
-		doc.Results = append(doc.Results, j)
-	}
-	return doc
-}
-
-func worstCaseSummary(runs []worstCaseRun, seed uint64, budget int) report.Table {
+func worstCaseSummary(runs []worstcase.Findings, seed uint64, budget int) report.Table {
 	t := report.Table{
 		Header: []string{"algorithm", "analytic_bound", "formula", "worst_window_admitted", "worst_over_admission", "found_by", "evaluations"},
 	}
 	for i, r := range runs {
-		x := r.worst
+		x := r.Worst
 		if i == 0 {
 			p := x.Target.Policy
 			t.Title = fmt.Sprintf("worst case for one key — limit %d per %s, burst %d, most admitted in one window of %s, budget %d, seed %d",
@@ -386,11 +284,11 @@ func scheduleTable(x worstcase.Result) report.Table {
 
 // worstCaseCurveTable is the curve: for CSV one raw row per algorithm and window length,
 // for people one row per window length with a column per algorithm.
-func worstCaseCurveTable(runs []worstCaseRun, seed uint64, raw bool) report.Table {
+func worstCaseCurveTable(runs []worstcase.Findings, seed uint64, raw bool) report.Table {
 	if raw {
 		t := report.Table{Header: []string{"algorithm", "seed", "limit", "window", "burst", "t", "t_over_window", "analytic_bound", "worst_window_admitted", "worst_over_admission", "found_by"}}
 		for _, r := range runs {
-			for _, p := range r.curve {
+			for _, p := range r.Curve {
 				pol := p.Target.Policy
 				t.Rows = append(t.Rows, []string{
 					p.Target.Algorithm, strconv.FormatUint(seed, 10), strconv.FormatInt(pol.Limit, 10), pol.Window.String(), strconv.FormatInt(pol.EffectiveBurst(), 10),
@@ -410,13 +308,13 @@ func worstCaseCurveTable(runs []worstCaseRun, seed uint64, raw bool) report.Tabl
 		return t
 	}
 	for _, r := range runs {
-		t.Header = append(t.Header, r.worst.Target.Algorithm)
+		t.Header = append(t.Header, r.Worst.Target.Algorithm)
 	}
-	for i := range runs[0].curve {
-		p0 := runs[0].curve[i]
+	for i := range runs[0].Curve {
+		p0 := runs[0].Curve[i]
 		row := []string{p0.Target.T.String(), strconv.FormatFloat(float64(p0.Target.T)/float64(p0.Target.Policy.Window), 'g', 4, 64)}
 		for _, r := range runs {
-			p := r.curve[i]
+			p := r.Curve[i]
 			row = append(row, fmt.Sprintf("%d (%s)", p.Worst.Peak, formatFloat(p.Bound.Value)))
 		}
 		t.Rows = append(t.Rows, row)
@@ -426,32 +324,6 @@ func worstCaseCurveTable(runs []worstCaseRun, seed uint64, raw bool) report.Tabl
 
 func formatFloat(v float64) string {
 	return strings.TrimSuffix(strings.TrimRight(strconv.FormatFloat(v, 'f', 2, 64), "0"), ".")
-}
-
-// worstCaseCache holds compare's worst_over_admission per algorithm, policy, epoch, budget
-// and seed, so that scenarios sharing a policy search it once.
-var worstCaseCache sync.Map // worstCaseKey -> float64
-
-type worstCaseKey struct {
-	target worstcase.Target
-	budget int
-	seed   uint64
-}
-
-// worstOverAdmission is the worst over_admission the search finds for t at T = W with
-// this budget and seed, from the cache when it was found before.
-func worstOverAdmission(t worstcase.Target, budget int, seed uint64) (float64, error) {
-	k := worstCaseKey{target: t, budget: budget, seed: seed}
-	if v, ok := worstCaseCache.Load(k); ok {
-		return v.(float64), nil
-	}
-	r, err := worstcase.Search(t, budget, scenario.NewRNG(seed))
-	if err != nil {
-		return 0, err
-	}
-	v := r.OverAdmission()
-	worstCaseCache.Store(k, v)
-	return v, nil
 }
 
 // defaultCompareWorstBudget keeps `rlsim compare` quick: the structured attacks already
@@ -468,9 +340,9 @@ const compareWorstMaxUnits = 20000
 const maxWorstCaseUnits = 200000
 
 // addWorstOverAdmission fills worst_over_admission in every result of rep for the run's
-// policy, seed and epoch, and leaves it null when the policy is beyond
-// compareWorstMaxUnits.
-func addWorstOverAdmission(rep *report.Report, epoch time.Time, budget int) error {
+// policy, seed and epoch, searched once per run through its cache, and leaves it null
+// when the policy is beyond compareWorstMaxUnits.
+func addWorstOverAdmission(cache *worstcase.Cache, rep *report.Report, epoch time.Time, budget int) error {
 	pol := algorithms.Policy{Limit: rep.Policy.Limit, Window: time.Duration(rep.Policy.Window), Burst: rep.Policy.Burst}
 	if max(pol.Limit, pol.EffectiveBurst()) > compareWorstMaxUnits {
 		return nil
@@ -483,7 +355,7 @@ func addWorstOverAdmission(rep *report.Report, epoch time.Time, budget int) erro
 			continue
 		}
 		t := worstcase.Target{Algorithm: r.Algorithm, Policy: pol, Epoch: epoch.UnixNano(), T: pol.Window}
-		v, err := worstOverAdmission(t, budget, rep.Seed)
+		v, err := cache.OverAdmission(t, budget, rep.Seed)
 		if err != nil {
 			return fmt.Errorf("scenario %s: worst case of %s: %w", rep.Scenario, r.Algorithm, err)
 		}

@@ -155,7 +155,11 @@ func TestWorstCaseCurveAndCharts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"<svg", "Most admitted in any window of length T", "window length T (seconds)", "(requests)", "fixed-window", "sliding-log", "limit L = 100 per 1m0s"} {
+	// The house style: units on the axes, the limit and T = W in the legend, and a caption
+	// with the seed and the command that draws the chart again.
+	for _, s := range []string{"<svg", "Most admitted in any window of length T", "window length T (s)", "(requests)", "fixed-window", "sliding-log",
+		"limit L = 100 per 1m0s", "T = W = 1m0s", "seed 1", "rlsim worst-case --limit 100 --window 1m0s --algorithms fixed-window,sliding-log --budget 20 --spans 0.5,1,3 --seed 1",
+		"font-family:'Liberation Sans'"} {
 		if !strings.Contains(string(svg), s) {
 			t.Errorf("svg lacks %q", s)
 		}
@@ -163,7 +167,7 @@ func TestWorstCaseCurveAndCharts(t *testing.T) {
 }
 
 func TestWorstCaseTableGolden(t *testing.T) {
-	for _, format := range []string{"table", "csv"} {
+	for _, format := range []string{"table", "csv", "json"} {
 		out, errOut, code := rlsim(t, "worst-case", "--budget", "30", "--spans", "0.5,1,2", "--format", format)
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errOut)

@@ -173,6 +173,17 @@ func (h *HeaderChecks) check(exchanges []Exchange, order []int, verdictOf func(*
 		latestAnswer time.Duration
 	}
 	never := time.Duration(math.MaxInt64)
+	// nextSent[i] is when the key's next exchange after i (in the order sent) left: a
+	// request sent before x was answered may reach the target first and take what x's
+	// check counts on, so x is judged only when it had the key to itself until answered.
+	nextSent := make(map[int]time.Duration, len(order))
+	lastOf := map[string]int{}
+	for _, i := range order {
+		if p, ok := lastOf[exchanges[i].Key]; ok {
+			nextSent[p] = exchanges[i].Sent
+		}
+		lastOf[exchanges[i].Key] = i
+	}
 	keys := map[string]*keyState{}
 	for _, i := range order {
 		x := &exchanges[i]
@@ -190,7 +201,8 @@ func (h *HeaderChecks) check(exchanges []Exchange, order []int, verdictOf func(*
 		}
 		if p := k.prev; p >= 0 && k.quietBefore && v != noVerdict {
 			prev := &exchanges[p]
-			alone := verdictOf(prev) != noVerdict && prev.Received <= x.Sent
+			next, later := nextSent[i]
+			alone := verdictOf(prev) != noVerdict && prev.Received <= x.Sent && (!later || next >= x.Received)
 			if alone && prev.HasQuota {
 				if prev.Quota.Remaining >= x.Cost {
 					h.RemainingChecked++

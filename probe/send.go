@@ -128,31 +128,39 @@ func Run(ctx context.Context, plan Plan, target Target, clock Clock, start time.
 	for i, k := range plan.Keys {
 		s.keyIndex[k] = i
 	}
+	// Every planned exchange is in place before the first goroutine starts: senders then
+	// only touch the slice under mu (a retry appends to it), and this loop never writes it.
 	s.exchanges = make([]Exchange, len(plan.Requests), len(plan.Requests)*2)
+	for i, r := range plan.Requests {
+		s.exchanges[i] = Exchange{Key: r.Key, Cost: r.Cost, Due: r.At, RetryOf: -1}
+	}
 	ran := make(chan struct{})
 	defer close(ran)
 	if err := s.warm(ctx, plan, ran); err != nil {
 		return nil, err
 	}
 	var err error
+	sent := len(plan.Requests)
 	for i, r := range plan.Requests {
-		s.exchanges[i] = Exchange{Key: r.Key, Cost: r.Cost, Due: r.At, RetryOf: -1}
 		// The slot is taken before the wait, so that when every slot is busy the request
 		// goes as soon as one frees, and the clock never runs ahead of a request that
 		// could not be sent yet.
 		if err = s.acquire(ctx); err != nil {
-			s.exchanges = s.exchanges[:i]
+			sent = i
 			break
 		}
 		if err = clock.SleepUntil(ctx, start.Add(r.At)); err != nil {
 			<-s.slots
-			s.exchanges = s.exchanges[:i]
+			sent = i
 			break
 		}
 		s.wg.Add(1)
 		go s.send(ctx, i)
 	}
 	s.wg.Wait()
+	// Stopped early: the planned exchanges never sent go; the retries, appended after the
+	// plan, each retry a planned exchange that was sent, so their RetryOf stays valid.
+	s.exchanges = append(s.exchanges[:sent], s.exchanges[len(plan.Requests):]...)
 	for _, c := range s.clients {
 		c.CloseIdleConnections()
 	}

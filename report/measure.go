@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/sim"
 	"github.com/rlsim/rlsim/traffic"
 )
 
@@ -77,7 +78,10 @@ type Collector struct {
 
 	backend     algorithms.Log // admitted cost reaching the backend in the trailing bin
 	backendPeak int64
-	pending     releaseHeap // admitted requests still queued before the backend
+	// pending holds the cost of admitted requests still queued before the backend, by
+	// release time. Releases due at the same time leave in no particular order, which
+	// changes nothing: the backend's window counts them all at that time.
+	pending sim.Queue[int64]
 
 	timeline *timelineRecorder // nil unless RecordTimeline was called
 }
@@ -111,7 +115,7 @@ func (c *Collector) Observe(key uint32, t int64, cost int64, class traffic.Class
 		if delay == 0 {
 			c.reachBackend(t, cost)
 		} else {
-			c.pending.push(release{at: t + delay, cost: cost})
+			c.pending.Push(sim.Item[int64]{At: time.Duration(t + delay), Value: cost})
 		}
 	} else {
 		c.rejected++
@@ -145,9 +149,9 @@ func (c *Collector) reachBackend(t, cost int64) {
 
 // flushBackend moves queued requests released by now to the backend, in release order.
 func (c *Collector) flushBackend(now int64) {
-	for len(c.pending) > 0 && c.pending[0].at <= now {
-		r := c.pending.pop()
-		c.reachBackend(r.at, r.cost)
+	for c.pending.Len() > 0 && int64(c.pending.Min().At) <= now {
+		r := c.pending.Pop()
+		c.reachBackend(int64(r.At), r.Value)
 	}
 }
 
@@ -199,47 +203,4 @@ func ratio(a, b int64) float64 {
 		return 0
 	}
 	return float64(a) / float64(b)
-}
-
-type release struct{ at, cost int64 }
-
-// releaseHeap is a min-heap of releases by time, typed so that pushing does not box a
-// release into an interface (one allocation per queued request with container/heap).
-type releaseHeap []release
-
-func (h *releaseHeap) push(r release) {
-	*h = append(*h, r)
-	q := *h
-	for i := len(q) - 1; i > 0; {
-		parent := (i - 1) / 2
-		if q[parent].at <= q[i].at {
-			break
-		}
-		q[i], q[parent] = q[parent], q[i]
-		i = parent
-	}
-}
-
-func (h *releaseHeap) pop() release {
-	q := *h
-	top := q[0]
-	last := len(q) - 1
-	q[0] = q[last]
-	q = q[:last]
-	for i := 0; ; {
-		smallest, left, right := i, 2*i+1, 2*i+2
-		if left < last && q[left].at < q[smallest].at {
-			smallest = left
-		}
-		if right < last && q[right].at < q[smallest].at {
-			smallest = right
-		}
-		if smallest == i {
-			break
-		}
-		q[i], q[smallest] = q[smallest], q[i]
-		i = smallest
-	}
-	*h = q
-	return top
 }

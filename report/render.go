@@ -205,7 +205,11 @@ func writeNotes(w io.Writer, notes []string, prefix string) error {
 	return nil
 }
 
-// WriteMarkdown renders t as a GitHub-flavoured Markdown table.
+// WriteMarkdown renders t as a GitHub-flavoured Markdown table: cells unpadded, "|" in a
+// cell escaped, numbers right-aligned ("---:") and the first column (every column of a
+// prose table) left to the reader's default ("---"). tablewriter's Markdown renderer
+// cannot write this form: it pads every cell to its column's width, puts an alignment
+// colon on every column of the separator, and leaves "|" unescaped.
 func WriteMarkdown(w io.Writer, t Table) error {
 	t = dropEmptyColumns(t)
 	var b strings.Builder

@@ -3,7 +3,8 @@ package scenario
 import (
 	"fmt"
 	"runtime"
-	"sync"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/report"
@@ -36,13 +37,16 @@ func runPasses(sc *Scenario, lims []algorithms.Limiter, cols []*report.Collector
 		}
 		return interned[0], nil
 	}
-	var wg sync.WaitGroup
+	// Each group keeps its own error, so the one reported is the first group's whatever
+	// the timing.
+	var eg errgroup.Group
 	for g, span := range groups {
-		wg.Go(func() {
+		eg.Go(func() error {
 			interned[g], errs[g] = runPass(sc, lims[span[0]:span[1]], cols[span[0]:span[1]], seed, nil, progress[span[0]:span[1]])
+			return nil
 		})
 	}
-	wg.Wait()
+	eg.Wait()
 	for _, err := range errs {
 		if err != nil {
 			return 0, err

@@ -3,8 +3,9 @@ package scenario
 import (
 	"fmt"
 	"runtime"
-	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/report"
@@ -85,16 +86,17 @@ func runEngines(sc *Scenario, rep *report.Report, algs []string, layers []LimitS
 			}
 		}
 	} else {
-		sem := make(chan struct{}, workers)
-		var wg sync.WaitGroup
+		// Each algorithm keeps its own error, so the one reported is the first
+		// algorithm's whatever the timing.
+		var g errgroup.Group
+		g.SetLimit(workers)
 		for i := range algs {
-			sem <- struct{}{}
-			wg.Go(func() {
-				defer func() { <-sem }()
+			g.Go(func() error {
 				run(i)
+				return nil
 			})
 		}
-		wg.Wait()
+		g.Wait()
 		for _, err := range errs {
 			if err != nil {
 				return err

@@ -128,10 +128,8 @@ func Run(sc *Scenario, o Options) (*report.Report, error) {
 	return rep, nil
 }
 
-// NewRNG is the one random source of a run with this seed.
-func NewRNG(seed uint64) *rand.Rand {
-	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-}
+// NewRNG is the one random source of a run with this seed: sim.NewRNG in the run stream.
+func NewRNG(seed uint64) *rand.Rand { return sim.NewRNG(seed, sim.RunStream) }
 
 // sinkFeeder keeps one pending request of a source on the event loop and hands each to
 // sink when it is due.

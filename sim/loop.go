@@ -3,6 +3,11 @@
 // instant run in the order they were scheduled (a sequence number breaks ties), so a run is
 // a pure function of its inputs and its seed. Nothing here reads the wall clock, sleeps or
 // starts a goroutine.
+//
+// The package also holds the two things every simulation shares: Queue, the one priority
+// queue by virtual time (under Loop, the retry experiments' own loop, the traffic
+// generators and the backend's release queue), and NewRNG, the one constructor of seeded
+// random sources.
 package sim
 
 import "time"
@@ -18,68 +23,11 @@ type HandlerFunc func(l *Loop)
 // Fire calls f(l).
 func (f HandlerFunc) Fire(l *Loop) { f(l) }
 
-type event struct {
-	at  time.Duration
-	seq uint64
-	h   Handler
-}
-
-// queue is a binary min-heap of events ordered by (at, seq). It is written out for the
-// event type rather than through container/heap, whose Push and Pop take an `any` and so
-// allocate one boxed event per scheduled request on the hot path.
-type queue []event
-
-func (q queue) less(i, j int) bool {
-	if q[i].at != q[j].at {
-		return q[i].at < q[j].at
-	}
-	return q[i].seq < q[j].seq
-}
-
-func (q *queue) push(e event) {
-	*q = append(*q, e)
-	h := *q
-	i := len(h) - 1
-	for i > 0 {
-		parent := (i - 1) / 2
-		if !h.less(i, parent) {
-			break
-		}
-		h[i], h[parent] = h[parent], h[i]
-		i = parent
-	}
-}
-
-func (q *queue) pop() event {
-	h := *q
-	top := h[0]
-	last := len(h) - 1
-	h[0] = h[last]
-	h[last] = event{} // drop the handler reference so the collector can free it
-	h = h[:last]
-	for i := 0; ; {
-		smallest, left, right := i, 2*i+1, 2*i+2
-		if left < last && h.less(left, smallest) {
-			smallest = left
-		}
-		if right < last && h.less(right, smallest) {
-			smallest = right
-		}
-		if smallest == i {
-			break
-		}
-		h[i], h[smallest] = h[smallest], h[i]
-		i = smallest
-	}
-	*q = h
-	return top
-}
-
 // Loop is a discrete-event simulation. The zero value is ready to use, at time 0.
 type Loop struct {
 	now     time.Duration
 	seq     uint64
-	q       queue
+	q       Queue[Handler]
 	stopped bool
 	fired   uint64
 }
@@ -91,7 +39,7 @@ func (l *Loop) Now() time.Duration { return l.now }
 func (l *Loop) Fired() uint64 { return l.fired }
 
 // Pending is the number of scheduled events not yet run.
-func (l *Loop) Pending() int { return len(l.q) }
+func (l *Loop) Pending() int { return l.q.Len() }
 
 // At schedules h to run at time at. A time in the past runs at the current time, after
 // the events already due now.
@@ -100,7 +48,7 @@ func (l *Loop) At(at time.Duration, h Handler) {
 		at = l.now
 	}
 	l.seq++
-	l.q.push(event{at: at, seq: l.seq, h: h})
+	l.q.Push(Item[Handler]{At: at, Seq: l.seq, Value: h})
 }
 
 // After schedules h to run d after the current time.
@@ -114,14 +62,14 @@ func (l *Loop) Stop() { l.stopped = true }
 // clock is left at the last event run (or at until, if that is later and events remain).
 func (l *Loop) Run(until time.Duration) {
 	l.stopped = false
-	for len(l.q) > 0 && !l.stopped {
-		if l.q[0].at > until {
+	for l.q.Len() > 0 && !l.stopped {
+		if l.q.Min().At > until {
 			l.now = until
 			return
 		}
-		e := l.q.pop()
-		l.now = e.at
+		e := l.q.Pop()
+		l.now = e.At
 		l.fired++
-		e.h.Fire(l)
+		e.Value.Fire(l)
 	}
 }

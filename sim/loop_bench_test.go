@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"container/heap"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -87,4 +88,45 @@ func TestQueueOrderMatchesSort(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatal("events ran out of (time, scheduling) order")
 	}
+}
+
+// BenchmarkQueue is one pop and one push with 1024 items queued, on Queue and on
+// container/heap holding the same items: the peer it replaced in the traffic generators.
+func BenchmarkQueue(b *testing.B) {
+	const pending = 1024
+	gaps := make([]time.Duration, pending)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range gaps {
+		gaps[i] = time.Duration(rng.IntN(1000))
+	}
+	b.Run("sim.Queue", func(b *testing.B) {
+		b.ReportAllocs()
+		var q Queue[int]
+		for i := range pending {
+			q.Push(Item[int]{At: gaps[i], Seq: uint64(i), Value: i})
+		}
+		seq := uint64(pending)
+		for b.Loop() {
+			it := q.Pop()
+			it.At += gaps[seq%pending]
+			seq++
+			it.Seq = seq
+			q.Push(it)
+		}
+	})
+	b.Run("container-heap", func(b *testing.B) {
+		b.ReportAllocs()
+		var q refHeap
+		for i := range pending {
+			heap.Push(&q, Item[int]{At: gaps[i], Seq: uint64(i), Value: i})
+		}
+		seq := uint64(pending)
+		for b.Loop() {
+			it := heap.Pop(&q).(Item[int])
+			it.At += gaps[seq%pending]
+			seq++
+			it.Seq = seq
+			heap.Push(&q, it)
+		}
+	})
 }

@@ -2,50 +2,39 @@ package sweep
 
 import (
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
+	"github.com/rlsim/rlsim/report/chart"
 )
 
-// WriteChart draws metric against the swept parameter param, one line per algorithm and
-// combination of the other parameters' values, and writes it to w as format ("png" or
-// "svg"). Durations are plotted in seconds; a parameter whose values span two orders of
-// magnitude or more gets a logarithmic axis.
-func WriteChart(w io.Writer, format string, res *Results, metric, param string) error {
+// maxPanels is the most panels a sweep chart splits into; a grid with more combinations
+// of the other parameters draws them as lines of one panel instead.
+const maxPanels = 9
+
+// Figure draws metric against the swept parameter param: one panel per combination of the
+// other parameters' values, one line per algorithm, a marker at every grid point. Durations
+// are plotted in seconds, rates in percent; a parameter whose values span two orders of
+// magnitude or more gets a logarithmic axis. The figure is named after what it draws,
+// sweep-SCENARIO-METRIC-vs-PARAM.
+func Figure(res *Results, metric, param string) (*chart.Figure, error) {
 	at := slices.IndexFunc(res.Sweep.Params, func(p Param) bool { return p.Name == param })
 	if at < 0 {
-		return fmt.Errorf("chart: %s is not a swept parameter", param)
+		return nil, fmt.Errorf("chart: %s is not a swept parameter", param)
 	}
 	if !slices.Contains(MetricNames(), metric) {
-		return fmt.Errorf("chart: unknown metric %q (want one of %s)", metric, strings.Join(MetricNames(), ", "))
+		return nil, fmt.Errorf("chart: unknown metric %q (want one of %s)", metric, strings.Join(MetricNames(), ", "))
 	}
-	type series struct {
-		label string
-		xys   plotter.XYs
-	}
-	var all []*series
-	find := func(label string) *series {
-		for _, s := range all {
-			if s.label == label {
-				return s
-			}
-		}
-		s := &series{label: label}
-		all = append(all, s)
-		return s
-	}
+	yLabel, scale := metricAxis(metric)
+	var panels []chart.Curves
+	panelOf := map[string]int{}
 	lo, hi := 0.0, 0.0
 	for _, row := range res.Rows {
 		x, err := axisValue(param, row.Values[at])
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if lo == 0 || x < lo {
 			lo = x
@@ -57,61 +46,124 @@ func WriteChart(w io.Writer, format string, res *Results, metric, param string) 
 				others = append(others, p.Name+"="+row.Values[j])
 			}
 		}
+		title := strings.Join(others, " · ")
+		i, ok := panelOf[title]
+		if !ok {
+			i = len(panels)
+			panelOf[title] = i
+			panels = append(panels, chart.Curves{Title: title})
+		}
 		for _, r := range row.Results {
 			y, ok := Metrics(r)[metric]
 			if !ok {
 				continue
 			}
-			s := find(strings.Join(append([]string{r.Algorithm}, others...), " "))
-			s.xys = append(s.xys, plotter.XY{X: x, Y: y})
+			s := seriesNamed(&panels[i], r.Algorithm)
+			s.Points = append(s.Points, chart.Point{X: x, Y: y * scale})
 		}
 	}
-
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s: %s against %s", res.Sweep.Scenario, metric, param)
-	p.X.Label.Text = param
-	if strings.HasSuffix(param, "window") || param == "duration" {
-		p.X.Label.Text += " (s)"
-	}
-	p.Y.Label.Text = metric
-	if lo > 0 && hi/lo >= 100 {
-		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
-	}
-	p.Legend.Top = true
-	for i, s := range all {
-		slices.SortStableFunc(s.xys, func(a, b plotter.XY) int {
-			switch {
-			case a.X < b.X:
-				return -1
-			case a.X > b.X:
-				return 1
+	if len(panels) > maxPanels {
+		// Too many small multiples to read: one panel, a line per algorithm and combination.
+		one := chart.Curves{}
+		for _, p := range panels {
+			for _, s := range p.Series {
+				s.Name += " · " + p.Title
+				one.Series = append(one.Series, s)
 			}
-			return 0
-		})
-		line, points, err := plotter.NewLinePoints(s.xys)
-		if err != nil {
-			return fmt.Errorf("chart: %w", err)
 		}
-		line.Color = plotutil.Color(i)
-		line.Dashes = plotutil.Dashes(i / len(plotutil.DefaultColors))
-		points.Color = plotutil.Color(i)
-		points.Shape = plotutil.Shape(i)
-		p.Add(line, points)
-		p.Legend.Add(s.label, line, points)
+		panels = []chart.Curves{one}
 	}
-	// Room above the highest point for the legend, which sits at the top.
-	if span := p.Y.Max - p.Y.Min; span > 0 {
-		p.Y.Max += span * min(0.07*float64(len(all)), 1.5)
-	} else {
-		p.Y.Max += 1
+	for _, p := range panels {
+		for _, s := range p.Series {
+			slices.SortStableFunc(s.Points, func(a, b chart.Point) int {
+				switch {
+				case a.X < b.X:
+					return -1
+				case a.X > b.X:
+					return 1
+				}
+				return 0
+			})
+		}
 	}
-	wt, err := p.WriterTo(8*vg.Inch, 5*vg.Inch, format)
-	if err != nil {
-		return fmt.Errorf("chart: %w", err)
+	name := fmt.Sprintf("sweep-%s-%s-vs-%s", res.Sweep.Scenario, metric, strings.ReplaceAll(param, ".", "-"))
+	meta := chart.Meta{
+		Title:   fmt.Sprintf("%s: %s against %s", res.Sweep.Scenario, metric, param),
+		Caption: caption(res, metric, param),
 	}
-	_, err = wt.WriteTo(w)
-	return err
+	return chart.SweepFigure(meta, name, paramAxis(param), yLabel, panels, lo > 0 && hi/lo >= 100), nil
+}
+
+// seriesNamed is the series of c named name, added at the end if c has none yet.
+func seriesNamed(c *chart.Curves, name string) *chart.Series {
+	for i := range c.Series {
+		if c.Series[i].Name == name {
+			return &c.Series[i]
+		}
+	}
+	c.Series = append(c.Series, chart.Series{Name: name})
+	return &c.Series[len(c.Series)-1]
+}
+
+// caption states where the chart's data came from: the scenario and its file's hash, the
+// seed, and the command that runs the sweep again.
+func caption(res *Results, metric, param string) string {
+	s := res.Sweep
+	var seed string
+	switch {
+	case slices.ContainsFunc(s.Params, func(p Param) bool { return p.Name == "seed" }):
+		seed = "seed swept"
+	case s.Seed != nil:
+		seed = "seed " + strconv.FormatUint(*s.Seed, 10)
+	case len(res.Rows) > 0:
+		seed = "seed " + strconv.FormatUint(res.Rows[0].Seed, 10) + " (the scenario's)"
+	}
+	cmd := []string{"rlsim sweep --scenario " + s.Scenario}
+	for _, p := range s.Params {
+		cmd = append(cmd, "--param "+p.Name+"="+strings.Join(p.Values, ","))
+	}
+	if len(s.Algorithms) > 0 {
+		cmd = append(cmd, "--algorithms "+strings.Join(s.Algorithms, ","))
+	}
+	if s.Seed != nil {
+		cmd = append(cmd, "--seed "+strconv.FormatUint(*s.Seed, 10))
+	}
+	cmd = append(cmd, "--chart-metric "+metric, "--chart-param "+param)
+	return fmt.Sprintf("scenario %s (sha256 %.12s) · %s · %d grid points\n%s",
+		s.Scenario, s.SHA256, seed, s.Points, strings.Join(cmd, " "))
+}
+
+// paramAxis labels a parameter's axis with its unit.
+func paramAxis(param string) string {
+	switch param {
+	case "policy.window", "duration":
+		return param + " (s)"
+	case "policy.limit":
+		return param + " (units per window)"
+	case "policy.burst":
+		return param + " (units)"
+	}
+	return param
+}
+
+// metricAxis labels a metric's axis with its unit, and gives the factor its values are
+// drawn at: rates, stored as fractions, are drawn in percent.
+func metricAxis(metric string) (label string, scale float64) {
+	switch {
+	case strings.HasSuffix(metric, "_rate"):
+		return metric + " (%)", 100
+	case strings.HasSuffix(metric, "over_admission"):
+		return metric + " (× the limit)", 1
+	case strings.HasPrefix(metric, "delay_ms"):
+		return metric + " (ms)", 1
+	case metric == "state_bytes_per_key":
+		return metric + " (bytes)", 1
+	case metric == "peak_window_admitted", metric == "backend_peak":
+		return metric + " (units)", 1
+	case metric == "requests", metric == "admitted", metric == "rejected", metric == "false_allow", metric == "false_reject":
+		return metric + " (requests)", 1
+	}
+	return metric, 1
 }
 
 // axisValue is a parameter value as a number: seconds for durations.

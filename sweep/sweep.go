@@ -12,8 +12,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/scenario"
@@ -221,20 +222,17 @@ func Run(sc *scenario.Scenario, params []Param, o Options) (*Results, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(workers, len(points)) {
-		wg.Go(func() {
-			for j := range next {
-				res.Rows[j], errs[j] = runPoint(sc, params, points[j], o)
-			}
+	// Each point keeps its own error, so that when several fail the one reported is the
+	// first in grid order whatever the timing.
+	var g errgroup.Group
+	g.SetLimit(workers)
+	for j := range points {
+		g.Go(func() error {
+			res.Rows[j], errs[j] = runPoint(sc, params, points[j], o)
+			return nil
 		})
 	}
-	for j := range points {
-		next <- j
-	}
-	close(next)
-	wg.Wait()
+	g.Wait()
 	for _, err := range errs {
 		if err != nil {
 			return nil, err

@@ -1,12 +1,13 @@
 package traffic
 
 import (
-	"container/heap"
 	"math"
 	"math/rand/v2"
 	"net/netip"
 	"strconv"
 	"time"
+
+	"github.com/rlsim/rlsim/sim"
 )
 
 // never is the next time of a spawner that has nothing more to emit.
@@ -22,14 +23,17 @@ type spawner interface {
 // multiSource merges spawners into one Source in time order. A spawn may emit requests
 // in its future (a page load's fan-out, a mistyped login's retry); they wait in a queue,
 // and a queued request is released only once no spawner could still emit an earlier one.
-// Spawners sit in a heap by their next time, so a generator of many actors costs
+// Spawners sit in a queue by their next time, so a generator of many actors costs
 // O(log actors) per request.
 type multiSource struct {
 	spawners []spawner
 	queue    requestQueue
 	label    string
 
-	order   spawnerHeap
+	// order holds every spawner at its next time. They carry no sequence number: among
+	// spawners due at the same instant the heap's shape decides, as it always has, so a
+	// generator's requests stay what they were.
+	order   sim.Queue[spawner]
 	started bool
 }
 
@@ -37,14 +41,14 @@ func (m *multiSource) Next(r *Request) bool {
 	if !m.started {
 		m.started = true
 		for _, s := range m.spawners {
-			m.order.items = append(m.order.items, spawnerAt{s: s, at: s.next()})
+			m.order.Append(sim.Item[spawner]{At: s.next(), Value: s})
 		}
-		heap.Init(&m.order)
+		m.order.Init()
 	}
 	for {
 		bestAt := never
-		if len(m.order.items) > 0 {
-			bestAt = m.order.items[0].at
+		if m.order.Len() > 0 {
+			bestAt = m.order.Min().At
 		}
 		if m.queue.Len() > 0 && m.queue.minAt() <= bestAt {
 			m.queue.pop(r)
@@ -53,47 +57,23 @@ func (m *multiSource) Next(r *Request) bool {
 		if bestAt == never {
 			return false
 		}
-		top := &m.order.items[0]
-		top.s.spawn(&m.queue)
-		top.at = top.s.next()
-		heap.Fix(&m.order, 0)
+		top := m.order.Min()
+		top.Value.spawn(&m.queue)
+		top.At = top.Value.next()
+		m.order.FixMin()
 	}
 }
 
 func (m *multiSource) String() string { return m.label }
 
-type spawnerAt struct {
-	s  spawner
-	at time.Duration
-}
-
-type spawnerHeap struct{ items []spawnerAt }
-
-func (h spawnerHeap) Len() int           { return len(h.items) }
-func (h spawnerHeap) Less(i, j int) bool { return h.items[i].at < h.items[j].at }
-func (h spawnerHeap) Swap(i, j int)      { h.items[i], h.items[j] = h.items[j], h.items[i] }
-func (h *spawnerHeap) Push(x any)        { h.items = append(h.items, x.(spawnerAt)) }
-func (h *spawnerHeap) Pop() any {
-	old := h.items
-	x := old[len(old)-1]
-	h.items = old[:len(old)-1]
-	return x
-}
-
 // requestQueue holds requests waiting for their time. The heap orders small slot
-// references (time, seq, slot) rather than whole requests, so sifting moves no pointers;
-// seq keeps same-instant requests in emission order so runs are deterministic.
+// indexes by (time, seq) rather than whole requests, so sifting moves no pointers; seq
+// keeps same-instant requests in emission order so runs are deterministic.
 type requestQueue struct {
 	slots []Request
 	free  []int32
-	refs  []slotRef
+	refs  sim.Queue[int32] // indexes into slots
 	seq   uint64
-}
-
-type slotRef struct {
-	at   time.Duration
-	seq  uint64
-	slot int32
 }
 
 func (q *requestQueue) push(r Request) {
@@ -107,33 +87,18 @@ func (q *requestQueue) push(r Request) {
 		q.slots = append(q.slots, r)
 	}
 	q.seq++
-	heap.Push(q, slotRef{at: r.At, seq: q.seq, slot: slot})
+	q.refs.Push(sim.Item[int32]{At: r.At, Seq: q.seq, Value: slot})
 }
 
-func (q *requestQueue) minAt() time.Duration { return q.refs[0].at }
+func (q *requestQueue) Len() int { return q.refs.Len() }
+
+func (q *requestQueue) minAt() time.Duration { return q.refs.Min().At }
 
 func (q *requestQueue) pop(r *Request) {
-	ref := heap.Pop(q).(slotRef)
-	*r = q.slots[ref.slot]
-	q.slots[ref.slot] = Request{}
-	q.free = append(q.free, ref.slot)
-}
-
-func (q requestQueue) Len() int { return len(q.refs) }
-func (q requestQueue) Less(i, j int) bool {
-	a, b := q.refs[i], q.refs[j]
-	if a.at != b.at {
-		return a.at < b.at
-	}
-	return a.seq < b.seq
-}
-func (q requestQueue) Swap(i, j int) { q.refs[i], q.refs[j] = q.refs[j], q.refs[i] }
-func (q *requestQueue) Push(x any)   { q.refs = append(q.refs, x.(slotRef)) }
-func (q *requestQueue) Pop() any {
-	old := q.refs
-	x := old[len(old)-1]
-	q.refs = old[:len(old)-1]
-	return x
+	slot := q.refs.Pop().Value
+	*r = q.slots[slot]
+	q.slots[slot] = Request{}
+	q.free = append(q.free, slot)
 }
 
 // poissonSpawner emits one request per arrival of a Poisson process of rate per second

@@ -104,10 +104,19 @@ var palette = []color.Color{
 	color.RGBA{0x00, 0x00, 0x00, 0xFF}, // black
 }
 
-// legend gives each series name one colour across the panels of a figure and collects the
-// entries in the order they first appear.
+// markers are the point glyphs of LinePanel.Markers, in the order series take them. Seven
+// shapes against eight colours: the pairs repeat only after 56 series, and series drawn
+// on top of one another still show each its own shape.
+var markers = []draw.GlyphDrawer{
+	draw.CircleGlyph{}, draw.TriangleGlyph{}, draw.SquareGlyph{}, draw.RingGlyph{},
+	draw.PyramidGlyph{}, draw.BoxGlyph{}, draw.CrossGlyph{},
+}
+
+// legend gives each series name one colour (and marker) across the panels of a figure and
+// collects the entries in the order they first appear.
 type legend struct {
 	colors  map[string]color.Color
+	slots   map[string]int // the order in which names took their colour
 	entries []legendEntry
 }
 
@@ -116,15 +125,21 @@ type legendEntry struct {
 	thumb plot.Thumbnailer
 }
 
-func newLegend() *legend { return &legend{colors: map[string]color.Color{}} }
+func newLegend() *legend { return &legend{colors: map[string]color.Color{}, slots: map[string]int{}} }
 
 func (l *legend) color(name string) (color.Color, bool) {
 	if c, ok := l.colors[name]; ok {
 		return c, false
 	}
 	c := palette[len(l.colors)%len(palette)]
+	l.slots[name] = len(l.colors)
 	l.colors[name] = c
 	return c, true
+}
+
+// marker is the glyph of a name that has taken its colour.
+func (l *legend) marker(name string) draw.GlyphDrawer {
+	return markers[l.slots[name]%len(markers)]
 }
 
 func (l *legend) add(name string, thumb plot.Thumbnailer) {
@@ -193,7 +208,10 @@ func (f *Figure) draw(dc draw.Canvas) error {
 
 	caption := textStyle(sans, 9.5, gray)
 	caption.YAlign = draw.YBottom
-	lines := strings.Split(f.Meta.Caption, "\n")
+	var lines []string
+	for _, l := range strings.Split(f.Meta.Caption, "\n") {
+		lines = append(lines, wrap(caption, l, dc.Max.X-dc.Min.X)...)
+	}
 	lineHeight := caption.Rectangle("Mg").Size().Y * 1.2
 	for i := range lines {
 		line := lines[len(lines)-1-i]
@@ -267,6 +285,28 @@ func (f *Figure) draw(dc draw.Canvas) error {
 	return nil
 }
 
+// wrap breaks line at spaces into lines no wider than width (a long command in a
+// caption); a single word wider than width stays whole.
+func wrap(sty text.Style, line string, width vg.Length) []string {
+	if sty.Rectangle(line).Size().X <= width {
+		return []string{line}
+	}
+	var out []string
+	cur := ""
+	for _, word := range strings.Split(line, " ") {
+		next := word
+		if cur != "" {
+			next = cur + " " + word
+		}
+		if cur != "" && sty.Rectangle(next).Size().X > width {
+			out = append(out, cur)
+			next = word
+		}
+		cur = next
+	}
+	return append(out, cur)
+}
+
 func styleFonts(p *plot.Plot) {
 	p.Title.TextStyle.Font = font.From(sansBold, 12)
 	p.X.Label.TextStyle.Font = font.From(sans, 11)
@@ -309,6 +349,12 @@ type LinePanel struct {
 	Steps bool
 	// LogY puts Y on a log scale; values ≤ 0 are left out.
 	LogY bool
+	// LogX puts X on a log scale; values ≤ 0 are left out.
+	LogX bool
+	// Markers draws a glyph at every point, for lines through a few measured points (a
+	// sweep, a curve over window lengths): it shows where the measurements are and tells
+	// apart series that lie on one another.
+	Markers bool
 	// AbsTicks labels Y ticks with their absolute value, for mirrored panels that draw
 	// one quantity up and another down.
 	AbsTicks bool
@@ -328,12 +374,16 @@ func (p LinePanel) build(leg *legend) (*plot.Plot, error) {
 		pl.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	}
 	pl.X.Tick.Marker = plainTicks{}
+	if p.LogX {
+		pl.X.Scale = plot.LogScale{}
+		pl.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
 	addSpans(pl, leg, p.Spans)
 	drawn := 0
 	for i, s := range p.Series {
 		pts := make(plotter.XYs, 0, len(s.Points))
 		for _, q := range s.Points {
-			if !finite(q.X) || !finite(q.Y) || p.LogY && q.Y <= 0 {
+			if !finite(q.X) || !finite(q.Y) || p.LogY && q.Y <= 0 || p.LogX && q.X <= 0 {
 				continue
 			}
 			pts = append(pts, plotter.XY{X: q.X, Y: q.Y})
@@ -353,7 +403,17 @@ func (p LinePanel) build(leg *legend) (*plot.Plot, error) {
 			line.StepStyle = plotter.PostStep
 		}
 		pl.Add(line)
-		leg.add(s.Name, line)
+		var thumb plot.Thumbnailer = line
+		if p.Markers {
+			points, err := plotter.NewScatter(pts)
+			if err != nil {
+				return nil, fmt.Errorf("series %q: %w", s.Name, err)
+			}
+			points.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(3.5), Shape: leg.marker(s.Name)}
+			pl.Add(points)
+			thumb = markedLine{line, points}
+		}
+		leg.add(s.Name, thumb)
 		drawn++
 	}
 	if drawn == 0 {
@@ -364,7 +424,13 @@ func (p LinePanel) build(leg *legend) (*plot.Plot, error) {
 		if !(pl.Y.Min > 0) {
 			return nil, fmt.Errorf("no positive value to draw on a log scale")
 		}
-		logDecades(pl)
+		logDecades(&pl.Y)
+	}
+	if p.LogX {
+		if !(pl.X.Min > 0) {
+			return nil, fmt.Errorf("no positive X to draw on a log scale")
+		}
+		logDecades(&pl.X)
 	}
 	if !p.LogY {
 		pl.Y.Min = math.Min(pl.Y.Min, 0)
@@ -379,6 +445,17 @@ func (p LinePanel) build(leg *legend) (*plot.Plot, error) {
 		}
 	}
 	return pl, nil
+}
+
+// markedLine is the legend entry of a line with markers: the line with one glyph on it.
+type markedLine struct {
+	line   *plotter.Line
+	points *plotter.Scatter
+}
+
+func (m markedLine) Thumbnail(c *draw.Canvas) {
+	m.line.Thumbnail(c)
+	m.points.Thumbnail(c)
 }
 
 func addLimits(pl *plot.Plot, leg *legend, limits []HLine) {
@@ -464,7 +541,7 @@ func (p BarPanel) build(leg *legend) (*plot.Plot, error) {
 			return nil, fmt.Errorf("no positive value to draw on a log scale")
 		}
 		pl.Y.Max *= 1.5 // room for the value labels
-		logDecades(pl)
+		logDecades(&pl.Y)
 	} else {
 		pl.Y.Tick.Marker = plainTicks{}
 		pl.Y.Min = math.Min(pl.Y.Min, 0)
@@ -564,8 +641,19 @@ func (t plainTicks) Ticks(lo, hi float64) []plot.Tick {
 			break
 		}
 	}
+	// The slack lets the last step land on hi despite rounding; near the largest float
+	// it would overflow to +Inf and the loop would never end.
+	last := hi + step*1e-9
+	if math.IsInf(last, 0) {
+		last = hi
+	}
+	first := math.Ceil(lo / step)
+	if first+1 == first {
+		// A range a few ulps wide far from zero: k++ would not move k.
+		return plot.DefaultTicks{}.Ticks(lo, hi)
+	}
 	var ticks []plot.Tick
-	for k := math.Ceil(lo / step); k*step <= hi+step*1e-9; k++ {
+	for k := first; k*step <= last; k++ {
 		v := k * step
 		if math.Abs(v) < step*1e-9 {
 			v = 0
@@ -591,11 +679,11 @@ func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // logDecades widens a log axis to whole decades, at least one, so that gonum never has to
 // widen an empty range itself (it would reach zero, which a log axis cannot show).
-func logDecades(pl *plot.Plot) {
-	lo := math.Floor(math.Log10(pl.Y.Min))
-	hi := math.Ceil(math.Log10(pl.Y.Max))
+func logDecades(a *plot.Axis) {
+	lo := math.Floor(math.Log10(a.Min))
+	hi := math.Ceil(math.Log10(a.Max))
 	if hi <= lo {
 		hi = lo + 1
 	}
-	pl.Y.Min, pl.Y.Max = math.Pow(10, lo), math.Pow(10, hi)
+	a.Min, a.Max = math.Pow(10, lo), math.Pow(10, hi)
 }

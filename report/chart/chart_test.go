@@ -3,6 +3,7 @@ package chart
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"image/png"
 	"math"
 	"os"
@@ -93,6 +94,33 @@ func figures() []*Figure {
 		})}}, 10*time.Millisecond),
 		EffectiveLimitFigure(meta, "nodes", []Series{{Name: "local L/N, static", Points: synthetic(10, func(i int) float64 { return 100 })}, {Name: "local L each", Points: synthetic(10, func(i int) float64 { return float64(100 * (i + 1)) })}}, 100),
 		KeyingFigure(meta, []string{"ip", "user", "xff-leftmost"}, []float64{0.4, 0.01, 0.02}, []float64{0.05, 0.02, 0.97}),
+		WorstCaseFigure(meta, []Series{
+			{Name: "fixed-window", Points: []Point{{7.5, 200}, {60, 200}, {120, 300}}},
+			{Name: "sliding-log", Points: []Point{{7.5, 100}, {60, 100}, {120, 200}}},
+		}, 100, time.Minute),
+		SweepFigure(meta, "sweep-synthetic", "policy.window (s)", "over_admission (× the limit)", []Curves{
+			{Title: "policy.limit=50", Series: []Series{{Name: "fixed-window", Points: []Point{{1, 2}, {10, 2}, {600, 1}}}, {Name: "gcra", Points: []Point{{1, 1.2}, {10, 1.02}, {600, 1}}}}},
+			{Title: "policy.limit=100", Series: []Series{{Name: "fixed-window", Points: []Point{{1, 2}, {10, 2}, {600, 1}}}, {Name: "gcra", Points: []Point{{1, 1.2}, {10, 1.02}, {600, 1}}}}},
+		}, true),
+	}
+}
+
+// Series lying on one another are told apart by their markers: every name of a figure
+// takes a (colour, marker) pair no other name has, up to 56 names.
+func TestMarkersAndColoursArePairedUniquely(t *testing.T) {
+	l := newLegend()
+	seen := map[[2]string]string{}
+	for i := range len(palette) * len(markers) {
+		name := strconv.Itoa(i)
+		c, _ := l.color(name)
+		pair := [2]string{fmt.Sprint(c), fmt.Sprintf("%T", l.marker(name))}
+		if other, ok := seen[pair]; ok {
+			t.Fatalf("series %s and %s share colour and marker %v", other, name, pair)
+		}
+		seen[pair] = name
+	}
+	if fmt.Sprintf("%T", l.marker("0")) == fmt.Sprintf("%T", l.marker("1")) {
+		t.Error("the first two series share a marker")
 	}
 }
 
@@ -256,6 +284,9 @@ func FuzzRender(f *testing.F) {
 				Limits: []HLine{{Name: "limit", Y: c}}}}},
 			HerdFigure(meta, []Series{{Name: "h", Points: []Point{{0, a}, {1, b}, {2, c}}}, {Name: "g", Points: []Point{{a, 1}, {b, 2}}}}, time.Millisecond),
 			KeyingFigure(meta, []string{"ip", "user"}, []float64{a, b}, []float64{c, a}),
+			{Name: "marked", Meta: meta, Panels: []Panel{LinePanel{LogX: logY, Markers: true,
+				Series: []Series{{Name: "s", Points: []Point{{a, 1}, {b, 2}, {c, 3}}}},
+				Spans:  []Span{{Name: "T = W", From: a, To: a}}}}},
 			{Name: "spans", Meta: meta, Panels: []Panel{LinePanel{LogY: logY, Steps: true,
 				Series: []Series{{Name: "s", Points: []Point{{0, a}, {1, b}, {2, c}}}},
 				Spans:  []Span{{Name: "down", From: a, To: b}, {Name: "scaled", From: c, To: c}}}}},
@@ -264,4 +295,22 @@ func FuzzRender(f *testing.F) {
 			_ = fig.Render(&bytes.Buffer{}, "svg")
 		}
 	})
+}
+
+// A caption line wider than the page (a long command) is broken at spaces, not cut off.
+func TestLongCaptionLinesWrap(t *testing.T) {
+	sty := textStyle(sans, 9.5, gray)
+	long := strings.TrimSpace(strings.Repeat("--param policy.window=10s,30s,1m ", 12))
+	lines := wrap(sty, long, 4*vg.Inch)
+	if len(lines) < 2 || strings.Join(lines, " ") != long {
+		t.Fatalf("wrapped into %q", lines)
+	}
+	for _, l := range lines {
+		if w := sty.Rectangle(l).Size().X; w > 4*vg.Inch {
+			t.Errorf("line %q is %v wide, more than 4 inches", l, w)
+		}
+	}
+	if got := wrap(sty, "short", 4*vg.Inch); len(got) != 1 || got[0] != "short" {
+		t.Errorf("short line wrapped into %q", got)
+	}
 }

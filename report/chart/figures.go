@@ -259,3 +259,44 @@ func KeyingFigure(meta Meta, policies []string, legitRejectRate, attackerAdmitRa
 		Series: series,
 	}}}
 }
+
+// WorstCaseFigure draws the worst-case curve of each algorithm: the most it admitted for
+// one key in any window of length T, against T in seconds, with the advertised limit L as
+// a dashed line and T = W marked. A curve above the limit line at T = W is the promise
+// broken by traffic shaped to break it.
+func WorstCaseFigure(meta Meta, curves []Series, limit float64, window time.Duration) *Figure {
+	w := window.Seconds()
+	return &Figure{Name: "worst-case", Meta: meta, Panels: []Panel{LinePanel{
+		XLabel:  "window length T (s)",
+		YLabel:  "most admitted in one window of length T (requests)",
+		Series:  curves,
+		Markers: true,
+		Limits:  []HLine{{Name: fmt.Sprintf("limit L = %g per %s", limit, window), Y: limit}},
+		Spans:   []Span{{Name: fmt.Sprintf("T = W = %s", window), From: w, To: w}},
+	}}}
+}
+
+// Curves is one panel of a SweepFigure: its title and its lines.
+type Curves struct {
+	Title  string
+	Series []Series
+}
+
+// SweepFigure draws a metric against a swept parameter, one panel per combination of the
+// other parameters' values, all on the same axes so heights and positions compare
+// across panels, with a marker at every grid point. logX puts the parameter on a log
+// scale, for values that span orders of magnitude.
+func SweepFigure(meta Meta, name, xLabel, yLabel string, panels []Curves, logX bool) *Figure {
+	cols := min(len(panels), 3)
+	rows := (len(panels) + max(cols, 1) - 1) / max(cols, 1)
+	f := &Figure{Name: name, Meta: meta, Columns: cols, SharedX: true, SharedY: true}
+	if rows > 1 {
+		f.Height = vg.Length(1.6+3.2*float64(rows)) * vg.Inch
+	}
+	for _, p := range panels {
+		f.Panels = append(f.Panels, LinePanel{
+			Title: p.Title, XLabel: xLabel, YLabel: yLabel, Series: p.Series, Markers: true, LogX: logX,
+		})
+	}
+	return f
+}

@@ -25,6 +25,9 @@ func addSpans(pl *plot.Plot, leg *legend, spans []Span) {
 		if !finite(s.From) || !finite(s.To) || s.To < s.From {
 			continue
 		}
+		if _, isLog := pl.X.Scale.(plot.LogScale); isLog && s.From <= 0 {
+			continue
+		}
 		sp := span{s}
 		pl.Add(sp)
 		leg.add(s.Name, sp)
