@@ -86,6 +86,8 @@ type Distributed struct {
 	// Events are the variant's store outages and node-count changes in time order, for
 	// the charts to mark (the scenario file already states them; JSON leaves them out).
 	Events []FleetEvent `json:"-"`
+	// Designs are the figures of the designs beyond the notes' (fleet_designs.go).
+	Designs
 }
 
 func hasDistributed(r *Report) bool {
@@ -103,7 +105,7 @@ var distributedColumns = []string{
 	"effective_limit", "over_admission", "client_share", "store_round_trips", "node_peak",
 	"leases_outstanding_max", "outage_admitted", "outage_refused", "outage_node_peak", "guard", "alerts", "blocked_forever",
 	"leaked_keys", "added_latency_ms", "latency_p50_ms", "latency_p99_ms", "store_timeouts", "breaker_open",
-	"stale_reads",
+	"stale_reads", "peer_hops", "free_passes", "evicted",
 }
 
 // DistributedTable is the human table of a fleet run.
@@ -141,7 +143,7 @@ func DistributedTable(r *Report) Table {
 			}
 			return strconv.FormatFloat(v, 'f', 2, 64)
 		}
-		t.Rows = append(t.Rows, []string{
+		t.Rows = append(t.Rows, append([]string{
 			x.Algorithm, d.Variant, d.Placement, d.Balancer, nodes,
 			strconv.FormatInt(x.Requests, 10), strconv.FormatInt(x.Admitted, 10), strconv.FormatInt(x.Rejected, 10),
 			optionalPercent(x.LegitRejectRate),
@@ -155,7 +157,7 @@ func DistributedTable(r *Report) Table {
 			ms(d.AddedLatencyP50MS, d.AddedLatencyMaxMS > 0), ms(d.AddedLatencyP99MS, d.AddedLatencyMaxMS > 0),
 			dash(d.StoreTimeouts, d.Alerts > 0), dash(d.BreakerOpenDecisions, d.Alerts > 0),
 			dash(d.StaleReads, d.Placement == "shared-racy"),
-		})
+		}, designCells(d)...))
 		if d.Alert != "" {
 			t.Notes = append(t.Notes, fmt.Sprintf("%s %s: alert: %s", x.Algorithm, d.Variant, d.Alert))
 		}

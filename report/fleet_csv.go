@@ -15,6 +15,10 @@ var fleetCSVColumns = []string{
 	"crashes", "blocked_forever", "leaked_keys", "leaked_bytes", "added_latency_ms_mean", "added_latency_ms_max",
 	"added_latency_ms_p50", "added_latency_ms_p99", "store_latency_ms", "store_timeouts",
 	"breaker_open_decisions", "breaker_opens", "stale_reads", "lost_writes",
+	"peer_hops", "peer_messages", "forward", "sync", "sync_to", "sync_exchanges", "ownership_moves",
+	"membership_over_admission", "failovers", "reshards", "failover_lag", "failover_over_admission",
+	"free_passes", "free_pass_keys", "maxmemory", "eviction_policy", "evicted_keys", "oom_errors",
+	"store_keys_max", "store_bytes_max", "partitioned_nodes",
 }
 
 // anyFleet reports whether any of the reports ran on a fleet.
@@ -35,7 +39,7 @@ func fleetCSVCells(d *Distributed) []string {
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	i := func(v int64) string { return strconv.FormatInt(v, 10) }
-	return []string{
+	return append([]string{
 		d.Variant, d.Placement, d.Balancer, i(int64(d.Nodes)), i(int64(d.NodesMax)), d.Store, d.Clock, f(time.Duration(d.Skew).Seconds()),
 		i(d.EffectiveLimit), f(d.ClientShareMin), f(d.ClientShareMax), f(d.StoreRoundTrips), i(d.StoreRoundTripsTotal),
 		i(d.NodePeakWindowAdmitted), i(d.GuardLimit), i(d.LeasesOutstandingMax),
@@ -43,5 +47,5 @@ func fleetCSVCells(d *Distributed) []string {
 		i(d.Crashes), i(d.BlockedForever), i(d.LeakedKeys), i(d.LeakedBytes), f(d.AddedLatencyMeanMS), f(d.AddedLatencyMaxMS),
 		f(d.AddedLatencyP50MS), f(d.AddedLatencyP99MS), f(d.StoreLatencyMS), i(d.StoreTimeouts),
 		i(d.BreakerOpenDecisions), i(d.BreakerOpens), i(d.StaleReads), i(d.LostWrites),
-	}
+	}, designCSVCells(d)...)
 }

@@ -1,0 +1,209 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"gonum.org/v1/plot/vg"
+
+	"github.com/rlsim/rlsim/report/chart"
+)
+
+// Designs are the figures of the placements and store faults beyond the design notes':
+// an owner per key on a consistent-hash ring, eventually consistent global counts, store
+// failovers and slot moves, eviction under maxmemory, partitions. Distributed embeds it,
+// so its fields are among a fleet result's JSON fields; each is zero (or empty) where its
+// design is not in play.
+type Designs struct {
+	// PeerHops are the forwarded hops per decision (owner placement; global-sync deciding
+	// synchronously through the owner); PeerMessages the peer requests per decision
+	// (batched forwards share one; a global-sync node's exchanges with the owner).
+	PeerHops     float64 `json:"peer_hops"`
+	PeerMessages float64 `json:"peer_messages"`
+	// Forward is how the owner placement sends a request to its owner, "direct" or
+	// "batched".
+	Forward string `json:"forward"`
+	// Sync is a global-sync node's exchange interval and SyncTo its target ("owner",
+	// "store"); SyncExchanges the exchanges the nodes made.
+	Sync          Duration `json:"sync"`
+	SyncTo        string   `json:"sync_to"`
+	SyncExchanges int64    `json:"sync_exchanges"`
+	// OwnershipMoves counts keys whose owner changed at a membership change;
+	// MembershipOverAdmission is the most one key's trailing window held, over the limit,
+	// in the window after a change.
+	OwnershipMoves          int64   `json:"ownership_moves"`
+	MembershipOverAdmission float64 `json:"membership_over_admission"`
+	// Failovers and Reshards count the store's failovers and slot moves; FailoverLag is
+	// the longest replica lag; FailoverOverAdmission the most one key's trailing window
+	// held, over the limit, in the window after a failover or the start of a move.
+	Failovers             int      `json:"failovers"`
+	Reshards              int      `json:"reshards"`
+	FailoverLag           Duration `json:"failover_lag"`
+	FailoverOverAdmission float64  `json:"failover_over_admission"`
+	// FreePasses are the requests the fleet admitted beyond those a store that lost
+	// nothing would have admitted of the same requests, summed over keys; FreePassKeys the
+	// keys that got any.
+	FreePasses   int64 `json:"free_passes"`
+	FreePassKeys int64 `json:"free_pass_keys"`
+	// MaxMemory (bytes) and EvictionPolicy put the store under memory pressure;
+	// EvictedKeys, OOMErrors (requests whose write the store refused), StoreKeysMax and
+	// StoreBytesMax (the most its keys held at once) are what came of it.
+	MaxMemory      int64  `json:"maxmemory"`
+	EvictionPolicy string `json:"eviction_policy"`
+	EvictedKeys    int64  `json:"evicted_keys"`
+	OOMErrors      int64  `json:"oom_errors"`
+	StoreKeysMax   int64  `json:"store_keys_max"`
+	StoreBytesMax  int64  `json:"store_bytes_max"`
+	// PartitionedNodes is the most nodes a partition cut off at once.
+	PartitionedNodes int `json:"partitioned_nodes"`
+}
+
+// designCells are a fleet result's cells under the fleet table's last columns —
+// peer_hops, free_passes, evicted — "-" where the design is not in play.
+func designCells(d *Distributed) []string {
+	hops := "-"
+	if d.Placement == "owner" || d.PeerHops > 0 {
+		hops = strconv.FormatFloat(d.PeerHops, 'f', 3, 64)
+	}
+	free := "-"
+	if d.Failovers+d.Reshards > 0 || d.EvictionPolicy != "" {
+		free = strconv.FormatInt(d.FreePasses, 10)
+	}
+	evicted := "-"
+	if d.EvictionPolicy != "" {
+		evicted = strconv.FormatInt(d.EvictedKeys, 10)
+		if d.EvictionPolicy == "noeviction" {
+			evicted = "oom " + strconv.FormatInt(d.OOMErrors, 10)
+		}
+	}
+	return []string{hops, free, evicted}
+}
+
+// designCSVCells are a result's cells under the results CSV's last columns (those of
+// fleetCSVColumns from peer_hops on).
+func designCSVCells(d *Distributed) []string {
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	return []string{
+		f(d.PeerHops), f(d.PeerMessages), d.Forward, f(time.Duration(d.Sync).Seconds()), d.SyncTo, i(d.SyncExchanges), i(d.OwnershipMoves),
+		f(d.MembershipOverAdmission), i(int64(d.Failovers)), i(int64(d.Reshards)), f(time.Duration(d.FailoverLag).Seconds()), f(d.FailoverOverAdmission),
+		i(d.FreePasses), i(d.FreePassKeys), i(d.MaxMemory), d.EvictionPolicy, i(d.EvictedKeys), i(d.OOMErrors),
+		i(d.StoreKeysMax), i(d.StoreBytesMax), i(int64(d.PartitionedNodes)),
+	}
+}
+
+// designParam is a design's parameter a report's variants may sweep, drawn against its
+// outcomes when they do.
+type designParam struct {
+	name   string                               // the figure's file stem
+	title  string                               // what the figure answers
+	xLabel string                               // with units
+	logX   bool                                 // values span orders of magnitude
+	x      func(d *Distributed) (float64, bool) // the parameter, when the result has it
+	line   func(x Result) string                // the line a result belongs to
+	panels []designPanel                        // the outcomes, one panel each
+}
+
+type designPanel struct {
+	title, yLabel string
+	y             func(x Result) float64
+	limit         bool // draw the advertised limit
+}
+
+var designParams = []designParam{
+	{
+		name: "sync", title: "effective limit and exchanges against the sync interval", xLabel: "sync interval (ms)", logX: true,
+		x: func(d *Distributed) (float64, bool) {
+			return float64(time.Duration(d.Sync)) / float64(time.Millisecond), d.Placement == "global-sync" && d.Sync > 0
+		},
+		line: func(x Result) string {
+			d := x.Distributed
+			return fmt.Sprintf("%s, %d nodes, to the %s", x.Algorithm, d.Nodes, d.SyncTo)
+		},
+		panels: []designPanel{
+			{title: "effective limit", yLabel: "effective limit", y: func(x Result) float64 { return float64(x.Distributed.EffectiveLimit) }, limit: true},
+			{title: "exchanges per decision (the target's load)", yLabel: "exchanges per decision", y: func(x Result) float64 {
+				if x.Requests > 0 {
+					return float64(x.Distributed.SyncExchanges) / float64(x.Requests)
+				}
+				return 0
+			}},
+		},
+	},
+	{
+		name: "failover-lag", title: "effective limit and free passes against the replica's lag at a failover", xLabel: "replica lag at the failover (s)",
+		x: func(d *Distributed) (float64, bool) {
+			return time.Duration(d.FailoverLag).Seconds(), d.Failovers > 0
+		},
+		line: func(x Result) string { return fmt.Sprintf("%s, %s", x.Algorithm, x.Distributed.Placement) },
+		panels: []designPanel{
+			{title: "effective limit", yLabel: "effective limit", y: func(x Result) float64 { return float64(x.Distributed.EffectiveLimit) }, limit: true},
+			{title: "free passes", yLabel: "requests admitted beyond a lossless store", y: func(x Result) float64 { return float64(x.Distributed.FreePasses) }},
+		},
+	},
+	{
+		name: "maxmemory", title: "free passes and effective limit against the store's maxmemory", xLabel: "maxmemory (KiB)",
+		x: func(d *Distributed) (float64, bool) {
+			return float64(d.MaxMemory) / 1024, d.MaxMemory > 0
+		},
+		line: func(x Result) string { return fmt.Sprintf("%s, %s", x.Algorithm, x.Distributed.EvictionPolicy) },
+		panels: []designPanel{
+			{title: "free passes", yLabel: "requests admitted beyond a lossless store", y: func(x Result) float64 { return float64(x.Distributed.FreePasses) }},
+			{title: "keys that got a free pass", yLabel: "client keys", y: func(x Result) float64 { return float64(x.Distributed.FreePassKeys) }},
+		},
+	},
+}
+
+// DesignFigures draw, for every design parameter a report's variants sweep (two values or
+// more), its outcomes against it: a panel per outcome, a line per algorithm and setting of
+// the rest. A report that sweeps none has none.
+func DesignFigures(r *Report) []*chart.Figure {
+	var figs []*chart.Figure
+	for _, p := range designParams {
+		xs := map[float64]bool{}
+		var lines []string
+		byLine := map[string][]Result{}
+		for _, x := range r.Results {
+			if x.Distributed == nil {
+				continue
+			}
+			v, ok := p.x(x.Distributed)
+			if !ok {
+				continue
+			}
+			xs[v] = true
+			l := p.line(x)
+			if byLine[l] == nil {
+				lines = append(lines, l)
+			}
+			byLine[l] = append(byLine[l], x)
+		}
+		if len(xs) < 2 {
+			continue
+		}
+		fig := &chart.Figure{Name: p.name, Columns: len(p.panels),
+			Meta: chart.Meta{Title: r.Scenario + ": " + p.title, Caption: Caption(r)}}
+		fig.Width, fig.Height = 13*vg.Inch, 5*vg.Inch
+		for _, dp := range p.panels {
+			panel := chart.LinePanel{Title: dp.title, XLabel: p.xLabel, YLabel: dp.yLabel, LogX: p.logX, Markers: true}
+			for _, l := range lines {
+				s := chart.Series{Name: l}
+				for _, x := range byLine[l] {
+					v, _ := p.x(x.Distributed)
+					s.Points = append(s.Points, chart.Point{X: v, Y: dp.y(x)})
+				}
+				slices.SortStableFunc(s.Points, func(a, b chart.Point) int { return cmp.Compare(a.X, b.X) })
+				panel.Series = append(panel.Series, s)
+			}
+			if dp.limit {
+				panel.Limits = []chart.HLine{{Name: fmt.Sprintf("advertised (%d)", r.Policy.Limit), Y: float64(r.Policy.Limit)}}
+			}
+			fig.Panels = append(fig.Panels, panel)
+		}
+		figs = append(figs, fig)
+	}
+	return figs
+}
