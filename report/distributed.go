@@ -105,7 +105,7 @@ var distributedColumns = []string{
 	"effective_limit", "over_admission", "client_share", "store_round_trips", "node_peak",
 	"leases_outstanding_max", "outage_admitted", "outage_refused", "outage_node_peak", "guard", "alerts", "blocked_forever",
 	"leaked_keys", "added_latency_ms", "latency_p50_ms", "latency_p99_ms", "store_timeouts", "breaker_open",
-	"stale_reads", "peer_hops", "free_passes", "evicted",
+	"stale_reads", "peer_hops", "peer_messages", "free_passes", "evicted",
 }
 
 // DistributedTable is the human table of a fleet run.

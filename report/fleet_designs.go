@@ -62,11 +62,12 @@ type Designs struct {
 }
 
 // designCells are a fleet result's cells under the fleet table's last columns —
-// peer_hops, free_passes, evicted — "-" where the design is not in play.
+// peer_hops, peer_messages, free_passes, evicted — "-" where the design is not in play.
 func designCells(d *Distributed) []string {
-	hops := "-"
-	if d.Placement == "owner" || d.PeerHops > 0 {
+	hops, messages := "-", "-"
+	if d.Placement == "owner" || d.PeerHops > 0 || d.PeerMessages > 0 {
 		hops = strconv.FormatFloat(d.PeerHops, 'f', 3, 64)
+		messages = strconv.FormatFloat(d.PeerMessages, 'f', 3, 64)
 	}
 	free := "-"
 	if d.Failovers+d.Reshards > 0 || d.EvictionPolicy != "" {
@@ -79,7 +80,7 @@ func designCells(d *Distributed) []string {
 			evicted = "oom " + strconv.FormatInt(d.OOMErrors, 10)
 		}
 	}
-	return []string{hops, free, evicted}
+	return []string{hops, messages, free, evicted}
 }
 
 // designCSVCells are a result's cells under the results CSV's last columns (those of
