@@ -25,6 +25,10 @@ var GlobalAlgorithms = []string{"fixed-window", "sliding-window"}
 //	       rate-limiting plugins with sync_rate and the redis strategy)
 var SyncTargets = []string{"owner", "store"}
 
+// DefaultSync is the sync interval a scenario's global-sync fleet runs with when it names
+// none: Gubernator's GlobalSyncWait default (500µs, config.go).
+const DefaultSync = 500 * time.Microsecond
+
 // globalSync is the global-sync placement: every node decides from its own view of the
 // key's global counts and exchanges hits and totals with the target periodically.
 //
@@ -43,8 +47,13 @@ var SyncTargets = []string{"owner", "store"}
 // The model reads lazily: a node's read of a tick is taken at its next decision, from the
 // target's counters then, less what the target applied after the read's moment (the
 // fleet logs each increment it applies for the last interval), so the figures are those
-// of the periodic reads without a store call per node and tick. The exchanges counted
-// are one per tick from a node's first request for a key to its last.
+// of the periodic reads without a store call per node and tick.
+//
+// What the exchanges cost the target: with the store, each node's timer makes one round
+// trip a tick (a pipeline of every key's diff and read, as Kong's timer does), from the
+// node's first request to its last; with owners, what Gubernator sends — a node's hits
+// when it has some (one request to the owner a tick), and each owner's broadcast of the
+// totals it changed to the other nodes, one a tick in which it applied hits.
 //
 // Sync 0 is synchronous: each decision reads the totals and adds its own hit at once, one
 // round trip, which is exact.
@@ -74,6 +83,11 @@ type globalSync struct {
 	fails   int64 // sends a partition stopped
 	hops    int64 // synchronous decisions forwarded to an owner (sync 0, target owner)
 	settled bool  // the exchanges are in the fleet's round trips
+	// active is, per node, the first and last request it decided (target store); cast
+	// the owners' broadcasts (target owner), lastCast each owner's last broadcast tick.
+	active   [][2]int64
+	casts    int64
+	lastCast map[int]int64
 }
 
 type viewKey struct {
@@ -90,8 +104,7 @@ type view struct {
 	sent     []hit    // hits sent, with the moment the target applies them
 	pending  []hit    // admitted, not yet sent
 	sendNext bool     // a send is scheduled
-	first    int64    // ns: the node's first and last request for the key
-	last     int64
+	first    int64    // ns: the node's first request for the key
 }
 
 type hit struct{ idx, cost, at int64 }
@@ -139,6 +152,7 @@ func newGlobalSync(c Config, algorithm string, p algorithms.Policy, st store.Sto
 	g := &globalSync{
 		toOwner: c.SyncTo != "store", sync: int64(c.Sync), nodes: c.Nodes, limit: p.Limit, window: p.Window.Microseconds(),
 		prefix: c.Prefix + "gs:", sliding: algorithm == "sliding-window", views: map[viewKey]*view{}, applied: map[string][]applied{},
+		lastCast: map[int]int64{},
 	}
 	g.ttl = ceilDiv(int64(2*p.Window+2*c.Skew+c.Latency+c.PeerLatency), int64(time.Millisecond))
 	if g.toOwner {
@@ -224,6 +238,7 @@ func (f *Fleet) advanceGlobal(now int64) error {
 				}
 				g.applied[c] = append(g.applied[c], applied{e.at, h.cost})
 			}
+			g.broadcast(name, e.at)
 		}
 	}
 	return nil
@@ -281,15 +296,18 @@ func (f *Fleet) decideGlobal(t *ticket) {
 	owner := g.toOwner && g.ring.owner(name) == t.node
 	if g.sync == 0 || owner {
 		f.decideGlobalNow(t, name, us, idx, owner)
+		if owner && g.sync > 0 && t.allowed {
+			g.broadcast(name, t.now)
+		}
 		return
 	}
+	g.seen(t.node, t.now)
 	vk := viewKey{t.node, t.key}
 	v := g.views[vk]
 	if v == nil {
 		v = &view{readTick: -1, first: t.now}
 		g.views[vk] = v
 	}
-	v.last = t.now
 	cut := f.cutOff(t.node, name, t.now)
 	t.inOutage = cut
 	// The read of the last tick whose reply has arrived, and that came after the node's
@@ -331,6 +349,12 @@ func (f *Fleet) decideGlobal(t *ticket) {
 		return c
 	}
 	t.allowed, t.remaining = g.decide(us, idx, count(idx-1), count(idx), t.cost)
+	// Every request queues a hit for the next tick (Gubernator sends over-limit hits
+	// too); only admitted ones add to the counts.
+	if !v.sendNext {
+		v.sendNext = true
+		g.push(event{at: g.tickAt(t.node, g.tick(t.node, t.now)+1), kind: sendEvent, vk: vk})
+	}
 	if !t.allowed {
 		return
 	}
@@ -339,18 +363,44 @@ func (f *Fleet) decideGlobal(t *ticket) {
 	} else {
 		v.pending = append(v.pending, hit{idx: idx, cost: t.cost})
 	}
-	if !v.sendNext {
-		v.sendNext = true
-		g.push(event{at: g.tickAt(t.node, g.tick(t.node, t.now)+1), kind: sendEvent, vk: vk})
-	}
 }
 
-// exchanges is the periodic exchanges the nodes made: one a tick from a node's first
-// request for a key to its last.
+// broadcast counts, for target owner, the owner of name broadcasting the totals it
+// changed at at to the other nodes: once a tick (its own timer's) whatever it applied.
+func (g *globalSync) broadcast(name string, at int64) {
+	if !g.toOwner {
+		return
+	}
+	owner := g.ring.owner(name)
+	if tick, seen := g.lastCast[owner]; seen && tick == g.tick(owner, at) {
+		return
+	}
+	g.lastCast[owner] = g.tick(owner, at)
+	g.casts += int64(max(g.ring.nodes-1, 0))
+}
+
+// seen records that node decided a request at now.
+func (g *globalSync) seen(node int, now int64) {
+	for len(g.active) <= node {
+		g.active = append(g.active, [2]int64{-1, -1})
+	}
+	if g.active[node][0] < 0 {
+		g.active[node][0] = now
+	}
+	g.active[node][1] = now
+}
+
+// exchanges is what the exchanges cost the target: the store's round trips, or the
+// messages between owners and nodes (see globalSync).
 func (g *globalSync) exchanges() int64 {
+	if g.toOwner {
+		return g.sends + g.casts
+	}
 	var n int64
-	for vk, v := range g.views {
-		n += g.tick(vk.node, v.last) - g.tick(vk.node, v.first) + 1
+	for node, a := range g.active {
+		if a[0] >= 0 {
+			n += g.tick(node, a[1]) - g.tick(node, a[0]) + 1
+		}
 	}
 	return n
 }

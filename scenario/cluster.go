@@ -45,6 +45,8 @@ type ClusterSpec struct {
 	// Variants run the scenario once per entry, each overriding some fields, and put the
 	// results side by side; without variants the cluster runs as written.
 	Variants []VariantSpec `yaml:"variants"`
+	// DesignFields are the owner and global-sync placements' settings (designs.go).
+	DesignFields `yaml:",inline"`
 }
 
 // ScaleSpec changes the node count at a time.
@@ -71,6 +73,8 @@ type VariantSpec struct {
 	Clock        string       `yaml:"clock"`
 	// Skew replaces the skew fault's max (node clocks spread over ±skew).
 	Skew *Duration `yaml:"skew"`
+	// DesignOverrides change the designs' settings and faults (designs.go).
+	DesignOverrides `yaml:",inline"`
 }
 
 // BreakerSpec is a circuit breaker on each node's store client: it opens after Failures
@@ -89,10 +93,14 @@ func (b *BreakerSpec) config() *cluster.Breaker {
 
 // FaultSpec is one entry of the faults list: exactly one fault.
 type FaultSpec struct {
-	Outage  *OutageSpec  `yaml:"outage"`
-	Latency *LatencySpec `yaml:"latency"`
-	Skew    *SkewSpec    `yaml:"skew"`
-	Crash   *CrashSpec   `yaml:"crash_between_incr_expire"`
+	Outage    *OutageSpec    `yaml:"outage"`
+	Latency   *LatencySpec   `yaml:"latency"`
+	Skew      *SkewSpec      `yaml:"skew"`
+	Crash     *CrashSpec     `yaml:"crash_between_incr_expire"`
+	Failover  *FailoverSpec  `yaml:"failover"`
+	Reshard   *ReshardSpec   `yaml:"reshard"`
+	Eviction  *EvictionSpec  `yaml:"eviction"`
+	Partition *PartitionSpec `yaml:"partition"`
 }
 
 // OutageSpec makes the store unreachable from At for For; nodes follow Policy meanwhile.
@@ -232,17 +240,24 @@ func (s *Scenario) validateCluster(file string) error {
 			return s.fail(file, f+".skew", "must not be negative")
 		}
 	}
+	if err := s.validateDesigns(file); err != nil {
+		return err
+	}
 	var lastOutageEnd time.Duration
 	for i, ft := range s.Faults {
 		f := fmt.Sprintf("faults[%d]", i)
 		n := 0
-		for _, set := range []bool{ft.Outage != nil, ft.Latency != nil, ft.Skew != nil, ft.Crash != nil} {
+		for _, set := range []bool{ft.Outage != nil, ft.Latency != nil, ft.Skew != nil, ft.Crash != nil,
+			ft.Failover != nil, ft.Reshard != nil, ft.Eviction != nil, ft.Partition != nil} {
 			if set {
 				n++
 			}
 		}
 		if n != 1 {
-			return s.fail(file, f, "each fault entry holds exactly one fault (outage, latency, skew or crash_between_incr_expire), found %d", n)
+			return s.fail(file, f, "each fault entry holds exactly one fault (outage, latency, skew, crash_between_incr_expire, failover, reshard, eviction or partition), found %d", n)
+		}
+		if err := s.validateDesignFault(file, f, &s.Faults[i], &lastOutageEnd); err != nil {
+			return err
 		}
 		switch {
 		case ft.Outage != nil:
@@ -357,6 +372,7 @@ func (s *Scenario) fleetVariants(pol algorithms.Policy) []fleetVariant {
 			base.CrashProbability = ft.Crash.Probability
 		}
 	}
+	s.designBase(&base)
 	if len(c.Variants) == 0 {
 		return []fleetVariant{{name: c.Placement, cfg: base}}
 	}
@@ -399,6 +415,7 @@ func (s *Scenario) fleetVariants(pol algorithms.Policy) []fleetVariant {
 				cfg.Outages[i].Policy = v.OutagePolicy
 			}
 		}
+		designVariant(&cfg, v)
 		out = append(out, fleetVariant{name: v.Name, cfg: cfg})
 	}
 	return out
@@ -406,18 +423,26 @@ func (s *Scenario) fleetVariants(pol algorithms.Policy) []fleetVariant {
 
 // clusterAlgorithms are the algorithms a fleet variant runs: the placements with a fixed
 // mechanism (leased, shared-nonatomic) run once; the shared ones only the algorithms the
-// store has a script for, shared-racy those with a read-decide-write form (the others are
-// left out of that variant's rows).
-func clusterAlgorithms(placement string, algs []string) []string {
-	switch placement {
+// store has a script for, shared-racy those with a read-decide-write form, global-sync
+// those kept as window counts, and a store under memory pressure those whose keys it has
+// a memory model of (not the sliding log's sorted set); the others are left out of that
+// variant's rows.
+func clusterAlgorithms(cfg cluster.Config, algs []string) []string {
+	switch cfg.Placement {
 	case "leased":
 		return []string{"token-bucket"}
 	case "shared-nonatomic":
 		return []string{"fixed-window"}
 	case "shared-racy":
 		return keep(algs, cluster.RacyAlgorithms)
+	case "global-sync":
+		return keep(algs, cluster.GlobalAlgorithms)
 	case "shared", "two-tier":
-		return keep(algs, store.Algorithms)
+		algs = keep(algs, store.Algorithms)
+		if cfg.Eviction != nil {
+			algs = slices.DeleteFunc(slices.Clone(algs), func(a string) bool { return a == "sliding-log" })
+		}
+		return algs
 	}
 	return algs
 }
@@ -462,7 +487,7 @@ func (s *Scenario) openStore() (store.Store, error) {
 func runFleets(sc *Scenario, rep *report.Report, pol algorithms.Policy, layers []LimitSpec, algs []string, seed uint64, o Options) error {
 	rep.Results = []report.Result{} // a list in JSON even when no algorithm fits a variant
 	for vi, v := range sc.fleetVariants(pol) {
-		for _, alg := range clusterAlgorithms(v.cfg.Placement, algs) {
+		for _, alg := range clusterAlgorithms(v.cfg, algs) {
 			res, err := runFleet(sc, v, vi, alg, pol, layers, seed, o)
 			if err != nil {
 				return err
@@ -528,6 +553,9 @@ func runFleet(sc *Scenario, v fleetVariant, vi int, alg string, pol algorithms.P
 		return res, fmt.Errorf("scenario %s: cluster variant %s, %s: store: %w", sc.Name, v.name, alg, err)
 	}
 	d.EffectiveLimit = res.PeakWindowAdmitted
+	designs := fleet.Designs()
+	d.Designs = designFigures(v.cfg, designs)
+	d.LostWrites += designs.LostWrites
 	d.Events = fleetEvents(v.cfg)
 	d.Skew = report.Duration(v.cfg.Skew)
 	if v.cfg.UsesStore() {
@@ -541,7 +569,17 @@ func runFleet(sc *Scenario, v fleetVariant, vi int, alg string, pol algorithms.P
 func fleetEvents(cfg cluster.Config) []report.FleetEvent {
 	var out []report.FleetEvent
 	for _, o := range cfg.Outages {
-		out = append(out, report.FleetEvent{At: o.At, For: o.For, Policy: o.Policy})
+		e := report.FleetEvent{At: o.At, For: o.For, Policy: o.Policy}
+		if o.Nodes > 0 {
+			e.Label = fmt.Sprintf("nodes 0–%d cut off", o.Nodes-1)
+		}
+		out = append(out, e)
+	}
+	for _, f := range cfg.Failovers {
+		out = append(out, report.FleetEvent{At: f.At, Label: fmt.Sprintf("failover (lag %s)", f.Lag)})
+	}
+	for _, r := range cfg.Reshards {
+		out = append(out, report.FleetEvent{At: r.At, For: r.For, Label: "slots on the move"})
 	}
 	nodes := cfg.Nodes
 	for _, st := range cfg.Scale {

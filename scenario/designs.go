@@ -1,0 +1,322 @@
+package scenario
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rlsim/rlsim/cluster"
+	"github.com/rlsim/rlsim/report"
+)
+
+// DesignFields are the cluster section's settings of the placements beyond the notes':
+// owner (a consistent-hash ring, forwarding) and global-sync.
+type DesignFields struct {
+	// VNodes is the points each node puts on the ring (default 512).
+	VNodes int `yaml:"vnodes"`
+	// Forward is how a node sends a request to its key's owner: batched (default) or
+	// direct; BatchWait (default 500µs) and BatchLimit (default 1000) shape a batch.
+	Forward    string    `yaml:"forward"`
+	BatchWait  *Duration `yaml:"batch_wait"`
+	BatchLimit int       `yaml:"batch_limit"`
+	// PeerLatency is the round trip between two nodes.
+	PeerLatency Duration `yaml:"peer_latency"`
+	// Sync is how often a global-sync node exchanges hits and totals (default 500µs, 0s:
+	// on every decision); SyncTo is owner (default) or store.
+	Sync   *Duration `yaml:"sync"`
+	SyncTo string    `yaml:"sync_to"`
+}
+
+// DesignOverrides are what a variant may change of the designs' settings and faults.
+type DesignOverrides struct {
+	Forward     string    `yaml:"forward"`
+	BatchWait   *Duration `yaml:"batch_wait"`
+	PeerLatency *Duration `yaml:"peer_latency"`
+	Sync        *Duration `yaml:"sync"`
+	SyncTo      string    `yaml:"sync_to"`
+	// FailoverLag replaces every failover's lag; ReshardFor every slot move's duration
+	// (0s: no slot move in this variant).
+	FailoverLag *Duration `yaml:"failover_lag"`
+	ReshardFor  *Duration `yaml:"reshard_for"`
+	// MaxMemory and EvictionPolicy replace the eviction fault's.
+	MaxMemory      string `yaml:"maxmemory"`
+	EvictionPolicy string `yaml:"eviction_policy"`
+}
+
+// FailoverSpec fails the store's primary over to a replica Lag behind, at At.
+type FailoverSpec struct {
+	At  Offset   `yaml:"at"`
+	Lag Duration `yaml:"lag"`
+}
+
+// ReshardSpec moves Fraction of a Redis Cluster's hash slots from At for For.
+type ReshardSpec struct {
+	At       Offset   `yaml:"at"`
+	For      Duration `yaml:"for"`
+	Fraction float64  `yaml:"fraction"`
+}
+
+// EvictionSpec gives the store a maxmemory ("512kb", "1mb", or bytes) and an eviction
+// policy; under noeviction nodes decide a refused write by OutagePolicy.
+type EvictionSpec struct {
+	MaxMemory    string `yaml:"maxmemory"`
+	Policy       string `yaml:"policy"`
+	OutagePolicy string `yaml:"outage_policy"`
+}
+
+// PartitionSpec cuts nodes 0..Nodes-1 off from the store and their peers from At for
+// For; they decide by Policy meanwhile.
+type PartitionSpec struct {
+	At     Offset   `yaml:"at"`
+	For    Duration `yaml:"for"`
+	Nodes  int      `yaml:"nodes"`
+	Policy string   `yaml:"policy"`
+}
+
+// ParseBytes reads a memory size as Redis's configuration does: a whole number of bytes,
+// or one followed by k, m, g (powers of 1000) or kb, mb, gb (powers of 1024), in any case.
+func ParseBytes(s string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	unit := int64(1)
+	for _, u := range []struct {
+		suffix string
+		n      int64
+	}{{"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"k", 1e3}, {"m", 1e6}, {"g", 1e9}, {"b", 1}} {
+		if rest, ok := strings.CutSuffix(t, u.suffix); ok {
+			t, unit = rest, u.n
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n <= 0 || n > (1<<50)/unit {
+		return 0, fmt.Errorf("want a positive size such as 512kb, 64mb or 1048576, got %q", s)
+	}
+	return n * unit, nil
+}
+
+// validateDesignFields checks the designs' settings of the cluster section or a variant.
+func (s *Scenario) validateDesignFields(file, field string, forward string, batchWait, peerLatency, sync *Duration, syncTo string) error {
+	if forward != "" && !slices.Contains(cluster.Forwards, forward) {
+		return s.fail(file, field+".forward", "unknown way %q (want one of %s)", forward, strings.Join(cluster.Forwards, ", "))
+	}
+	if syncTo != "" && !slices.Contains(cluster.SyncTargets, syncTo) {
+		return s.fail(file, field+".sync_to", "unknown target %q (want one of %s)", syncTo, strings.Join(cluster.SyncTargets, ", "))
+	}
+	for _, d := range []struct {
+		name string
+		d    *Duration
+	}{{"batch_wait", batchWait}, {"peer_latency", peerLatency}, {"sync", sync}} {
+		if d.d != nil && *d.d < 0 {
+			return s.fail(file, field+"."+d.name, "must not be negative")
+		}
+	}
+	return nil
+}
+
+// validateDesigns checks the cluster section's and the variants' design settings.
+func (s *Scenario) validateDesigns(file string) error {
+	c := s.Cluster
+	d := c.DesignFields
+	pl := d.PeerLatency
+	if err := s.validateDesignFields(file, "cluster", d.Forward, d.BatchWait, &pl, d.Sync, d.SyncTo); err != nil {
+		return err
+	}
+	if d.VNodes < 0 || d.VNodes > 4096 {
+		return s.fail(file, "cluster.vnodes", "must be between 0 and 4096, got %d", d.VNodes)
+	}
+	if d.BatchLimit < 0 {
+		return s.fail(file, "cluster.batch_limit", "must not be negative, got %d", d.BatchLimit)
+	}
+	for i, v := range c.Variants {
+		f := fmt.Sprintf("cluster.variants[%d]", i)
+		o := v.DesignOverrides
+		if err := s.validateDesignFields(file, f, o.Forward, o.BatchWait, o.PeerLatency, o.Sync, o.SyncTo); err != nil {
+			return err
+		}
+		if o.FailoverLag != nil && *o.FailoverLag < 0 {
+			return s.fail(file, f+".failover_lag", "must not be negative")
+		}
+		if o.ReshardFor != nil && *o.ReshardFor < 0 {
+			return s.fail(file, f+".reshard_for", "must not be negative")
+		}
+		if o.MaxMemory != "" {
+			if _, err := ParseBytes(o.MaxMemory); err != nil {
+				return s.fail(file, f+".maxmemory", "%v", err)
+			}
+		}
+		if o.EvictionPolicy != "" && !slices.Contains(cluster.EvictionPolicies, o.EvictionPolicy) {
+			return s.fail(file, f+".eviction_policy", "unknown policy %q (want one of %s)", o.EvictionPolicy, strings.Join(cluster.EvictionPolicies, ", "))
+		}
+		if (o.MaxMemory != "" || o.EvictionPolicy != "") && !slices.ContainsFunc(s.Faults, func(ft FaultSpec) bool { return ft.Eviction != nil }) {
+			return s.fail(file, f+".maxmemory", "a variant changes the eviction fault, and there is none")
+		}
+	}
+	return nil
+}
+
+// validateDesignFault checks one of the designs' faults (f names the entry); partitions
+// share the outages' order.
+func (s *Scenario) validateDesignFault(file, f string, ft *FaultSpec, lastOutageEnd *time.Duration) error {
+	epoch := s.EpochTime()
+	switch {
+	case ft.Failover != nil:
+		if !ft.Failover.At.Set {
+			return s.fail(file, f+".failover.at", "is required")
+		}
+		if ft.Failover.Lag < 0 {
+			return s.fail(file, f+".failover.lag", "must not be negative")
+		}
+	case ft.Reshard != nil:
+		r := ft.Reshard
+		if !r.At.Set {
+			return s.fail(file, f+".reshard.at", "is required")
+		}
+		if r.For <= 0 {
+			return s.fail(file, f+".reshard.for", "must be a positive duration")
+		}
+		if r.Fraction <= 0 || r.Fraction > 1 {
+			return s.fail(file, f+".reshard.fraction", "must be in (0, 1], got %g", r.Fraction)
+		}
+	case ft.Eviction != nil:
+		e := ft.Eviction
+		if _, err := ParseBytes(e.MaxMemory); err != nil {
+			return s.fail(file, f+".eviction.maxmemory", "%v", err)
+		}
+		if e.Policy == "" {
+			e.Policy = "allkeys-lru"
+		}
+		if !slices.Contains(cluster.EvictionPolicies, e.Policy) {
+			return s.fail(file, f+".eviction.policy", "unknown policy %q (want one of %s)", e.Policy, strings.Join(cluster.EvictionPolicies, ", "))
+		}
+		if e.OutagePolicy == "" {
+			e.OutagePolicy = "fail-closed"
+		}
+		if !slices.Contains(cluster.OutagePolicies, e.OutagePolicy) {
+			return s.fail(file, f+".eviction.outage_policy", "unknown policy %q (want one of %s)", e.OutagePolicy, strings.Join(cluster.OutagePolicies, ", "))
+		}
+	case ft.Partition != nil:
+		p := ft.Partition
+		if !p.At.Set {
+			return s.fail(file, f+".partition.at", "is required")
+		}
+		if p.For <= 0 {
+			return s.fail(file, f+".partition.for", "must be a positive duration")
+		}
+		if p.Nodes < 1 || p.Nodes > cluster.MaxNodes {
+			return s.fail(file, f+".partition.nodes", "must be between 1 and %d, got %d", cluster.MaxNodes, p.Nodes)
+		}
+		if p.Policy == "" {
+			p.Policy = "fail-closed"
+		}
+		if !slices.Contains(cluster.OutagePolicies, p.Policy) {
+			return s.fail(file, f+".partition.policy", "unknown policy %q (want one of %s)", p.Policy, strings.Join(cluster.OutagePolicies, ", "))
+		}
+		at := p.At.resolve(epoch)
+		if at < *lastOutageEnd {
+			return s.fail(file, f+".partition.at", "partitions and outages must be in time order and not overlap")
+		}
+		*lastOutageEnd = at + time.Duration(p.For)
+	}
+	return nil
+}
+
+// designBase puts the cluster section's design settings and faults into base.
+func (s *Scenario) designBase(base *cluster.Config) {
+	c, epoch := s.Cluster, s.EpochTime()
+	d := c.DesignFields
+	base.VNodes, base.Forward, base.BatchLimit, base.PeerLatency, base.SyncTo = d.VNodes, d.Forward, d.BatchLimit, time.Duration(d.PeerLatency), d.SyncTo
+	if d.BatchWait != nil {
+		base.BatchWait = time.Duration(*d.BatchWait)
+	}
+	base.Sync = cluster.DefaultSync
+	if d.Sync != nil {
+		base.Sync = time.Duration(*d.Sync)
+	}
+	for _, ft := range s.Faults {
+		switch {
+		case ft.Failover != nil:
+			base.Failovers = append(base.Failovers, cluster.Failover{At: ft.Failover.At.resolve(epoch), Lag: time.Duration(ft.Failover.Lag)})
+		case ft.Reshard != nil:
+			base.Reshards = append(base.Reshards, cluster.Reshard{At: ft.Reshard.At.resolve(epoch), For: time.Duration(ft.Reshard.For), Fraction: ft.Reshard.Fraction})
+		case ft.Eviction != nil:
+			b, _ := ParseBytes(ft.Eviction.MaxMemory)
+			base.Eviction = &cluster.Eviction{MaxMemory: b, Policy: ft.Eviction.Policy, OutagePolicy: ft.Eviction.OutagePolicy}
+		case ft.Partition != nil:
+			base.Outages = append(base.Outages, cluster.Outage{At: ft.Partition.At.resolve(epoch), For: time.Duration(ft.Partition.For), Policy: ft.Partition.Policy, Nodes: ft.Partition.Nodes})
+		}
+	}
+	slices.SortStableFunc(base.Outages, func(a, b cluster.Outage) int { return int(a.At - b.At) })
+}
+
+// designVariant applies a variant's design overrides to cfg (a copy of the base, whose
+// slices it replaces rather than changes).
+func designVariant(cfg *cluster.Config, v VariantSpec) {
+	o := v.DesignOverrides
+	cfg.Forward, cfg.SyncTo = or(o.Forward, cfg.Forward), or(o.SyncTo, cfg.SyncTo)
+	if o.BatchWait != nil {
+		cfg.BatchWait = time.Duration(*o.BatchWait)
+	}
+	if o.PeerLatency != nil {
+		cfg.PeerLatency = time.Duration(*o.PeerLatency)
+	}
+	if o.Sync != nil {
+		cfg.Sync = time.Duration(*o.Sync)
+	}
+	if o.FailoverLag != nil {
+		cfg.Failovers = slices.Clone(cfg.Failovers)
+		for i := range cfg.Failovers {
+			cfg.Failovers[i].Lag = time.Duration(*o.FailoverLag)
+		}
+	}
+	if o.ReshardFor != nil {
+		if *o.ReshardFor == 0 {
+			cfg.Reshards = nil
+		} else {
+			cfg.Reshards = slices.Clone(cfg.Reshards)
+			for i := range cfg.Reshards {
+				cfg.Reshards[i].For = time.Duration(*o.ReshardFor)
+			}
+		}
+	}
+	if cfg.Eviction != nil {
+		e := *cfg.Eviction
+		if o.MaxMemory != "" {
+			e.MaxMemory, _ = ParseBytes(o.MaxMemory)
+		}
+		e.Policy = or(o.EvictionPolicy, e.Policy)
+		if v.OutagePolicy != "" {
+			e.OutagePolicy = v.OutagePolicy
+		}
+		cfg.Eviction = &e
+	}
+}
+
+// designFigures are a fleet's design figures as a result reports them.
+func designFigures(cfg cluster.Config, f cluster.DesignFigures) report.Designs {
+	d := report.Designs{
+		PeerHops: f.PeerHops, PeerMessages: f.PeerMessages,
+		OwnershipMoves: f.OwnershipMoves, MembershipOverAdmission: f.MembershipOverAdmission,
+		Failovers: len(cfg.Failovers), Reshards: len(cfg.Reshards), FailoverOverAdmission: f.FailoverOverAdmission,
+		FreePasses: f.FreePasses, FreePassKeys: f.FreePassKeys,
+		EvictedKeys: f.EvictedKeys, OOMErrors: f.OOMErrors, StoreKeysMax: int64(f.StoreKeysMax), StoreBytesMax: f.StoreBytesMax,
+	}
+	switch cfg.Placement {
+	case "owner":
+		d.Forward = cmp.Or(cfg.Forward, "batched")
+	case "global-sync":
+		d.Sync, d.SyncTo, d.SyncExchanges = report.Duration(cfg.Sync), cmp.Or(cfg.SyncTo, "owner"), f.Syncs
+	}
+	for _, fo := range cfg.Failovers {
+		d.FailoverLag = max(d.FailoverLag, report.Duration(fo.Lag))
+	}
+	if e := cfg.Eviction; e != nil {
+		d.MaxMemory, d.EvictionPolicy = e.MaxMemory, e.Policy
+	}
+	for _, o := range cfg.Outages {
+		d.PartitionedNodes = max(d.PartitionedNodes, o.Nodes)
+	}
+	return d
+}
