@@ -125,10 +125,13 @@ func TestFleetCSVOnStdout(t *testing.T) {
 	}
 	lines := strings.Split(out, "\n")
 	if !strings.HasSuffix(lines[0], ",crashes,blocked_forever,leaked_keys,leaked_bytes,added_latency_ms_mean,added_latency_ms_max,"+
-		"added_latency_ms_p50,added_latency_ms_p99,store_latency_ms,store_timeouts,breaker_open_decisions,breaker_opens,stale_reads,lost_writes") {
+		"added_latency_ms_p50,added_latency_ms_p99,store_latency_ms,store_timeouts,breaker_open_decisions,breaker_opens,stale_reads,lost_writes,"+
+		"peer_hops,peer_messages,forward,sync,sync_to,sync_exchanges,ownership_moves,membership_over_admission,failovers,reshards,failover_lag,"+
+		"failover_over_admission,free_passes,free_pass_keys,maxmemory,eviction_policy,evicted_keys,oom_errors,store_keys_max,store_bytes_max,partitioned_nodes") {
 		t.Fatalf("header %q", lines[0])
 	}
-	if !strings.HasSuffix(lines[1], ",incr-expire-ttl-window,shared-nonatomic,round-robin,5,5,model,node,0,11,0.3,1,1.2445687952600395,3781,6,0,0,0,0,0,0,0,18,10,8,704,0,0,0,0,0,0,0,0,0,0") {
+	if !strings.HasSuffix(lines[1], ",incr-expire-ttl-window,shared-nonatomic,round-robin,5,5,model,node,0,11,0.3,1,1.2445687952600395,3781,6,0,0,0,0,0,0,0,18,10,8,704,0,0,0,0,0,0,0,0,0,0"+
+		",0,0,,0,,0,0,0,0,0,0,0,0,0,0,,0,0,0,0,0") {
 		t.Errorf("ttl-window row %q", lines[1])
 	}
 }
