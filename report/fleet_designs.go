@@ -112,6 +112,7 @@ type designPanel struct {
 	title, yLabel string
 	y             func(x Result) float64
 	limit         bool // draw the advertised limit
+	logY          bool // values span orders of magnitude
 }
 
 var designParams = []designParam{
@@ -126,7 +127,7 @@ var designParams = []designParam{
 		},
 		panels: []designPanel{
 			{title: "effective limit", yLabel: "effective limit", y: func(x Result) float64 { return float64(x.Distributed.EffectiveLimit) }, limit: true},
-			{title: "exchanges per decision (the target's load)", yLabel: "exchanges per decision", y: func(x Result) float64 {
+			{title: "exchanges per decision (the target's load)", yLabel: "exchanges per decision", logY: true, y: func(x Result) float64 {
 				if x.Requests > 0 {
 					return float64(x.Distributed.SyncExchanges) / float64(x.Requests)
 				}
@@ -137,7 +138,7 @@ var designParams = []designParam{
 	{
 		name: "failover-lag", title: "effective limit and free passes against the replica's lag at a failover", xLabel: "replica lag at the failover (s)",
 		x: func(d *Distributed) (float64, bool) {
-			return time.Duration(d.FailoverLag).Seconds(), d.Failovers > 0
+			return time.Duration(d.FailoverLag).Seconds(), d.Failovers > 0 && d.Reshards == 0
 		},
 		line: func(x Result) string { return fmt.Sprintf("%s, %s", x.Algorithm, x.Distributed.Placement) },
 		panels: []designPanel{
@@ -146,7 +147,7 @@ var designParams = []designParam{
 		},
 	},
 	{
-		name: "maxmemory", title: "free passes and effective limit against the store's maxmemory", xLabel: "maxmemory (KiB)",
+		name: "maxmemory", title: "free passes, and the keys that got one, against the store's maxmemory", xLabel: "maxmemory (KiB)",
 		x: func(d *Distributed) (float64, bool) {
 			return float64(d.MaxMemory) / 1024, d.MaxMemory > 0
 		},
@@ -160,7 +161,8 @@ var designParams = []designParam{
 
 // DesignFigures draw, for every design parameter a report's variants sweep (two values or
 // more), its outcomes against it: a panel per outcome, a line per algorithm and setting of
-// the rest. A report that sweeps none has none.
+// the rest that was run at two values or more (the others stay in the table). A report
+// that sweeps none has none.
 func DesignFigures(r *Report) []*chart.Figure {
 	var figs []*chart.Figure
 	for _, p := range designParams {
@@ -182,14 +184,22 @@ func DesignFigures(r *Report) []*chart.Figure {
 			}
 			byLine[l] = append(byLine[l], x)
 		}
-		if len(xs) < 2 {
+		lines = slices.DeleteFunc(lines, func(l string) bool {
+			at := map[float64]bool{}
+			for _, x := range byLine[l] {
+				v, _ := p.x(x.Distributed)
+				at[v] = true
+			}
+			return len(at) < 2
+		})
+		if len(xs) < 2 || len(lines) == 0 {
 			continue
 		}
 		fig := &chart.Figure{Name: p.name, Columns: len(p.panels),
 			Meta: chart.Meta{Title: r.Scenario + ": " + p.title, Caption: Caption(r)}}
 		fig.Width, fig.Height = 13*vg.Inch, 5*vg.Inch
 		for _, dp := range p.panels {
-			panel := chart.LinePanel{Title: dp.title, XLabel: p.xLabel, YLabel: dp.yLabel, LogX: p.logX, Markers: true}
+			panel := chart.LinePanel{Title: dp.title, XLabel: p.xLabel, YLabel: dp.yLabel, LogX: p.logX, LogY: dp.logY, Markers: true}
 			for _, l := range lines {
 				s := chart.Series{Name: l}
 				for _, x := range byLine[l] {

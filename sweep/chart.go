@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/report/chart"
 )
 
@@ -58,7 +59,7 @@ func Figure(res *Results, metric, param string) (*chart.Figure, error) {
 			if !ok {
 				continue
 			}
-			s := seriesNamed(&panels[i], r.Algorithm)
+			s := seriesNamed(&panels[i], report.ResultName(r))
 			s.Points = append(s.Points, chart.Point{X: x, Y: y * scale})
 		}
 	}
@@ -136,8 +137,10 @@ func caption(res *Results, metric, param string) string {
 // paramAxis labels a parameter's axis with its unit.
 func paramAxis(param string) string {
 	switch param {
-	case "policy.window", "duration":
+	case "policy.window", "duration", "cluster.sync":
 		return param + " (s)"
+	case "cluster.nodes":
+		return param + " (nodes)"
 	case "policy.limit":
 		return param + " (units per window)"
 	case "policy.burst":
@@ -168,7 +171,7 @@ func metricAxis(metric string) (label string, scale float64) {
 
 // axisValue is a parameter value as a number: seconds for durations.
 func axisValue(param, value string) (float64, error) {
-	if strings.HasSuffix(param, "window") || param == "duration" {
+	if strings.HasSuffix(param, "window") || param == "duration" || param == "cluster.sync" {
 		d, err := time.ParseDuration(value)
 		return d.Seconds(), err
 	}

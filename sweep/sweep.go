@@ -21,7 +21,7 @@ import (
 )
 
 // Names lists the parameters a sweep can vary, as written in --param.
-var Names = []string{"policy.limit", "policy.window", "policy.burst", "seed", "duration"}
+var Names = append([]string{"policy.limit", "policy.window", "policy.burst", "seed", "duration"}, clusterParams...)
 
 // Param is one swept parameter and the values it takes, in the order given.
 type Param struct {
@@ -57,6 +57,7 @@ func ParseParam(s string) (Param, error) {
 type setting struct {
 	opts     scenario.Options
 	duration time.Duration
+	cluster  clusterSetting
 }
 
 // apply parses value for the parameter name into s.
@@ -88,6 +89,8 @@ func apply(s *setting, name, value string) error {
 			return fmt.Errorf("want a whole number, got %q", value)
 		}
 		s.opts.Seed = &n
+	case "cluster.sync", "cluster.nodes":
+		return applyCluster(&s.cluster, name, value)
 	default:
 		return fmt.Errorf("unknown parameter %q", name)
 	}
@@ -251,8 +254,14 @@ func runPoint(sc *scenario.Scenario, params []Param, i int, o Options) (Row, err
 		}
 	}
 	run := sc
+	if s.cluster.set() {
+		var err error
+		if run, err = s.cluster.on(sc); err != nil {
+			return Row{}, err
+		}
+	}
 	if s.duration > 0 {
-		cp := *sc
+		cp := *run
 		cp.Duration = scenario.Duration(s.duration)
 		run = &cp
 	}
