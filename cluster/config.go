@@ -241,14 +241,16 @@ func (c *Config) validateDesigns() error {
 	if err := c.Eviction.validate(); err != nil {
 		return err
 	}
-	lose := len(c.Failovers)+len(c.Reshards) > 0
 	switch {
-	case lose && !c.UsesStore():
-		return fmt.Errorf("failovers: the %s placement has no store to fail over", c.Placement)
-	case c.Eviction != nil && !slices.Contains([]string{"shared", "two-tier", "leased", "shared-nonatomic"}, c.Placement):
-		return fmt.Errorf("eviction: the %s placement does not run on the store's scripts (want shared, two-tier, leased or shared-nonatomic)", c.Placement)
-	case c.Eviction != nil && lose:
+	case c.Eviction != nil && c.UsesStore() && !slices.Contains(EvictionPlacements, c.Placement):
+		return fmt.Errorf("eviction: the %s placement does not decide by the store's scripts (want one of %s)", c.Placement, strings.Join(EvictionPlacements, ", "))
+	case c.Eviction != nil && len(c.Failovers)+len(c.Reshards) > 0:
 		return fmt.Errorf("eviction: a store under memory pressure cannot also fail over or move slots in one fleet; use two variants")
 	}
 	return nil
 }
+
+// EvictionPlacements are the placements a store under memory pressure runs: those whose
+// store calls are the scripts. Like outages, a store's faults leave the placements
+// without a store (local, owner, global-sync to owners) as they are.
+var EvictionPlacements = []string{"shared", "two-tier", "leased", "shared-nonatomic"}

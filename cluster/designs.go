@@ -101,11 +101,11 @@ func (f *Fleet) Designs() DesignFigures {
 // mechanism; it returns the store the fleet is to use.
 func (f *Fleet) newDesigns(st store.Store) (store.Store, error) {
 	c, p, alg := f.cfg, f.policy, f.algorithm
-	if len(c.Failovers)+len(c.Reshards) > 0 {
+	if len(c.Failovers)+len(c.Reshards) > 0 && c.UsesStore() {
 		f.repl = newReplicatedStore(st, c)
 		st = f.repl
 	}
-	if c.Eviction != nil && !c.Eviction.Server {
+	if c.Eviction != nil && !c.Eviction.Server && c.UsesStore() {
 		var err error
 		if f.evict, err = newEvictingStore(st, *c.Eviction); err != nil {
 			return nil, err
@@ -121,7 +121,7 @@ func (f *Fleet) newDesigns(st store.Store) (store.Store, error) {
 			return nil, err
 		}
 	case "shared", "two-tier":
-		if f.repl != nil || c.Eviction != nil {
+		if f.repl != nil || f.evict != nil || c.Eviction != nil {
 			var err error
 			if f.shadow, err = store.NewLimiter(store.NewModel(), alg, p, c.Prefix); err != nil {
 				return nil, err

@@ -111,7 +111,7 @@ func New(c Config, algorithm string, p algorithms.Policy, st store.Store, rng *r
 	c.BatchWait = cmp.Or(c.BatchWait, DefaultBatchWait)
 	c.BatchLimit = cmp.Or(c.BatchLimit, DefaultBatchLimit)
 	c.SyncTo = cmp.Or(c.SyncTo, "owner")
-	if c.Eviction != nil && algorithm == "sliding-log" {
+	if c.Eviction != nil && c.UsesStore() && algorithm == "sliding-log" {
 		return nil, fmt.Errorf("eviction: no memory model of the sliding log's sorted set; run it with another algorithm")
 	}
 	f := &Fleet{cfg: c, algorithm: algorithm, policy: p, rng: rng, nodesMax: c.Nodes}

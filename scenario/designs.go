@@ -130,9 +130,22 @@ func (s *Scenario) validateDesigns(file string) error {
 	if d.BatchLimit < 0 {
 		return s.fail(file, "cluster.batch_limit", "must not be negative, got %d", d.BatchLimit)
 	}
+	evicts := slices.ContainsFunc(s.Faults, func(ft FaultSpec) bool { return ft.Eviction != nil })
+	// evictable reports whether a fleet of placement (syncing to syncTo) can run under the
+	// eviction fault: on the store's scripts, or with no store at all.
+	evictable := func(placement, syncTo string) bool {
+		cfg := cluster.Config{Placement: placement, SyncTo: syncTo}
+		return !evicts || !cfg.UsesStore() || slices.Contains(cluster.EvictionPlacements, placement)
+	}
+	if !evictable(c.Placement, d.SyncTo) {
+		return s.fail(file, "cluster.placement", "the eviction fault needs a placement on the store's scripts (%s), not %s", strings.Join(cluster.EvictionPlacements, ", "), c.Placement)
+	}
 	for i, v := range c.Variants {
 		f := fmt.Sprintf("cluster.variants[%d]", i)
 		o := v.DesignOverrides
+		if !evictable(or(v.Placement, c.Placement), or(o.SyncTo, d.SyncTo)) {
+			return s.fail(file, f+".placement", "the eviction fault needs a placement on the store's scripts (%s), not %s", strings.Join(cluster.EvictionPlacements, ", "), or(v.Placement, c.Placement))
+		}
 		if err := s.validateDesignFields(file, f, o.Forward, o.BatchWait, o.PeerLatency, o.Sync, o.SyncTo); err != nil {
 			return err
 		}
@@ -182,6 +195,9 @@ func (s *Scenario) validateDesignFault(file, f string, ft *FaultSpec, lastOutage
 		}
 	case ft.Eviction != nil:
 		e := ft.Eviction
+		if slices.ContainsFunc(s.Faults, func(o FaultSpec) bool { return o.Failover != nil || o.Reshard != nil }) {
+			return s.fail(file, f+".eviction", "a store under memory pressure cannot also fail over or move slots in one scenario; use two")
+		}
 		if _, err := ParseBytes(e.MaxMemory); err != nil {
 			return s.fail(file, f+".eviction.maxmemory", "%v", err)
 		}
@@ -309,11 +325,15 @@ func designFigures(cfg cluster.Config, f cluster.DesignFigures) report.Designs {
 	case "global-sync":
 		d.Sync, d.SyncTo, d.SyncExchanges = report.Duration(cfg.Sync), cmp.Or(cfg.SyncTo, "owner"), f.Syncs
 	}
-	for _, fo := range cfg.Failovers {
-		d.FailoverLag = max(d.FailoverLag, report.Duration(fo.Lag))
-	}
-	if e := cfg.Eviction; e != nil {
-		d.MaxMemory, d.EvictionPolicy = e.MaxMemory, e.Policy
+	if !cfg.UsesStore() {
+		d.Failovers, d.Reshards = 0, 0 // no store to fail over
+	} else {
+		for _, fo := range cfg.Failovers {
+			d.FailoverLag = max(d.FailoverLag, report.Duration(fo.Lag))
+		}
+		if e := cfg.Eviction; e != nil {
+			d.MaxMemory, d.EvictionPolicy = e.MaxMemory, e.Policy
+		}
 	}
 	for _, o := range cfg.Outages {
 		d.PartitionedNodes = max(d.PartitionedNodes, o.Nodes)
