@@ -14,13 +14,13 @@ func TestParseClusterParams(t *testing.T) {
 		}
 	}
 	for bad, want := range map[string]string{
-		"cluster.sync=-1s":       "cluster.sync: want a duration",
-		"cluster.sync=soon":      "cluster.sync: want a duration",
-		"cluster.sync_to=moon":   `cluster.sync_to: want one of owner, store, got "moon"`,
-		"cluster.nodes=0":        "cluster.nodes: want a whole number of nodes between 1 and 100000",
-		"cluster.colour=red":     `unknown parameter "cluster.colour"`,
-		"cluster.nodes=3,3":      `value "3" given twice`,
-		"cluster.sync=1s,1s,2s,": "cluster.sync: want a duration",
+		"cluster.sync=-1s":     "cluster.sync: want a duration",
+		"cluster.sync=soon":    "cluster.sync: want a duration",
+		"cluster.sync_to=moon": `cluster.sync_to: want one of owner, store, got "moon"`,
+		"cluster.nodes=0":      "cluster.nodes: want a whole number of nodes between 1 and 100000",
+		"cluster.colour=red":   `unknown parameter "cluster.colour"`,
+		"cluster.nodes=3,3":    `value "3" given twice`,
+		"cluster.sync=1s,soon": "cluster.sync: want a duration",
 	} {
 		if _, err := ParseParam(bad); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: got %v, want %s", bad, err, want)

@@ -89,7 +89,7 @@ func apply(s *setting, name, value string) error {
 			return fmt.Errorf("want a whole number, got %q", value)
 		}
 		s.opts.Seed = &n
-	case "cluster.sync", "cluster.nodes":
+	case "cluster.sync", "cluster.sync_to", "cluster.nodes":
 		return applyCluster(&s.cluster, name, value)
 	default:
 		return fmt.Errorf("unknown parameter %q", name)
