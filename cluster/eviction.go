@@ -81,20 +81,21 @@ type evictingStore struct {
 	rw     store.ReadWriter
 	del    store.Deleter
 	mirror *store.Model
+	// own says the mirror is the face itself (the model): nothing to copy to it.
+	own    bool
 	cfg    Eviction
 	shared bool // values below 10000 use Redis's shared integers (no LRU policy)
 	now    int64
 
-	entries         map[string]*evEntry
-	queue           evQueue
-	seq             int64
-	bytes           int64
-	keys, ttlKeys   int
-	mainT, expT     int // dictionary table sizes (buckets)
-	evicted, oom    int64
-	keysMax         int
-	usedMax         int64
-	mirrorKeyErrors int64
+	entries       map[string]*evEntry
+	queue         evQueue
+	seq           int64
+	bytes         int64
+	keys, ttlKeys int
+	mainT, expT   int // dictionary table sizes (buckets)
+	evicted, oom  int64
+	keysMax       int
+	usedMax       int64
 }
 
 type evEntry struct {
@@ -119,6 +120,9 @@ func newEvictingStore(inner store.Store, e Eviction) (*evictingStore, error) {
 	s := &evictingStore{inner: inner, del: del, mirror: store.NewModel(), cfg: e,
 		shared: e.Policy != "allkeys-lru", entries: map[string]*evEntry{}, mainT: 4, expT: 4}
 	s.rw, _ = inner.(store.ReadWriter)
+	if m, ok := inner.(*store.Model); ok {
+		s.mirror, s.own = m, true
+	}
 	return s, nil
 }
 
@@ -279,7 +283,9 @@ func (s *evictingStore) makeRoom() (over bool, err error) {
 			if err := s.del.Delete(en.key); err != nil {
 				return false, err
 			}
-			s.mirror.Delete(en.key)
+			if !s.own {
+				s.mirror.Delete(en.key)
+			}
 			s.evicted++
 		}
 		s.forget(en)
@@ -292,7 +298,9 @@ func (s *evictingStore) makeRoom() (over bool, err error) {
 // SetNow moves the clocks of the face and of the mirror.
 func (s *evictingStore) SetNow(now int64) error {
 	s.now = max(s.now, now)
-	s.mirror.SetNow(now)
+	if !s.own {
+		s.mirror.SetNow(now)
+	}
 	return s.inner.SetNow(now)
 }
 
@@ -317,8 +325,10 @@ func (s *evictingStore) Eval(sc *store.Script, keys []string, args ...int64) ([]
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.mirror.Eval(sc, keys, args...); err != nil {
-		return nil, err
+	if !s.own {
+		if _, err := s.mirror.Eval(sc, keys, args...); err != nil {
+			return nil, err
+		}
 	}
 	return v, s.account(keys)
 }
@@ -356,8 +366,10 @@ func (s *evictingStore) write(key string, do func(store.ReadWriter) error) error
 	if err := do(rw); err != nil {
 		return err
 	}
-	if err := do(s.mirror); err != nil {
-		return err
+	if !s.own {
+		if err := do(s.mirror); err != nil {
+			return err
+		}
 	}
 	return s.account([]string{key})
 }

@@ -77,12 +77,6 @@ func evictionRun(t *testing.T, ev *Eviction, st store.Store, clients int) (*Flee
 // minutes on 4 nodes.
 func evictionTraffic(t *testing.T, ev *Eviction, st store.Store, clients, requests int, limit int64) (*Fleet, *report.Distributed) {
 	t.Helper()
-	return evictionTrafficEach(t, ev, st, clients, requests, limit, 0, nil)
-}
-
-// evictionTrafficEach is evictionTraffic calling each after every every requests.
-func evictionTrafficEach(t *testing.T, ev *Eviction, st store.Store, clients, requests int, limit int64, every int, each func(*Fleet)) (*Fleet, *report.Distributed) {
-	t.Helper()
 	c := Config{Nodes: 4, Balancer: "round-robin", Placement: "shared", Epoch: epoch, Prefix: "ev:", Eviction: ev}
 	f, err := New(c, "fixed-window", algorithms.Policy{Limit: limit, Window: 10 * time.Minute}, st, rand.New(rand.NewPCG(7, 8)))
 	if err != nil {
@@ -93,12 +87,9 @@ func evictionTrafficEach(t *testing.T, ev *Eviction, st store.Store, clients, re
 	}
 	rng := rand.New(rand.NewPCG(9, 10))
 	at := epoch
-	for i := range requests {
+	for range requests {
 		at += int64(rng.ExpFloat64() * float64(5*time.Millisecond))
 		f.Allow(uint32(rng.IntN(clients)), at, 1)
-		if every > 0 && (i+1)%every == 0 {
-			each(f)
-		}
 	}
 	res, err := f.Finish("v")
 	if err != nil {
