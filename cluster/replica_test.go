@@ -57,8 +57,8 @@ func (p *replicaPair) Eval(s *store.Script, keys []string, args ...int64) ([]int
 }
 
 func (p *replicaPair) Keys(prefix string) ([]store.KeyInfo, error) { return p.target.Keys(prefix) }
-func (p *replicaPair) Name() string                                  { return "redis" }
-func (p *replicaPair) Close() error                                  { return nil }
+func (p *replicaPair) Name() string                                { return "redis" }
+func (p *replicaPair) Close() error                                { return nil }
 
 // A failover on a real REPLICAOF pair, done by the test — the replica cut off 2 s before
 // the failover, promoted with REPLICAOF NO ONE at it — against the model's failover with a

@@ -146,4 +146,3 @@ func (s *sampled) Allow(key uint32, now, cost int64) algorithms.Decision {
 	}
 	return d
 }
-
