@@ -19,14 +19,13 @@ import (
 // primary's writes from then on never reach it; at the failover the fleet turns to the
 // replica, which has become the primary.
 type replicaPair struct {
-	t                  *testing.T
-	primary, replica   *store.Redis
-	epoch              int64
-	cutAt, promoteAt   time.Duration
-	cut, promoted      bool
-	lostOnPrimary      int64 // writes the primary took after the cut
-	target             *store.Redis
-	primaryWritesAfter bool
+	t                *testing.T
+	primary, replica *store.Redis
+	epoch            int64
+	cutAt, promoteAt time.Duration
+	cut, promoted    bool
+	lostOnPrimary    int64 // writes the primary took after the cut
+	target           *store.Redis
 }
 
 func (p *replicaPair) SetNow(now int64) error {
