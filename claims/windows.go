@@ -946,7 +946,7 @@ func costHog() (string, int64, error) {
 		return "", 0, err
 	}
 	for _, t := range sc.Traffic {
-		if c := t.CostWeighted; c != nil && c.Label == "attacker" {
+		if c, ok := t.Spec.(*scenario.CostWeightedSpec); ok && c.Label == "attacker" {
 			var cost int64
 			for _, r := range c.Routes {
 				cost = max(cost, r.Cost)

@@ -148,7 +148,7 @@ func (f *Fleet) reach(t *ticket, outage *Outage) *Outage {
 		b = &f.breakers[t.node]
 		var call bool
 		if call, probe = b.allow(t.now); !call {
-			f.breakerOpenDecisions++
+			t.breakerOpen = true
 			if outage != nil {
 				return outage
 			}
@@ -162,7 +162,6 @@ func (f *Fleet) reach(t *ticket, outage *Outage) *Outage {
 		return nil
 	}
 	t.wait = f.cfg.StoreTimeout
-	f.storeTimeouts++
 	if b != nil {
 		b.sent(outcome{at: t.now + int64(t.wait), probe: probe, outage: outage})
 	}

@@ -80,6 +80,7 @@ func decide(t *testing.T, c Config, alg string, p algorithms.Policy, st store.St
 	if err != nil {
 		t.Fatal(err)
 	}
+	finish := metered(f, p)
 	for k := range clients {
 		f.SetName(uint32(k), fmt.Sprintf("user_%d", k))
 	}
@@ -92,7 +93,7 @@ func decide(t *testing.T, c Config, alg string, p algorithms.Policy, st store.St
 			fmt.Fprintf(&b, "%d", map[bool]int{false: 0, true: 1}[dec.Allowed])
 		}
 	}
-	res, err := f.Finish("v")
+	res, err := finish("v")
 	if err != nil {
 		t.Fatal(err)
 	}

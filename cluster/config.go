@@ -1,8 +1,9 @@
 // Package cluster runs a rate limit on a fleet of nodes behind a load balancer: where the
 // counters live (placements), how requests reach nodes (balancers), node counts that
 // change mid-run, and the faults of a shared store (outages, latency, clock skew, a crash
-// between INCR and EXPIRE). A Fleet decides each request the way the fleet would and
-// measures what that did to the advertised limit.
+// between INCR and EXPIRE). A Fleet decides each request the way the fleet would; what
+// that did to the advertised limit is measured outside (report.FleetMeter), from the
+// decisions the fleet reports (Fleet.Observe). Deciding depends on nothing that renders.
 package cluster
 
 import (
@@ -52,9 +53,10 @@ var Clocks = []string{"node", "store"}
 type Config struct {
 	// Nodes is the node count at t=0 (≥ 1).
 	Nodes int
-	// Balancer is one of Balancers; hash routes by the client key (FNV-1a).
+	// Balancer is one of Balancers ("" is round-robin); hash routes by the client key
+	// (FNV-1a).
 	Balancer string
-	// Placement is one of Placements.
+	// Placement is one of Placements ("" is local).
 	Placement string
 	// LocalRecompute makes local nodes take L/N of the new count when it changes (their
 	// counters start afresh); without it every node keeps L/N of the initial count.
@@ -64,7 +66,8 @@ type Config struct {
 	Lease    int64
 	LeaseTTL time.Duration
 	// Guard is the node-local guard's policy per key (two-tier, fail-open-local); zero
-	// means twice the node's share: limit ⌈2L/N⌉ per window.
+	// means twice the node's share: limit ⌈2L/N⌉ per window. A guard with a limit and no
+	// window takes the policy's window.
 	Guard algorithms.Policy
 	// TTLWindowKey, for shared-nonatomic, names the counter by client only, its window
 	// being its TTL; otherwise the key carries the window index.
@@ -143,9 +146,9 @@ func (c *Config) Validate() error {
 	switch {
 	case c.Nodes < 1 || c.Nodes > MaxNodes:
 		return fmt.Errorf("nodes: must be between 1 and %d, got %d", MaxNodes, c.Nodes)
-	case !slices.Contains(Balancers, c.Balancer):
+	case c.Balancer != "" && !slices.Contains(Balancers, c.Balancer):
 		return fmt.Errorf("balancer: unknown balancer %q (want one of %s)", c.Balancer, strings.Join(Balancers, ", "))
-	case !slices.Contains(Placements, c.Placement):
+	case c.Placement != "" && !slices.Contains(Placements, c.Placement):
 		return fmt.Errorf("placement: unknown placement %q (want one of %s)", c.Placement, strings.Join(Placements, ", "))
 	case c.Lease < 0:
 		return fmt.Errorf("lease: must not be negative, got %d", c.Lease)
@@ -193,10 +196,46 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// UsesStore reports whether the placement talks to the shared store.
+// WithDefaults is c with every zero field that has a default set to it, for a fleet
+// deciding under policy p. It is the one place the fleet's defaults are written; New
+// applies it, and a caller that labels a fleet before building it reads it too.
+func (c Config) WithDefaults(p algorithms.Policy) Config {
+	if c.Balancer == "" {
+		c.Balancer = "round-robin"
+	}
+	if c.Placement == "" {
+		c.Placement = "local"
+	}
+	if c.Clock == "" {
+		c.Clock = "node"
+	}
+	if c.Lease == 0 {
+		c.Lease = 10
+	}
+	if c.LeaseTTL == 0 {
+		c.LeaseTTL = p.Window
+	}
+	if c.StoreTimeout == 0 {
+		c.StoreTimeout = DefaultStoreTimeout
+	}
+	if c.Guard.Limit == 0 && c.Nodes > 0 {
+		c.Guard = algorithms.Policy{Limit: (2*p.Limit + int64(c.Nodes) - 1) / int64(c.Nodes)}
+	}
+	if c.Guard.Window == 0 {
+		c.Guard.Window = p.Window
+	}
+	c.VNodes = cmp.Or(c.VNodes, DefaultVNodes)
+	c.Forward = cmp.Or(c.Forward, "batched")
+	c.BatchWait = cmp.Or(c.BatchWait, DefaultBatchWait)
+	c.BatchLimit = cmp.Or(c.BatchLimit, DefaultBatchLimit)
+	c.SyncTo = cmp.Or(c.SyncTo, "owner")
+	return c
+}
+
+// UsesStore reports whether the placement talks to the shared store ("" is local).
 func (c *Config) UsesStore() bool {
 	switch c.Placement {
-	case "local", "owner":
+	case "", "local", "owner":
 		return false
 	case "global-sync":
 		return c.SyncTo == "store"

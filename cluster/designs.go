@@ -3,6 +3,7 @@ package cluster
 import (
 	"time"
 
+	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/store"
 )
 
@@ -20,10 +21,7 @@ type designs struct {
 	shadow   *store.Limiter
 	admitted []shadowCount
 	oom      int64 // requests whose write the store refused for want of memory
-
-	// The most one key's window held, over the limit, for windows that end within a
-	// window after a membership change, and after a failover or the start of a slot move.
-	membershipPeak, failoverPeak int64
+	decided  int64 // decisions, for the figures per decision
 }
 
 // DesignFigures are what the designs measured in a run.
@@ -36,18 +34,12 @@ type DesignFigures struct {
 	// MembershipChanges the changes.
 	OwnershipMoves    int64
 	MembershipChanges int
-	// MembershipOverAdmission is the most one key's trailing window held over the limit
-	// in the window after a membership change (owner placements).
-	MembershipOverAdmission float64
 	// Syncs are the global-sync nodes' periodic exchanges with their target (one a tick
 	// from a node's first request for a key to its last); SyncFailures the sends a
 	// partition stopped.
 	Syncs, SyncFailures int64
 	// LostWrites are the writes a failover lost (its replica's lag).
 	LostWrites int64
-	// FailoverOverAdmission is the most one key's trailing window held over the limit in
-	// the window after a failover or the start of a slot move.
-	FailoverOverAdmission float64
 	// FreePasses are, summed over the client keys, the requests the fleet admitted beyond
 	// those a store losing nothing would have admitted of the same requests (decided by
 	// the shared script, shared and two-tier); FreePassKeys the keys that got any.
@@ -65,24 +57,20 @@ func (f *Fleet) Designs() DesignFigures {
 	var d DesignFigures
 	if o := f.own; o != nil {
 		d.OwnershipMoves, d.MembershipChanges = o.moves, o.changes
-		if f.decisions > 0 {
-			d.PeerHops = float64(o.forwarded) / float64(f.decisions)
-			d.PeerMessages = float64(o.messages) / float64(f.decisions)
+		if f.decided > 0 {
+			d.PeerHops = float64(o.forwarded) / float64(f.decided)
+			d.PeerMessages = float64(o.messages) / float64(f.decided)
 		}
 	}
 	if g := f.gs; g != nil {
 		d.Syncs, d.SyncFailures = g.exchanges(), g.fails
-		if f.decisions > 0 && g.toOwner {
-			d.PeerHops = float64(g.hops) / float64(f.decisions)
-			d.PeerMessages = float64(d.Syncs+g.hops) / float64(f.decisions)
+		if f.decided > 0 && g.toOwner {
+			d.PeerHops = float64(g.hops) / float64(f.decided)
+			d.PeerMessages = float64(d.Syncs+g.hops) / float64(f.decided)
 		}
-	}
-	if f.own != nil || f.cfg.Scale != nil {
-		d.MembershipOverAdmission = float64(f.membershipPeak) / float64(f.policy.Limit)
 	}
 	if f.repl != nil {
 		d.LostWrites = f.repl.lostWrites
-		d.FailoverOverAdmission = float64(f.failoverPeak) / float64(f.policy.Limit)
 	}
 	if e := f.evict; e != nil {
 		d.EvictedKeys, d.StoreKeysMax, d.StoreBytesMax = e.evicted, e.keysMax, e.usedMax
@@ -131,15 +119,6 @@ func (f *Fleet) newDesigns(st store.Store) (store.Store, error) {
 	return st, nil
 }
 
-// settleDesigns adds what the designs cost the store to the fleet's round trips, once,
-// when the run is over: a global-sync node's exchanges with the store.
-func (f *Fleet) settleDesigns() {
-	if g := f.gs; g != nil && !g.toOwner && !g.settled {
-		g.settled = true
-		f.roundTrips += g.exchanges()
-	}
-}
-
 // resizeDesigns follows a change of the node count.
 func (f *Fleet) resizeDesigns(n int) {
 	if f.own != nil {
@@ -153,8 +132,9 @@ func (f *Fleet) resizeDesigns(n int) {
 // shadowCount is what the fleet and the shadow admitted of one key's requests.
 type shadowCount struct{ fleet, shadow int64 }
 
-// judgeShadow has the shadow decide t as well, when the shared script decided it.
-func (f *Fleet) judgeShadow(t *ticket) {
+// designsEnd counts t, and has the shadow decide it as well when the shared script did.
+func (f *Fleet) designsEnd(t *ticket) {
+	f.decided++
 	if f.shadow == nil || !t.ask {
 		return
 	}
@@ -166,7 +146,7 @@ func (f *Fleet) judgeShadow(t *ticket) {
 		f.admitted = append(f.admitted, shadowCount{})
 	}
 	c := &f.admitted[t.key]
-	if t.allowed {
+	if t.d.Allowed {
 		c.fleet += t.cost
 	}
 	if r.Allowed {
@@ -174,43 +154,24 @@ func (f *Fleet) judgeShadow(t *ticket) {
 	}
 }
 
-// storeRefused decides t by the eviction's outage policy when err is the store's refusal
-// to write for want of memory, and reports whether it was; any other error ends the run.
-func (f *Fleet) storeRefused(t *ticket, err error) bool {
-	if err == nil {
+// oomRefused decides t by the eviction's outage policy when err is the store's refusal
+// to write for want of memory, and reports whether it was.
+func (f *Fleet) oomRefused(t *ticket, err error) bool {
+	if !store.IsOOM(err) || f.cfg.Eviction == nil {
 		return false
 	}
-	if store.IsOOM(err) && f.cfg.Eviction != nil {
-		f.oom++
-		t.allowed = f.failover(&Outage{Policy: f.cfg.Eviction.OutagePolicy}, t.nd, t.key, t.nodeNow, t.cost, f.cfg.Placement == "two-tier")
-		return true
-	}
-	f.fail(err)
-	return false
+	f.oom++
+	t.d = f.failover(&Outage{Policy: f.cfg.Eviction.OutagePolicy}, t.nd, t.key, t.nodeNow, t.cost, f.cfg.Placement == "two-tier")
+	return true
 }
 
-// peakAround records, for an admission at now that brought its key's trailing window to
-// sum, the peaks of the windows that end in the window after a membership change or a
-// failover or slot move.
-func (f *Fleet) peakAround(now, sum int64) {
-	elapsed := time.Duration(now - f.cfg.Epoch)
-	w := f.policy.Window
-	after := func(at time.Duration) bool { return elapsed >= at && elapsed < at+w }
-	for _, s := range f.cfg.Scale {
-		if after(s.At) {
-			f.membershipPeak = max(f.membershipPeak, sum)
-		}
+// storeReply is the decision a store call answered: by the eviction's outage policy when
+// the store refused its write for want of memory (oomRefused), else as fromStore.
+func (f *Fleet) storeReply(t *ticket, r store.Reply, err error) algorithms.Decision {
+	if f.oomRefused(t, err) {
+		return t.d
 	}
-	for _, fo := range f.cfg.Failovers {
-		if after(fo.At) {
-			f.failoverPeak = max(f.failoverPeak, sum)
-		}
-	}
-	for _, r := range f.cfg.Reshards {
-		if after(r.At) {
-			f.failoverPeak = max(f.failoverPeak, sum)
-		}
-	}
+	return f.fromStore(r, err)
 }
 
 // outageFor returns the outage that cuts node off at elapsed, if any: a store outage

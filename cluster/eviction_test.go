@@ -78,10 +78,12 @@ func evictionRun(t *testing.T, ev *Eviction, st store.Store, clients int) (*Flee
 func evictionTraffic(t *testing.T, ev *Eviction, st store.Store, clients, requests int, limit int64) (*Fleet, *report.Distributed) {
 	t.Helper()
 	c := Config{Nodes: 4, Balancer: "round-robin", Placement: "shared", Epoch: epoch, Prefix: "ev:", Eviction: ev}
-	f, err := New(c, "fixed-window", algorithms.Policy{Limit: limit, Window: 10 * time.Minute}, st, rand.New(rand.NewPCG(7, 8)))
+	p := algorithms.Policy{Limit: limit, Window: 10 * time.Minute}
+	f, err := New(c, "fixed-window", p, st, rand.New(rand.NewPCG(7, 8)))
 	if err != nil {
 		t.Fatal(err)
 	}
+	finish := metered(f, p)
 	for k := range clients {
 		f.SetName(uint32(k), fmt.Sprintf("user_%05d", k))
 	}
@@ -91,7 +93,7 @@ func evictionTraffic(t *testing.T, ev *Eviction, st store.Store, clients, reques
 		at += int64(rng.ExpFloat64() * float64(5*time.Millisecond))
 		f.Allow(uint32(rng.IntN(clients)), at, 1)
 	}
-	res, err := f.Finish("v")
+	res, err := finish("v")
 	if err != nil {
 		t.Fatal(err)
 	}

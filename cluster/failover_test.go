@@ -33,8 +33,8 @@ func TestFailoverLosesTheLagsWrites(t *testing.T) {
 	if d.LostWrites != 19 || d.FreePasses != 19 || d.FreePassKeys != 1 {
 		t.Errorf("lag 2 s: %d lost writes, %d free passes to %d keys; want 19, 19, 1", d.LostWrites, d.FreePasses, d.FreePassKeys)
 	}
-	if res.EffectiveLimit != 119 || d.FailoverOverAdmission != 1.19 {
-		t.Errorf("lag 2 s: effective %d, %.2f× after the failover; want 119 and 1.19", res.EffectiveLimit, d.FailoverOverAdmission)
+	if res.EffectiveLimit != 119 || res.FailoverOverAdmission != 1.19 {
+		t.Errorf("lag 2 s: effective %d, %.2f× after the failover; want 119 and 1.19", res.EffectiveLimit, res.FailoverOverAdmission)
 	}
 	c.Failovers[0].Lag = 0
 	f, res = driveFleet(t, c, "sliding-log", perMinute, 1, 10, 3*time.Minute)
@@ -86,10 +86,12 @@ func TestFailoverFacesAgree(t *testing.T) {
 			Failovers: []Failover{{At: 3 * time.Second, Lag: 300 * time.Millisecond}},
 			Reshards:  []Reshard{{At: 4 * time.Second, For: 500 * time.Millisecond, Fraction: 0.5}}}
 		run := func(st store.Store) string {
-			f, err := New(c, alg, algorithms.Policy{Limit: 20, Window: 2 * time.Second}, st, rand.New(rand.NewPCG(5, 6)))
+			p := algorithms.Policy{Limit: 20, Window: 2 * time.Second}
+			f, err := New(c, alg, p, st, rand.New(rand.NewPCG(5, 6)))
 			if err != nil {
 				t.Fatal(err)
 			}
+			finish := metered(f, p)
 			var out []byte
 			for i := range 1200 {
 				k := uint32(i % 4)
@@ -100,7 +102,7 @@ func TestFailoverFacesAgree(t *testing.T) {
 					out = append(out, '0')
 				}
 			}
-			res, err := f.Finish("v")
+			res, err := finish("v")
 			if err != nil {
 				t.Fatal(err)
 			}

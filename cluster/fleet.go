@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"cmp"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -10,14 +9,23 @@ import (
 	"time"
 
 	"github.com/rlsim/rlsim/algorithms"
-	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/store"
 )
 
-// Fleet decides requests as a fleet of nodes would and measures the result. It implements
-// algorithms.Limiter so a scenario runs it like any single limiter; Name must be told each
-// key's client name (SetName) before the key's first decision, for hash routing and store
-// key names. It is not safe for concurrent use.
+// Fleet decides requests as a fleet of nodes would. It implements algorithms.Limiter so
+// a scenario runs it like any single limiter; it must be told each key's client name
+// (SetName) before the key's first decision, for hash routing and store key names. It
+// decides and does not measure: Observe hands each decision's facts to whoever does
+// (report.FleetMeter), and Finish returns what the fleet knows of its own run. It is not
+// safe for concurrent use.
+//
+// Its decisions keep the Limiter contract with what the deciding node can know: the
+// local limiter's decision; the shared script's reply (RetryAfter and Reset in whole µs);
+// for a leased node, when it will ask the central bucket again and when the bucket is
+// full as of its last ask; for INCR-then-EXPIRE, the counter's window end (one window
+// when the window is the key's TTL, which the node never reads back); for the racy
+// placement, the script's arithmetic on what the node read; and when the store cannot be
+// reached and the node refuses, the longest recovery from empty (see blind).
 type Fleet struct {
 	cfg       Config
 	algorithm string
@@ -35,26 +43,20 @@ type Fleet struct {
 	shared    *store.Limiter
 	leaser    *store.Limiter
 	nonAtomic *store.NonAtomic
-	racy      *racy // shared-racy (racy.go)
-	timing          // what decisions waited, and the breakers (breaker.go, latency.go)
-	designs         // owner, global-sync, failovers, eviction (designs.go)
+	racy      *racy     // shared-racy (racy.go)
+	breakers  []breaker // per node, with Config.Breaker (breaker.go)
+	designs             // owner, global-sync, failovers, eviction (designs.go)
 
-	names []string
-	keys  []keyStats
-	label string
+	names   []string
+	label   string
+	observe func(*Observation)
+	seen    Observation // the one Observe hands out, reused
 
-	decisions, roundTrips       int64
-	outageAdmitted, outageRefus int64
-	outagePeak                  int64
-	alerted                     int // outages alerted so far (index+1 of the last)
-	alerts                      int
-	alert                       string
-	crashes                     int64
-	leasesOutstandingMax        int64
-	nodePeak                    int64
-	outageNodePeak              int64
-	nodesMax                    int
-	err                         error
+	alerted  int // outages alerted so far (index+1 of the last)
+	alerts   int
+	alert    string
+	nodesMax int
+	err      error
 
 	// Decisions Defer holds until Flush, and the script calls they wait for.
 	held  []held
@@ -63,19 +65,11 @@ type Fleet struct {
 
 var _ algorithms.Limiter = (*Fleet)(nil)
 
-type keyStats struct {
-	admitted algorithms.Log // across the fleet, trailing window
-	peak     int64
-	refused  bool
-}
-
 type node struct {
-	skew         int64
-	local        algorithms.Limiter // local placement
-	guard        algorithms.Limiter // two-tier and fail-open-local
-	admitted     []algorithms.Log   // per key, this node's admissions in the trailing window
-	duringOutage []algorithms.Log   // per key, this node's admissions while the store was down
-	leases       []lease            // per key
+	skew   int64
+	local  algorithms.Limiter // local placement
+	guard  algorithms.Limiter // two-tier and fail-open-local
+	leases []lease            // per key
 }
 
 type lease struct {
@@ -85,11 +79,14 @@ type lease struct {
 	// short: the time the bucket takes to refill one lease. Until then the node refuses
 	// on its own, so a client over its limit does not cost a round trip per request.
 	askAfter int64
+	// full is when the central bucket is full again, as its last reply to this node said
+	// (ns, on the node's clock).
+	full int64
 }
 
-// New builds a fleet deciding with algorithm under policy p. st is the shared store
-// (ignored by the local placement); rng is the run's random source (random balancer,
-// crashes).
+// New builds a fleet deciding with algorithm under policy p, c's zero fields taking
+// their defaults (Config.WithDefaults). st is the shared store (ignored by the local
+// placement); rng is the run's random source (random balancer, crashes).
 func New(c Config, algorithm string, p algorithms.Policy, st store.Store, rng *rand.Rand) (*Fleet, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -97,32 +94,13 @@ func New(c Config, algorithm string, p algorithms.Policy, st store.Store, rng *r
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	if c.Lease == 0 {
-		c.Lease = 10
-	}
-	if c.LeaseTTL == 0 {
-		c.LeaseTTL = p.Window
-	}
-	if c.StoreTimeout == 0 {
-		c.StoreTimeout = DefaultStoreTimeout
-	}
-	c.VNodes = cmp.Or(c.VNodes, DefaultVNodes)
-	c.Forward = cmp.Or(c.Forward, "batched")
-	c.BatchWait = cmp.Or(c.BatchWait, DefaultBatchWait)
-	c.BatchLimit = cmp.Or(c.BatchLimit, DefaultBatchLimit)
-	c.SyncTo = cmp.Or(c.SyncTo, "owner")
+	c = c.WithDefaults(p)
 	if c.Eviction != nil && c.UsesStore() && algorithm == "sliding-log" {
 		return nil, fmt.Errorf("eviction: no memory model of the sliding log's sorted set; run it with another algorithm")
 	}
 	f := &Fleet{cfg: c, algorithm: algorithm, policy: p, rng: rng, nodesMax: c.Nodes}
 	f.nodeShare = share(p, c.Nodes)
 	f.guard = c.Guard
-	if f.guard.Limit == 0 {
-		f.guard = algorithms.Policy{Limit: (2*p.Limit + int64(c.Nodes) - 1) / int64(c.Nodes), Window: p.Window}
-	}
-	if f.guard.Window == 0 {
-		f.guard.Window = p.Window
-	}
 	if _, err := algorithms.New(algorithm, f.nodeShare); err != nil {
 		return nil, err
 	}
@@ -194,7 +172,6 @@ func skewOf(i int, skew time.Duration) int64 {
 func (f *Fleet) SetName(key uint32, name string) {
 	for int(key) >= len(f.names) {
 		f.names = append(f.names, "")
-		f.keys = append(f.keys, keyStats{})
 	}
 	f.names[key] = name
 }
@@ -222,6 +199,9 @@ func (f *Fleet) Algorithm() string {
 	}
 	return f.algorithm
 }
+
+// Config is the fleet's configuration, defaults applied.
+func (f *Fleet) Config() Config { return f.cfg }
 
 // Keys is the number of client keys seen.
 func (f *Fleet) Keys() int { return len(f.names) }
@@ -271,8 +251,7 @@ func (f *Fleet) Allow(key uint32, now int64, cost int64) algorithms.Decision {
 	t := f.begin(key, now, cost)
 	if t.ask {
 		r, err := f.shared.Allow(f.names[key], t.at(), t.cost)
-		t.allowed, t.remaining = r.Allowed && err == nil, r.Remaining
-		f.storeRefused(&t, err)
+		t.d = f.storeReply(&t, r, err)
 	}
 	return f.end(t)
 }
@@ -287,9 +266,11 @@ type ticket struct {
 	inOutage           bool
 	trips              int
 	wait               time.Duration // the store client's timeout, when a call waited it out
-	allowed            bool
-	remaining          int64
-	// ask says the shared script decides: allowed and remaining come from its reply.
+	peer               time.Duration // what a forward to another node took (owner.go)
+	breakerOpen        bool          // an open breaker decided without calling the store
+	crashed            bool          // the process died between INCR and EXPIRE
+	d                  algorithms.Decision
+	// ask says the shared script decides: d comes from its reply.
 	ask bool
 }
 
@@ -323,77 +304,99 @@ func (f *Fleet) begin(key uint32, now int64, cost int64) ticket {
 	}
 	switch placement {
 	case "local":
-		d := nd.local.Allow(key, nodeNow, cost)
-		t.allowed, t.remaining = d.Allowed, d.Remaining
+		t.d = nd.local.Allow(key, nodeNow, cost)
 	case "shared", "two-tier":
 		if f.cfg.Placement == "two-tier" {
 			if g := nd.guard.Allow(key, nodeNow, cost); !g.Allowed {
-				break // the guard refuses without asking the store
+				t.d = g // the guard refuses without asking the store
+				break
 			}
 		}
 		if o := f.reach(&t, outage); o != nil {
-			t.allowed = f.failover(o, nd, key, nodeNow, cost, f.cfg.Placement == "two-tier")
+			t.d = f.failover(o, nd, key, nodeNow, cost, f.cfg.Placement == "two-tier")
 			break
 		}
 		t.trips, t.ask = 1, true
 	case "leased":
-		t.allowed, t.trips = f.spendLease(&t, outage)
+		t.d, t.trips = f.spendLease(&t, outage)
 	case "shared-nonatomic":
 		if o := f.reach(&t, outage); o != nil {
-			t.allowed = f.failover(o, nd, key, nodeNow, cost, false)
+			t.d = f.failover(o, nd, key, nodeNow, cost, false)
 			break
 		}
 		crash := f.cfg.CrashProbability > 0 && f.rng.Float64() < f.cfg.CrashProbability
 		r, err := f.nonAtomic.Allow(name, t.at(), cost, crash)
 		t.trips = r.RoundTrips
-		if r.Crashed {
-			f.crashes++
-		}
-		t.allowed, t.remaining = r.Allowed && err == nil, r.Remaining
-		f.storeRefused(&t, err)
+		t.crashed = r.Crashed
+		t.d = f.storeReply(&t, r.Reply, err)
 	case "shared-racy":
 		if o := f.reach(&t, outage); o != nil {
-			t.allowed = f.failover(o, nd, key, nodeNow, cost, false)
+			t.d = f.failover(o, nd, key, nodeNow, cost, false)
 			break
 		}
 		r, trips, err := f.racy.decide(ni, name, now, nodeNow, cost)
 		t.trips = trips
-		t.allowed, t.remaining = r.Allowed && err == nil, r.Remaining
-		f.storeRefused(&t, err)
+		t.d = f.storeReply(&t, r, err)
 	case "owner":
 		f.decideOwned(&t)
 	case "global-sync":
 		f.decideGlobal(&t)
+	default: // the store failed earlier
+		t.d = f.blind()
 	}
 	return t
 }
 
-// end records a decided ticket in the fleet's measures and returns the decision.
+// fromStore is the decision a store reply carries, or, when the store failed, a refusal
+// that knows nothing (blind); the first failure ends the run (see Err).
+func (f *Fleet) fromStore(r store.Reply, err error) algorithms.Decision {
+	f.fail(err)
+	if err != nil {
+		return f.blind()
+	}
+	return algorithms.Decision{Allowed: r.Allowed, Remaining: r.Remaining, RetryAfter: r.RetryAfter, Reset: r.Reset}
+}
+
+// blind is a refusal by a node that cannot reach the store, so cannot know when the
+// client's quota returns: it names the longest any algorithm takes to recover from empty,
+// one window or a bucket's refill of burst, whichever is longer.
+func (f *Fleet) blind() algorithms.Decision {
+	recovery := max(f.policy.Window, time.Duration(f.policy.EffectiveBurst())*f.policy.Window/time.Duration(f.policy.Limit))
+	return algorithms.Decision{RetryAfter: recovery, Reset: recovery}
+}
+
+// end finishes a ticket, tells the observer, and returns the decision.
 func (f *Fleet) end(t ticket) algorithms.Decision {
 	if f.err != nil {
-		t.allowed = false
+		t.d = f.blind()
 	}
-	f.judgeShadow(&t)
-	f.decisions++
-	f.roundTrips += int64(t.trips)
-	f.latency.add(time.Duration(t.trips)*f.cfg.Latency + t.wait)
-	f.observe(t.nd, t.key, t.now, t.cost, t.allowed, t.inOutage)
-	return algorithms.Decision{Allowed: t.allowed, Remaining: t.remaining}
+	f.designsEnd(&t)
+	if f.observe != nil {
+		o := &f.seen
+		*o = Observation{
+			Key: t.key, Node: t.node, Now: t.now, Cost: t.cost, Allowed: t.d.Allowed, InOutage: t.inOutage,
+			RoundTrips: t.trips, Added: time.Duration(t.trips)*f.cfg.Latency + t.wait + t.peer,
+			TimedOut: t.wait > 0, BreakerOpen: t.breakerOpen, Crashed: t.crashed,
+		}
+		if f.cfg.Placement == "leased" {
+			o.LeasesOutstanding = f.outstanding(t.key, t.now)
+		}
+		f.observe(o)
+	}
+	return t.d
 }
 
 // failover decides during an outage by the outage's policy; guarded says the node-local
-// guard has already admitted this request (two-tier).
-func (f *Fleet) failover(o *Outage, nd *node, key uint32, nodeNow, cost int64, guarded bool) bool {
-	switch o.Policy {
-	case "fail-open":
-		return true
-	case "fail-open-local":
-		if guarded {
-			return true
-		}
-		return nd.guard.Allow(key, nodeNow, cost).Allowed
+// guard has already admitted this request (two-tier). Failing open admits knowing nothing
+// of the quota; failing closed refuses blind; the local guard decides as any limiter.
+func (f *Fleet) failover(o *Outage, nd *node, key uint32, nodeNow, cost int64, guarded bool) algorithms.Decision {
+	switch {
+	case o.Policy == "fail-open" || o.Policy == "fail-open-local" && guarded:
+		return algorithms.Decision{Allowed: true}
+	case o.Policy == "fail-open-local":
+		return nd.guard.Allow(key, nodeNow, cost)
 	}
-	return false
+	return f.blind()
 }
 
 func (f *Fleet) raise(oi int, o *Outage) {
@@ -415,8 +418,10 @@ func (f *Fleet) raise(oi int, o *Outage) {
 }
 
 // spendLease spends a leased token for t's key on its node, borrowing Lease more from the
-// central bucket (one round trip) when the node holds too few.
-func (f *Fleet) spendLease(t *ticket, outage *Outage) (allowed bool, trips int) {
+// central bucket (one round trip) when the node holds too few. A refusal's RetryAfter is
+// when the node will ask the central bucket again (which may still be short then); Reset
+// is when, as of the node's last ask, the bucket is full and the node holds no lease.
+func (f *Fleet) spendLease(t *ticket, outage *Outage) (d algorithms.Decision, trips int) {
 	nd, key, at, cost := t.nd, t.key, t.at(), t.cost
 	nodeNow := at.Node
 	for int(key) >= len(nd.leases) {
@@ -431,11 +436,16 @@ func (f *Fleet) spendLease(t *ticket, outage *Outage) (allowed bool, trips int) 
 			return f.failover(o, nd, key, nodeNow, cost, false), 0
 		}
 		want := max(f.cfg.Lease, cost)
-		granted, err := f.leaser.Lease(f.names[key], at, want)
-		trips = 1
-		if f.storeRefused(t, err) {
-			return t.allowed, trips
+		granted, full, err := f.leaser.Lease(f.names[key], at, want)
+		if f.oomRefused(t, err) {
+			return t.d, 1
 		}
+		f.fail(err)
+		if err != nil {
+			return f.blind(), 1
+		}
+		trips = 1
+		l.full = nodeNow + int64(full)
 		if granted > 0 {
 			l.tokens += granted
 			l.expires = nodeNow + int64(f.cfg.LeaseTTL)
@@ -444,11 +454,18 @@ func (f *Fleet) spendLease(t *ticket, outage *Outage) (allowed bool, trips int) 
 			l.askAfter = nodeNow + want*int64(f.policy.Window)/f.policy.Limit
 		}
 	}
+	idle := l.full
+	if l.tokens > 0 {
+		idle = max(idle, l.expires)
+	}
+	d.Reset = time.Duration(max(idle-nodeNow, 0))
 	if l.tokens < cost {
-		return false, trips
+		d.RetryAfter = time.Duration(l.askAfter - nodeNow)
+		return d, trips
 	}
 	l.tokens -= cost
-	return true, trips
+	d.Allowed, d.Remaining = true, l.tokens
+	return d, trips
 }
 
 func (f *Fleet) fail(err error) {
@@ -470,112 +487,38 @@ func (f *Fleet) outstanding(key uint32, now int64) int64 {
 	return sum
 }
 
-// observe records one decision in the fleet's own measures.
-func (f *Fleet) observe(nd *node, key uint32, now, cost int64, allowed, inOutage bool) {
-	ks := &f.keys[key]
-	if f.cfg.Placement == "leased" {
-		f.leasesOutstandingMax = max(f.leasesOutstandingMax, f.outstanding(key, now))
-	}
-	w := int64(f.policy.Window)
-	ks.admitted.Expire(now - w)
-	for int(key) >= len(nd.admitted) {
-		nd.admitted = append(nd.admitted, algorithms.Log{})
-	}
-	nl := &nd.admitted[key]
-	nl.Expire(now - w)
-	if inOutage {
-		if allowed {
-			f.outageAdmitted++
-		} else {
-			f.outageRefus++
-		}
-	}
-	if !allowed {
-		ks.refused = true
-		return
-	}
-	ks.admitted.Push(now, cost)
-	ks.peak = max(ks.peak, ks.admitted.Sum())
-	f.peakAround(now, ks.admitted.Sum())
-	nl.Push(now, cost)
-	f.nodePeak = max(f.nodePeak, nl.Sum())
-	if inOutage {
-		f.outagePeak = max(f.outagePeak, ks.admitted.Sum())
-		for int(key) >= len(nd.duringOutage) {
-			nd.duringOutage = append(nd.duringOutage, algorithms.Log{})
-		}
-		ol := &nd.duringOutage[key]
-		ol.Expire(now - w)
-		ol.Push(now, cost)
-		f.outageNodePeak = max(f.outageNodePeak, ol.Sum())
-	}
-}
-
-// Finish inspects the store for keys left without a TTL and returns the fleet's figures.
-func (f *Fleet) Finish(variant string) (*report.Distributed, error) {
-	f.settleDesigns()
-	d := &report.Distributed{
-		Variant:                variant,
-		Placement:              f.cfg.Placement,
-		Balancer:               f.cfg.Balancer,
-		Nodes:                  f.cfg.Nodes,
-		NodesMax:               f.nodesMax,
-		StoreRoundTripsTotal:   f.roundTrips,
-		NodePeakWindowAdmitted: f.nodePeak,
-		OutageNodePeak:         f.outageNodePeak,
-		LeasesOutstandingMax:   f.leasesOutstandingMax,
-		OutageAdmitted:         f.outageAdmitted,
-		OutageRefused:          f.outageRefus,
-		OutageOverAdmission:    float64(f.outagePeak) / float64(f.policy.Limit),
-		Alerts:                 f.alerts,
-		Alert:                  f.alert,
-		Crashes:                f.crashes,
-	}
+// Finish ends the run: the writes of the racy placement still in flight land, as they
+// would, and the store is audited for keys left without a TTL. It returns what the fleet
+// knows of its own run, and the first store error the run met (see Err).
+func (f *Fleet) Finish() (Stats, error) {
+	s := Stats{NodesMax: f.nodesMax, Alerts: f.alerts, Alert: f.alert}
 	if f.cfg.UsesStore() {
-		d.Store = f.st.Name()
+		s.Store = f.st.Name()
 	}
 	if f.cfg.Placement == "two-tier" || f.hasPolicy("fail-open-local") {
-		d.GuardLimit = f.guard.Limit
+		s.GuardLimit = f.guard.Limit
 	}
-	if f.decisions > 0 {
-		d.StoreRoundTrips = float64(f.roundTrips) / float64(f.decisions)
+	for _, b := range f.breakers {
+		s.BreakerOpens += b.opens
 	}
-	f.timing.fill(d)
-	d.StoreLatencyMS = float64(f.cfg.Latency) / float64(time.Millisecond)
 	if f.racy != nil {
 		if f.err == nil {
-			f.fail(f.racy.drain()) // the writes still in flight land, as they would
+			f.fail(f.racy.drain())
 		}
-		d.StaleReads, d.LostWrites = f.racy.staleReads, f.racy.lostWrites
+		s.StaleReads, s.LostWrites = f.racy.staleReads, f.racy.lostWrites
 	}
-	first := true
-	for _, ks := range f.keys {
-		d.EffectiveLimit = max(d.EffectiveLimit, ks.peak)
-		if !ks.refused {
-			continue
-		}
-		s := float64(ks.peak) / float64(f.policy.Limit)
-		if first || s < d.ClientShareMin {
-			d.ClientShareMin = s
-		}
-		d.ClientShareMax = max(d.ClientShareMax, s)
-		first = false
-	}
-	if f.err != nil {
-		return d, f.err
-	}
-	if !f.cfg.UsesStore() {
-		return d, nil
+	if f.err != nil || !f.cfg.UsesStore() {
+		return s, f.err
 	}
 	var err error
-	d.BlockedForever, d.LeakedKeys, err = store.Audit(f.st, f.cfg.Prefix, f.policy.Limit, f.cfg.TTLWindowKey)
+	s.BlockedForever, s.LeakedKeys, err = store.Audit(f.st, f.cfg.Prefix, f.policy.Limit, f.cfg.TTLWindowKey)
 	if err != nil {
-		return d, err
+		return s, err
 	}
 	// A leaked key is the counter the deployed pattern leaves: a string of INCR.
 	counterBytes, _, _ := store.ModelBytes("fixed-window", f.policy.Limit)
-	d.LeakedBytes = d.LeakedKeys * counterBytes
-	return d, nil
+	s.LeakedBytes = s.LeakedKeys * counterBytes
+	return s, nil
 }
 
 // at is the ticket's moment on the store's clock (the true time) and the node's.

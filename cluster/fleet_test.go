@@ -27,6 +27,7 @@ func drive(t *testing.T, c Config, alg string, p algorithms.Policy, st store.Sto
 	if err != nil {
 		t.Fatal(err)
 	}
+	finish := metered(f, p)
 	for k := range clients {
 		f.SetName(uint32(k), fmt.Sprintf("user_%d", k))
 	}
@@ -39,7 +40,7 @@ func drive(t *testing.T, c Config, alg string, p algorithms.Policy, st store.Sto
 			}
 		}
 	}
-	res, err := f.Finish("test")
+	res, err := finish("test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +320,7 @@ func TestStoreErrorStopsTheRun(t *testing.T) {
 	if st.calls != 1 {
 		t.Errorf("%d store calls after the store failed, want 1", st.calls)
 	}
-	if _, err := f.Finish("x"); err == nil {
+	if _, err := f.Finish(); err == nil {
 		t.Error("Finish did not report the store error")
 	}
 }

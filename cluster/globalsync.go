@@ -82,7 +82,6 @@ type globalSync struct {
 	sends   int64 // sends that reached the target
 	fails   int64 // sends a partition stopped
 	hops    int64 // synchronous decisions forwarded to an owner (sync 0, target owner)
-	settled bool  // the exchanges are in the fleet's round trips
 	// active is, per node, the first and last request it decided (target store); cast
 	// the owners' broadcasts (target owner), lastCast each owner's last broadcast tick.
 	active   [][2]int64
@@ -296,7 +295,7 @@ func (f *Fleet) decideGlobal(t *ticket) {
 	owner := g.toOwner && g.ring.owner(name) == t.node
 	if g.sync == 0 || owner {
 		f.decideGlobalNow(t, name, us, idx, owner)
-		if owner && g.sync > 0 && t.allowed {
+		if owner && g.sync > 0 && t.d.Allowed {
 			g.broadcast(name, t.now)
 		}
 		return
@@ -348,14 +347,14 @@ func (f *Fleet) decideGlobal(t *ticket) {
 		}
 		return c
 	}
-	t.allowed, t.remaining = g.decide(us, idx, count(idx-1), count(idx), t.cost)
+	t.d = g.decide(us, idx, count(idx-1), count(idx), t.cost)
 	// Every request queues a hit for the next tick (Gubernator sends over-limit hits
 	// too); only admitted ones add to the counts.
 	if !v.sendNext {
 		v.sendNext = true
 		g.push(event{at: g.tickAt(t.node, g.tick(t.node, t.now)+1), kind: sendEvent, vk: vk})
 	}
-	if !t.allowed {
+	if !t.d.Allowed {
 		return
 	}
 	if n := len(v.pending); n > 0 && v.pending[n-1].idx == idx {
@@ -412,12 +411,11 @@ func (f *Fleet) decideGlobalNow(t *ticket, name string, us, idx int64, owner boo
 	if !owner && f.cutOff(t.node, name, t.now) {
 		t.inOutage = true
 		t.wait = f.cfg.StoreTimeout
-		f.storeTimeouts++
 		_, o := f.outageFor(t.node, time.Duration(t.now-f.cfg.Epoch))
 		if o == nil {
 			_, o = f.outageFor(g.ring.owner(name), time.Duration(t.now-f.cfg.Epoch))
 		}
-		t.allowed = f.failover(o, t.nd, t.key, t.nodeNow, t.cost, false)
+		t.d = f.failover(o, t.nd, t.key, t.nodeNow, t.cost, false)
 		return
 	}
 	if err := g.rw.SetNow(t.now); err != nil {
@@ -429,8 +427,8 @@ func (f *Fleet) decideGlobalNow(t *ticket, name string, us, idx int64, owner boo
 		f.fail(err)
 		return
 	}
-	t.allowed, t.remaining = g.decide(us, idx, counts[0], counts[1], t.cost)
-	if t.allowed {
+	t.d = g.decide(us, idx, counts[0], counts[1], t.cost)
+	if t.d.Allowed {
 		c := g.counter(name, idx)
 		if _, err := g.rw.IncrExpire(c, t.cost, g.ttl); err != nil {
 			f.fail(err)
@@ -444,32 +442,52 @@ func (f *Fleet) decideGlobalNow(t *ticket, name string, us, idx int64, owner boo
 	case owner:
 	case g.toOwner:
 		g.hops++
-		t.wait = time.Duration(g.rtt)
+		t.peer = time.Duration(g.rtt)
 	default:
 		t.trips = 1
 	}
 }
 
-// decide is the algorithm's rule on the counts of the previous and current windows (the
-// arithmetic of fixed_window.lua and sliding_window.lua).
-func (g *globalSync) decide(us, idx, prev, curr, cost int64) (bool, int64) {
+// decide is the algorithm's rule on the counts of the previous and current windows: the
+// arithmetic of fixed_window.lua and sliding_window.lua, their RetryAfter and Reset
+// included, as the node can tell them from its view.
+func (g *globalSync) decide(us, idx, prev, curr, cost int64) algorithms.Decision {
 	limit, window := g.limit, g.window
+	var v []int64 // the script's reply: allowed, remaining, retry_after, reset (µs)
 	if !g.sliding {
-		if curr+cost > limit {
-			return false, max(limit-curr, 0)
+		toEnd := (idx+1)*window - us
+		switch {
+		case curr+cost <= limit:
+			v = []int64{1, max(limit-curr-cost, 0), 0, toEnd}
+		case cost > limit:
+			v = []int64{0, max(limit-curr, 0), store.Never, 0}
+		default:
+			reset := int64(0)
+			if curr > 0 {
+				reset = toEnd
+			}
+			v = []int64{0, max(limit-curr, 0), toEnd, reset}
 		}
-		return true, max(limit-curr-cost, 0)
-	}
-	carried := prev * (window - (us - idx*window))
-	remaining := func(c int64) int64 {
-		room := limit*window - carried - c*window
-		if room < 0 {
-			return 0
+	} else {
+		elapsed := us - idx*window
+		carried := prev * (window - elapsed)
+		remaining := func(c int64) int64 {
+			room := limit*window - carried - c*window
+			if room < 0 {
+				return 0
+			}
+			return floorDiv(room, window)
 		}
-		return floorDiv(room, window)
+		if carried+(curr+cost)*window > limit*window {
+			v = []int64{0, remaining(curr), store.SlidingWindowRetry(limit, window, prev, curr, elapsed, cost), store.SlidingWindowReset(window, prev, curr, elapsed)}
+		} else {
+			v = []int64{1, remaining(curr + cost), 0, store.SlidingWindowReset(window, prev, curr+cost, elapsed)}
+		}
 	}
-	if carried+(curr+cost)*window > limit*window {
-		return false, remaining(curr)
+	script := store.FixedWindowScript
+	if g.sliding {
+		script = store.SlidingWindowScript
 	}
-	return true, remaining(curr + cost)
+	r, _ := store.ReplyOf(script, v)
+	return algorithms.Decision{Allowed: r.Allowed, Remaining: r.Remaining, RetryAfter: r.RetryAfter, Reset: r.Reset}
 }

@@ -104,10 +104,12 @@ func TestGlobalSyncFacesAgree(t *testing.T) {
 	c := Config{Nodes: 5, Balancer: "random", Placement: "global-sync", SyncTo: "store", Sync: 50 * time.Millisecond,
 		Latency: time.Millisecond, Skew: 200 * time.Millisecond, Epoch: epoch, Prefix: "gs:"}
 	run := func(st store.Store) string {
-		f, err := New(c, "sliding-window", algorithms.Policy{Limit: 20, Window: 2 * time.Second}, st, rand.New(rand.NewPCG(3, 4)))
+		p := algorithms.Policy{Limit: 20, Window: 2 * time.Second}
+		f, err := New(c, "sliding-window", p, st, rand.New(rand.NewPCG(3, 4)))
 		if err != nil {
 			t.Fatal(err)
 		}
+		finish := metered(f, p)
 		var out []byte
 		for i := range 2000 {
 			at := epoch + int64(i)*int64(3*time.Millisecond)
@@ -119,7 +121,7 @@ func TestGlobalSyncFacesAgree(t *testing.T) {
 				out = append(out, '0')
 			}
 		}
-		res, err := f.Finish("v")
+		res, err := finish("v")
 		if err != nil {
 			t.Fatal(err)
 		}

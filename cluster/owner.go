@@ -123,8 +123,7 @@ func (f *Fleet) decideOwned(t *ticket) {
 	b := o.ring.owner(name)
 	o.place(t.key, b)
 	if b == t.node {
-		d := o.limiters[b].Allow(t.key, t.nodeNow, t.cost)
-		t.allowed, t.remaining = d.Allowed, d.Remaining
+		t.d = o.limiters[b].Allow(t.key, t.nodeNow, t.cost)
 		return
 	}
 	elapsed := time.Duration(t.now - f.cfg.Epoch)
@@ -136,8 +135,7 @@ func (f *Fleet) decideOwned(t *ticket) {
 		// The peer request cannot be made: the client waits out its timeout.
 		t.inOutage = true
 		t.wait = f.cfg.StoreTimeout
-		f.storeTimeouts++
-		t.allowed = f.failover(cut, t.nd, t.key, t.nodeNow, t.cost, false)
+		t.d = f.failover(cut, t.nd, t.key, t.nodeNow, t.cost, false)
 		return
 	}
 	o.forwarded++
@@ -157,7 +155,7 @@ func (f *Fleet) decideOwned(t *ticket) {
 	}
 	rtt := int64(f.cfg.PeerLatency)
 	at := leaves + rtt/2 + f.nodes[b].skew
-	d := o.limiters[b].Allow(t.key, at, t.cost)
-	t.allowed, t.remaining = d.Allowed, d.Remaining
-	t.wait = time.Duration(leaves - t.now + rtt)
+	// The owner's answer counts from its own now; the client hears it a wait later.
+	t.d = o.limiters[b].Allow(t.key, at, t.cost)
+	t.peer = time.Duration(leaves - t.now + rtt)
 }

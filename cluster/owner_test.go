@@ -115,8 +115,8 @@ func TestOwnerMembershipChangeStartsNewOwnersEmpty(t *testing.T) {
 	if d.MembershipChanges != 1 || d.OwnershipMoves == 0 || d.OwnershipMoves == 40 {
 		t.Fatalf("%d changes moved %d of 40 keys, want one change moving some", d.MembershipChanges, d.OwnershipMoves)
 	}
-	if res.EffectiveLimit <= 100 || d.MembershipOverAdmission <= 1 {
-		t.Errorf("effective %d, %.2f× the limit around the change: the new owners did not start empty", res.EffectiveLimit, d.MembershipOverAdmission)
+	if res.EffectiveLimit <= 100 || res.MembershipOverAdmission <= 1 {
+		t.Errorf("effective %d, %.2f× the limit around the change: the new owners did not start empty", res.EffectiveLimit, res.MembershipOverAdmission)
 	}
 	c.Scale = nil
 	f, res = driveFleet(t, c, "sliding-log", perMinute, 40, 5, 3*time.Minute)
@@ -156,6 +156,7 @@ func driveFleet(t *testing.T, c Config, alg string, p algorithms.Policy, clients
 	if err != nil {
 		t.Fatal(err)
 	}
+	finish := metered(f, p)
 	for k := range clients {
 		f.SetName(uint32(k), fmt.Sprintf("user_%d", k))
 	}
@@ -165,7 +166,7 @@ func driveFleet(t *testing.T, c Config, alg string, p algorithms.Policy, clients
 			f.Allow(uint32(k), epoch+int64(at), 1)
 		}
 	}
-	res, err := f.Finish("test")
+	res, err := finish("test")
 	if err != nil {
 		t.Fatal(err)
 	}

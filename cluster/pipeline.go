@@ -52,9 +52,7 @@ func (f *Fleet) Flush(done func(algorithms.Decision)) {
 			continue
 		}
 		if h.call >= 0 && f.err == nil {
-			r, err := store.ReplyOf(f.calls[h.call].Script, replies[h.call])
-			f.fail(err)
-			h.t.allowed, h.t.remaining = r.Allowed && err == nil, r.Remaining
+			h.t.d = f.fromStore(store.ReplyOf(f.calls[h.call].Script, replies[h.call]))
 		}
 		done(f.end(h.t))
 	}

@@ -22,6 +22,7 @@ func runHeld(t *testing.T, c Config, alg string, st store.Store, batch int) ([]a
 	if err != nil {
 		t.Fatal(err)
 	}
+	finish := metered(f, p)
 	for k := range 4 {
 		f.SetName(uint32(k), fmt.Sprintf("user_%d", k))
 	}
@@ -42,7 +43,7 @@ func runHeld(t *testing.T, c Config, alg string, st store.Store, batch int) ([]a
 		}
 	}
 	f.Flush(done)
-	res, err := f.Finish("v")
+	res, err := finish("v")
 	if err != nil {
 		t.Fatal(err)
 	}

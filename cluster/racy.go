@@ -146,7 +146,7 @@ func (r *racy) decide(node int, name string, now, nodeNow, cost int64) (reply st
 			counts[i] += r.mine[mineKey{node, k}].pendingIncr()
 		}
 		if r.alg == "fixed-window" {
-			reply = r.fixedWindow(node, keys[0], now, counts[0], cost)
+			reply = r.fixedWindow(node, keys[0], now, us, counts[0], cost)
 		} else {
 			reply = r.slidingWindow(node, keys[1], now, us, counts[0], counts[1], cost)
 		}
@@ -175,12 +175,27 @@ func (r *racy) decide(node int, name string, now, nodeNow, cost int64) (reply st
 	return reply, 1, nil
 }
 
-func (r *racy) fixedWindow(node int, key string, now, count, cost int64) store.Reply {
+// reply is the decision of the script whose arithmetic the node does: allowed, remaining,
+// retry_after and reset in µs, as the script returns them.
+func (r *racy) reply(v ...int64) store.Reply {
+	rep, _ := store.ReplyOf(r.names.Script(), v) // four integers, as the script's
+	return rep
+}
+
+func (r *racy) fixedWindow(node int, key string, now, us, count, cost int64) store.Reply {
+	toEnd := (floorDiv(us, r.window)+1)*r.window - us
 	if count+cost > r.limit {
-		return store.Reply{Remaining: max(r.limit-count, 0)}
+		retry, reset := toEnd, int64(0)
+		if cost > r.limit {
+			retry = store.Never
+		}
+		if count > 0 {
+			reset = toEnd
+		}
+		return r.reply(0, max(r.limit-count, 0), retry, reset)
 	}
 	r.send(write{at: now + r.latency, node: node, key: key, kind: incrWrite, v: cost, ms: ceilDiv(r.window+r.margin, 1000)})
-	return store.Reply{Allowed: true, Remaining: max(r.limit-count-cost, 0)}
+	return r.reply(1, max(r.limit-count-cost, 0), 0, toEnd)
 }
 
 func (r *racy) slidingWindow(node int, key string, now, us, prev, curr, cost int64) store.Reply {
@@ -195,10 +210,10 @@ func (r *racy) slidingWindow(node int, key string, now, us, prev, curr, cost int
 		return floorDiv(room, window)
 	}
 	if carried+(curr+cost)*window > limit*window {
-		return store.Reply{Remaining: remaining(curr)}
+		return r.reply(0, remaining(curr), store.SlidingWindowRetry(limit, window, prev, curr, elapsed, cost), store.SlidingWindowReset(window, prev, curr, elapsed))
 	}
 	r.send(write{at: now + r.latency, node: node, key: key, kind: incrWrite, v: cost, ms: ceilDiv(2*window+r.margin, 1000)})
-	return store.Reply{Allowed: true, Remaining: remaining(curr + cost)}
+	return r.reply(1, remaining(curr+cost), 0, store.SlidingWindowReset(window, prev, curr+cost, elapsed))
 }
 
 // tokenBucket is token_bucket.lua's arithmetic (tokens scaled by the window), with the
@@ -219,12 +234,12 @@ func (r *racy) tokenBucket(node int, key string, now, us, t, s int64, found bool
 		at = max(t, us)
 	}
 	if cost*window > level {
-		return store.Reply{Remaining: floorDiv(level, window)}
+		return r.reply(0, floorDiv(level, window), store.BucketRetry(limit, window, r.burst, level, at, us, cost), store.BucketFull(limit, capacity, level, at)-us)
 	}
 	level -= cost * window
 	ttl := at - us + ceilDiv(capacity-level, limit) + r.margin
 	r.send(write{at: now + r.latency, node: node, key: key, kind: bucketWrite, v: level, t: at, ms: ceilDiv(ttl, 1000)})
-	return store.Reply{Allowed: true, Remaining: floorDiv(level, window)}
+	return r.reply(1, floorDiv(level, window), 0, store.BucketFull(limit, capacity, level, at)-us)
 }
 
 // gcra is gcra.lua's arithmetic.
@@ -235,10 +250,14 @@ func (r *racy) gcra(node int, key string, now, us, tat, cost int64) store.Reply 
 	newTat := tat + cost*interval
 	allowAt := newTat - tolerance
 	if us < allowAt {
-		return store.Reply{Remaining: max(floorDiv(us-(tat-tolerance), interval), 0)}
+		retry := allowAt - us
+		if cost > r.burst {
+			retry = store.Never
+		}
+		return r.reply(0, max(floorDiv(us-(tat-tolerance), interval), 0), retry, tat-us)
 	}
 	r.send(write{at: now + r.latency, node: node, key: key, kind: setWrite, v: newTat, ms: ceilDiv(newTat-us+r.margin, 1000)})
-	return store.Reply{Allowed: true, Remaining: floorDiv(us-allowAt, interval)}
+	return r.reply(1, floorDiv(us-allowAt, interval), 0, newTat-us)
 }
 
 // send puts a write in flight.

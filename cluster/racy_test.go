@@ -47,6 +47,7 @@ func replay(t *testing.T, c Config, alg string, p algorithms.Policy, st store.St
 	if err != nil {
 		t.Fatal(err)
 	}
+	finish := metered(f, p)
 	out := make([]string, 0, len(trace))
 	for _, a := range trace {
 		if int(a.key) >= f.Keys() {
@@ -57,7 +58,7 @@ func replay(t *testing.T, c Config, alg string, p algorithms.Policy, st store.St
 		d := f.Allow(a.key, epoch+int64(a.at), a.cost)
 		out = append(out, fmt.Sprintf("%v %d", d.Allowed, d.Remaining))
 	}
-	res, err := f.Finish("test")
+	res, err := finish("test")
 	if err != nil {
 		t.Fatal(err)
 	}

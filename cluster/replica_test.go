@@ -100,7 +100,7 @@ func TestFailoverMatchesARealReplicaPair(t *testing.T) {
 			d := f.Allow(k, epoch+int64(i)*int64(100*time.Millisecond), 1)
 			fmt.Fprintf(&b, "%t/%d ", d.Allowed, d.Remaining)
 		}
-		if _, err := f.Finish("v"); err != nil {
+		if _, err := f.Finish(); err != nil {
 			t.Fatal(err)
 		}
 		return b.String(), f.Designs()

@@ -298,7 +298,7 @@ func TestEveryCommandHasWorkingExamples(t *testing.T) {
 			t.Errorf("%s has no Example", path)
 			return
 		}
-		help, _, code := run(t, append(strings.Fields(path)[1:], "--help")...)
+		help, _, code := runCLI(t, append(strings.Fields(path)[1:], "--help")...)
 		if code != 0 || !strings.Contains(help, "\nExamples:\n") {
 			t.Errorf("%s --help (exit %d) shows no examples:\n%s", path, code, help)
 		}
@@ -322,7 +322,7 @@ func TestEveryCommandHasWorkingExamples(t *testing.T) {
 			if c, _, err := NewRoot(IO{}).Find(args); err == nil && c.Flags().Lookup("charts") != nil {
 				args = append(args, "--charts", "none") // drawing is slow under -race; the flag parsed above
 			}
-			out, errOut, code := run(t, args...)
+			out, errOut, code := runCLI(t, args...)
 			if code != 0 || out == "" {
 				t.Errorf("%s: example %q: exit %d, %d bytes of output, stderr:\n%s", path, ex.line, code, len(out), errOut)
 				continue
@@ -357,8 +357,8 @@ func parses(args []string) error {
 	return c.ValidateArgs(c.Flags().Args())
 }
 
-// run runs rlsim in-process as it is given, with no flags added.
-func run(t *testing.T, args ...string) (string, string, int) {
+// runCLI runs rlsim in-process as it is given, with no flags added.
+func runCLI(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := Main(args, IO{In: strings.NewReader(""), Out: &out, Err: &errb})
@@ -374,7 +374,7 @@ func fileExists(path string) bool {
 // and returns them (without descriptions) and the directive.
 func complete(t *testing.T, args ...string) ([]string, cobra.ShellCompDirective) {
 	t.Helper()
-	out, errOut, code := run(t, append([]string{cobra.ShellCompRequestCmd}, args...)...)
+	out, errOut, code := runCLI(t, append([]string{cobra.ShellCompRequestCmd}, args...)...)
 	if code != 0 {
 		t.Fatalf("__complete %v: exit %d: %s", args, code, errOut)
 	}

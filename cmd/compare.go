@@ -12,6 +12,7 @@ import (
 
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/run"
 	"github.com/rlsim/rlsim/scenario"
 	"github.com/rlsim/rlsim/worstcase"
 )
@@ -169,7 +170,7 @@ func runCompare(o *compareOptions, streams IO) error {
 		return err
 	}
 	defer tuneGCForHeavy(loaded)()
-	opts := scenario.Options{Algorithms: o.algorithms, Limit: o.limit, Window: o.window, Burst: o.burst, Workers: o.workers, Pipeline: o.pipeline}
+	opts := run.Options{Algorithms: o.algorithms, Limit: o.limit, Window: o.window, Burst: o.burst, Workers: o.workers, Pipeline: o.pipeline}
 	var meter storeMeter
 	if o.seedSet {
 		opts.Seed = &o.seed
@@ -182,14 +183,14 @@ func runCompare(o *compareOptions, streams IO) error {
 	var reports []*report.Report
 	var requests int64
 	var worst worstcase.Cache // the worst case of each policy, searched once per run
-	err = withDecisions(o.decisions, func(dw *scenario.DecisionWriter) error {
+	err = withDecisions(o.decisions, func(dw *run.DecisionWriter) error {
 		opts.Decisions = dw
 		for _, sc := range loaded {
 			opts.Memory = o.memory || sc.Heavy
 			var rep *report.Report
-			err := meter.run(func(stats *scenario.StoreStats) (err error) {
+			err := meter.run(func(stats *run.StoreStats) (err error) {
 				opts.StoreStats = stats
-				rep, err = scenario.Run(sc, opts)
+				rep, err = run.Run(sc, opts)
 				return err
 			})
 			opts.StoreStats = nil
@@ -234,12 +235,12 @@ func runCompare(o *compareOptions, streams IO) error {
 
 // withDecisions runs fn with a decisions writer on a temporary file that becomes path only
 // if fn succeeds; with no path, fn gets nil.
-func withDecisions(path string, fn func(*scenario.DecisionWriter) error) error {
+func withDecisions(path string, fn func(*run.DecisionWriter) error) error {
 	if path == "" {
 		return fn(nil)
 	}
 	return writeAtomically(path, func(w io.Writer) error {
-		dw := scenario.NewDecisionWriter(csv.NewWriter(w))
+		dw := run.NewDecisionWriter(csv.NewWriter(w))
 		if err := fn(dw); err != nil {
 			return err
 		}

@@ -2,13 +2,14 @@ package cmd
 
 import (
 	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/run"
 	"github.com/rlsim/rlsim/scenario"
 )
 
 // keyRuns runs a scenario's traffic again under each of its compare_keys, for the keying
 // chart of its results folder. The runs write no decisions and draw no progress: they
 // serve the chart only.
-func keyRuns(sc *scenario.Scenario, opts scenario.Options) ([]report.KeyRun, error) {
+func keyRuns(sc *scenario.Scenario, opts run.Options) ([]report.KeyRun, error) {
 	opts.Decisions, opts.Progress = nil, nil
 	var out []report.KeyRun
 	for _, k := range sc.CompareKeys {
@@ -16,7 +17,7 @@ func keyRuns(sc *scenario.Scenario, opts scenario.Options) ([]report.KeyRun, err
 		if err != nil {
 			return nil, err
 		}
-		rep, err := scenario.Run(c, opts)
+		rep, err := run.Run(c, opts)
 		if err != nil {
 			return nil, err
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rlsim/rlsim/run"
 	"github.com/rlsim/rlsim/scenario"
 	"github.com/rlsim/rlsim/store"
 )
@@ -15,14 +16,14 @@ import (
 func addStoreFlags(c *cobra.Command, o *compareOptions) {
 	f := c.Flags()
 	f.StringVar(&o.redis, "redis", "", "run cluster scenarios' shared store on this Redis server (redis://host:port/db); keys go under the scenario's prefix, which must be unused, and are deleted afterwards")
-	f.IntVar(&o.pipeline, "pipeline", scenario.DefaultPipeline, "script calls a fleet on Redis sends per round trip where no decision depends on an earlier reply (1: one at a time)")
+	f.IntVar(&o.pipeline, "pipeline", run.DefaultPipeline, "script calls a fleet on Redis sends per round trip where no decision depends on an earlier reply (1: one at a time)")
 }
 
 // checkStoreFlags validates --pipeline, and --redis by connecting to it once, so a wrong
 // address is reported against the flag before any run starts.
 func (o *compareOptions) checkStoreFlags() error {
-	if o.pipeline < 1 || o.pipeline > scenario.MaxPipeline {
-		return usagef("--pipeline: must be between 1 and %d, got %d", scenario.MaxPipeline, o.pipeline)
+	if o.pipeline < 1 || o.pipeline > run.MaxPipeline {
+		return usagef("--pipeline: must be between 1 and %d, got %d", run.MaxPipeline, o.pipeline)
 	}
 	if o.redis == "" {
 		return nil
@@ -58,13 +59,13 @@ func (o *compareOptions) useRedis(loaded []*scenario.Scenario) error {
 // storeMeter adds up the script decisions runs sent to a Redis store and the wall time
 // of those runs. Wall time is read here, in the command, never on the simulation path.
 type storeMeter struct {
-	stats scenario.StoreStats
+	stats run.StoreStats
 	wall  time.Duration
 }
 
 // run times fn and counts it when it sent script calls to a Redis store.
-func (m *storeMeter) run(fn func(*scenario.StoreStats) error) error {
-	var s scenario.StoreStats
+func (m *storeMeter) run(fn func(*run.StoreStats) error) error {
+	var s run.StoreStats
 	start := time.Now()
 	err := fn(&s)
 	if s.ScriptCalls > 0 {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 
-	"github.com/rlsim/rlsim/scenario"
+	"github.com/rlsim/rlsim/run"
 )
 
 // progressDelay is how long a run goes before a bar appears: quick runs stay silent.
@@ -44,8 +44,8 @@ func newProgressBar(w io.Writer, scenarios int) *progressBar {
 	return &progressBar{w: w, now: time.Now, start: time.Now(), scenarios: scenarios}
 }
 
-// update is the scenario.Options.Progress callback.
-func (b *progressBar) update(p scenario.Progress) {
+// update is the run.Options.Progress callback.
+func (b *progressBar) update(p run.Progress) {
 	if b == nil {
 		return
 	}

@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rlsim/rlsim/scenario"
+	"github.com/rlsim/rlsim/run"
 )
 
 func TestProgressBarWaitsASecondThenDrawsAndSummarizes(t *testing.T) {
 	var out bytes.Buffer
 	clock := time.Unix(0, 0)
 	b := &progressBar{w: &out, now: func() time.Time { return clock }, start: clock, scenarios: 2}
-	p := scenario.Progress{Scenario: "steady-poisson", Algorithm: "gcra", Index: 1, Count: 2, Now: time.Minute, Horizon: 2 * time.Minute}
+	p := run.Progress{Scenario: "steady-poisson", Algorithm: "gcra", Index: 1, Count: 2, Now: time.Minute, Horizon: 2 * time.Minute}
 	clock = clock.Add(500 * time.Millisecond)
 	b.update(p)
 	if out.Len() != 0 {
@@ -53,7 +53,7 @@ func TestNoProgressOffATerminal(t *testing.T) {
 		t.Fatal("a regular file got a progress bar")
 	}
 	var nilBar *progressBar
-	nilBar.update(scenario.Progress{})
+	nilBar.update(run.Progress{})
 	nilBar.scenarioDone()
 	nilBar.finish(1)
 	_, errOut, code := rlsim(t, "compare", "--scenario", "boundary-burst")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/run"
 	"github.com/rlsim/rlsim/scenario"
 	"github.com/rlsim/rlsim/traffic"
 	"github.com/rlsim/rlsim/worstcase"
@@ -138,14 +139,14 @@ func runReplay(o *replayOptions, streams IO) error {
 	if err != nil {
 		return fmt.Errorf("replay %s: %w", o.file, err)
 	}
-	opts := scenario.Options{Algorithms: o.algorithms}
+	opts := run.Options{Algorithms: o.algorithms}
 	if o.seedSet {
 		opts.Seed = &o.seed
 	}
 	var rep *report.Report
-	err = withDecisions(o.decisions, func(dw *scenario.DecisionWriter) error {
+	err = withDecisions(o.decisions, func(dw *run.DecisionWriter) error {
 		opts.Decisions = dw
-		rep, err = scenario.Run(sc, opts)
+		rep, err = run.Run(sc, opts)
 		return err
 	})
 	if err != nil {

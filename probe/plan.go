@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/rlsim/rlsim/run"
 	"github.com/rlsim/rlsim/scenario"
 )
 
@@ -76,10 +77,10 @@ func FromScenario(sc *scenario.Scenario, seed uint64, scale float64, window time
 		return Plan{}, fmt.Errorf("scenario %s has no open-loop traffic to send (closed-loop clients cannot be scheduled in advance)", sc.Name)
 	}
 	var buf bytes.Buffer
-	dec := scenario.NewDecisionWriter(csv.NewWriter(&buf))
+	dec := run.NewDecisionWriter(csv.NewWriter(&buf))
 	// One algorithm is enough: every algorithm sees the same traffic. The decisions file
 	// is the scenario package's one exported view of a run's requests.
-	_, err := scenario.Run(sc, scenario.Options{Algorithms: []string{"fixed-window"}, Seed: &seed, Decisions: dec, Workers: 1})
+	_, err := run.Run(sc, run.Options{Algorithms: []string{"fixed-window"}, Seed: &seed, Decisions: dec, Workers: 1})
 	if err != nil {
 		return Plan{}, err
 	}

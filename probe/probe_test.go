@@ -10,6 +10,7 @@ import (
 
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/response"
+	"github.com/rlsim/rlsim/run"
 	"github.com/rlsim/rlsim/scenario"
 	"github.com/rlsim/rlsim/server"
 )
@@ -61,7 +62,7 @@ func TestProbeMeasuresWhatTheSimulationMeasures(t *testing.T) {
 		}
 		for _, alg := range algorithms.Names {
 			t.Run(name+"/"+alg, func(t *testing.T) {
-				sim, err := scenario.Run(sc, scenario.Options{Algorithms: []string{alg}, Workers: 1})
+				sim, err := run.Run(sc, run.Options{Algorithms: []string{alg}, Workers: 1})
 				if err != nil {
 					t.Fatal(err)
 				}

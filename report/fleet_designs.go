@@ -61,6 +61,42 @@ type Designs struct {
 	PartitionedNodes int `json:"partitioned_nodes"`
 }
 
+// afterEvents measures, for a fleet meter, the most one key's trailing window held in the
+// window after a membership change, and after a failover or the start of a slot move.
+type afterEvents struct {
+	window                       int64   // ns
+	membership, failovers        []int64 // ns since the Unix epoch
+	membershipPeak, failoverPeak int64
+}
+
+// After has m measure the windows after the fleet's membership changes and after its
+// failovers and slot moves (at, ns since the Unix epoch; window, the policy's).
+func (m *FleetMeter) After(membership, failovers []int64) {
+	m.afterEvents = afterEvents{window: m.window, membership: membership, failovers: failovers}
+}
+
+func (a *afterEvents) observe(now, sum int64) {
+	for _, at := range a.membership {
+		if now >= at && now < at+a.window {
+			a.membershipPeak = max(a.membershipPeak, sum)
+		}
+	}
+	for _, at := range a.failovers {
+		if now >= at && now < at+a.window {
+			a.failoverPeak = max(a.failoverPeak, sum)
+		}
+	}
+}
+
+func (a *afterEvents) fill(d *Distributed, limit int64) {
+	if len(a.membership) > 0 {
+		d.MembershipOverAdmission = float64(a.membershipPeak) / float64(limit)
+	}
+	if len(a.failovers) > 0 {
+		d.FailoverOverAdmission = float64(a.failoverPeak) / float64(limit)
+	}
+}
+
 // designCells are a fleet result's cells under the fleet table's last columns —
 // peer_hops, peer_messages, free_passes, evicted — "-" where the design is not in play.
 func designCells(d *Distributed) []string {

@@ -5,9 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/backoff"
-	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/traffic"
 )
 
@@ -113,13 +111,43 @@ type ClientBreakerSpec struct {
 	Probes       int      `yaml:"probes"`
 }
 
-// strategyConfig is the section's shapes and policies settings, defaults filled in.
-func (c *ClientsSpec) strategyConfig() traffic.StrategyConfig {
-	capD := time.Duration(c.Cap)
-	if capD == 0 {
-		capD = max(30*time.Second, time.Duration(c.baseOr()))
+// DefaultClientsBin is the width of a clients section's arrival bins unless it sets bin.
+const DefaultClientsBin = 10 * time.Millisecond
+
+// defaults fills in what the clients section leaves out.
+func (c *ClientsSpec) defaults() {
+	if c.Base == 0 {
+		c.Base = Duration(500 * time.Millisecond)
 	}
-	cfg := traffic.DefaultStrategyConfig(time.Duration(c.baseOr()), capD)
+	if c.Cap == 0 {
+		c.Cap = Duration(max(30*time.Second, time.Duration(c.Base)))
+	}
+	if c.Requests == 0 {
+		c.Requests = 1
+	}
+	if len(c.Strategies) == 0 {
+		c.Strategies = []string{"exponential", "full-jitter"}
+	}
+	if c.Runs == 0 {
+		c.Runs = 5
+	}
+	if c.Bin == 0 {
+		c.Bin = Duration(DefaultClientsBin)
+	}
+	c.Key = orDefault(c.Key, "shared")
+	c.Server = orDefault(c.Server, "rate-limited")
+	c.RetryAfter = orDefault(c.RetryAfter, "honor")
+	c.RetryAfterForm = orDefault(c.RetryAfterForm, "seconds")
+	c.RetryAfterPrecision = orDefault(c.RetryAfterPrecision, "s")
+	if c.Hiccup != nil {
+		c.Hiccup.Kind = orDefault(c.Hiccup.Kind, "503")
+	}
+}
+
+// StrategyConfig is the section's backoff shapes and retry policies settings: the
+// library's defaults, with what the section sets.
+func (c *ClientsSpec) StrategyConfig() traffic.StrategyConfig {
+	cfg := traffic.DefaultStrategyConfig(time.Duration(c.Base), time.Duration(c.Cap))
 	if c.Jitter != nil {
 		cfg.Jitter = *c.Jitter
 	}
@@ -214,7 +242,7 @@ func (s *Scenario) validateClients(file string, epoch time.Time) error {
 	if c.Count < 1 || c.Count > maxScenarioClients {
 		return s.fail(file, f+".count", "must be between 1 and %d, got %d", maxScenarioClients, c.Count)
 	}
-	if c.Start.resolve(epoch) < 0 {
+	if c.Start.Resolve(epoch) < 0 {
 		return s.fail(file, f+".start", "is before the scenario's start")
 	}
 	if c.Spread < 0 {
@@ -269,7 +297,13 @@ func (s *Scenario) validateClients(file string, epoch time.Time) error {
 	if c.Processes < 0 || c.Processes > maxScenarioClients {
 		return s.fail(file, f+".processes", "must be between 0 and %d, got %d", maxScenarioClients, c.Processes)
 	}
-	cfg := c.strategyConfig()
+	if c.Base < 0 {
+		return s.fail(file, f+".base", "must be positive")
+	}
+	if c.Cap < c.Base {
+		return s.fail(file, f+".cap", "must be at least the base %s", time.Duration(c.Base))
+	}
+	cfg := c.StrategyConfig()
 	if !(cfg.Jitter >= 0 && cfg.Jitter <= 1) {
 		return s.fail(file, f+".jitter", "must be between 0 and 1, got %g", cfg.Jitter)
 	}
@@ -288,12 +322,6 @@ func (s *Scenario) validateClients(file string, epoch time.Time) error {
 			return s.fail(file, field, "%s is listed twice", st.Name())
 		}
 		seen[st.Name()] = true
-	}
-	if c.Base < 0 {
-		return s.fail(file, f+".base", "must be positive")
-	}
-	if c.Cap < 0 || (c.Cap > 0 && c.Cap < c.baseOr()) {
-		return s.fail(file, f+".cap", "must be at least the base %s", time.Duration(c.baseOr()))
 	}
 	if c.MaxAttempts < 0 {
 		return s.fail(file, f+".max_attempts", "must not be negative, got %d", c.MaxAttempts)
@@ -320,7 +348,7 @@ func (s *Scenario) validateClients(file string, epoch time.Time) error {
 		return s.fail(file, f+".runs", "must be between 1 and 10000, got %d", c.Runs)
 	}
 	if h := c.Hiccup; h != nil {
-		if h.Start.resolve(epoch) < 0 {
+		if h.Start.Resolve(epoch) < 0 {
 			return s.fail(file, f+".hiccup.start", "is before the scenario's start")
 		}
 		if h.Duration <= 0 {
@@ -339,136 +367,4 @@ func (s *Scenario) validateClients(file string, epoch time.Time) error {
 		}
 	}
 	return nil
-}
-
-func (c *ClientsSpec) baseOr() Duration {
-	if c.Base > 0 {
-		return c.Base
-	}
-	return Duration(500 * time.Millisecond)
-}
-
-// retry is the section's retry settings (the strategy is set per run).
-func (c *ClientsSpec) retry() traffic.Retry {
-	return traffic.Retry{
-		MaxAttempts: c.MaxAttempts, Deadline: time.Duration(c.Deadline), Timeout: time.Duration(c.Timeout),
-		HonorRetryAfter: c.RetryAfter != "ignore", IdempotencyKeys: c.IdempotencyKeys, RetryAllErrors: c.RetryAllErrors,
-	}
-}
-
-// model is the rate-limited model of the section for one algorithm.
-func (c *ClientsSpec) model(alg string, pol algorithms.Policy, epoch time.Time) backoff.RateLimited {
-	m := backoff.DefaultRateLimited
-	m.Algorithm, m.Policy, m.Epoch = alg, pol, epoch
-	m.PerClient = c.Key == "client"
-	m.Requests = max(c.Requests, 1)
-	m.NonIdempotent = c.NonIdempotent
-	m.Start, m.Spread = c.Start.resolve(epoch), time.Duration(c.Spread)
-	m.Hiccup = backoff.Hiccup{Kind: "503"}
-	if h := c.Hiccup; h != nil {
-		m.Hiccup = backoff.Hiccup{Start: h.Start.resolve(epoch), Duration: time.Duration(h.Duration), Kind: h.Kind,
-			SlowBy: time.Duration(h.SlowBy), RetryAfter: time.Duration(h.RetryAfter)}
-		if m.Hiccup.Kind == "" {
-			m.Hiccup.Kind = "503"
-		}
-	}
-	m.Retry = c.retry()
-	m.RetryAfterDate = c.RetryAfterForm == "date"
-	m.RetryAfterMs = c.RetryAfterPrecision == "ms"
-	m.Errors, _ = backoff.ParseErrorMix(c.ErrorMix) // validated
-	m.Processes = c.Processes
-	if c.Bin > 0 {
-		m.Bin = time.Duration(c.Bin)
-	}
-	return m
-}
-
-// overload is the overload model of the section: a backend of pol's capacity.
-func (c *ClientsSpec) overload(pol algorithms.Policy, epoch time.Time) backoff.Overload {
-	m := backoff.DefaultOverload
-	m.Capacity = float64(pol.Limit) / pol.Window.Seconds()
-	m.Window, m.Epoch = pol.Window, epoch
-	m.Requests = max(c.Requests, 1)
-	m.Start, m.Spread = c.Start.resolve(epoch), time.Duration(c.Spread)
-	m.RetryAfter = time.Duration(c.ShedRetryAfter)
-	m.RetryAfterMs = c.RetryAfterPrecision == "ms"
-	m.Retry = c.retry()
-	m.Processes = c.Processes
-	m.Bin = DefaultClientsBin
-	if c.Bin > 0 {
-		m.Bin = time.Duration(c.Bin)
-	}
-	return m
-}
-
-// DefaultClientsBin is the width of a clients section's arrival bins unless it sets bin.
-const DefaultClientsBin = 10 * time.Millisecond
-
-// runClients runs the clients section against every algorithm with every strategy (or
-// once, against the overloaded backend).
-func runClients(sc *Scenario, pol algorithms.Policy, algs []string, seed uint64) ([]report.RetryResult, error) {
-	c := sc.Clients
-	names := c.Strategies
-	if len(names) == 0 {
-		names = []string{"exponential", "full-jitter"}
-	}
-	cfg := c.strategyConfig()
-	var strategies []traffic.Strategy
-	for _, n := range names {
-		st, err := traffic.ParseStrategy(n, cfg)
-		if err != nil {
-			return nil, fmt.Errorf("scenario %s: clients: %w", sc.Name, err)
-		}
-		strategies = append(strategies, st)
-	}
-	runs := c.Runs
-	if runs == 0 {
-		runs = 5
-	}
-	// A wave is a run of bins each holding at least 5% of the clients (and at least 2):
-	// clients in lockstep clear that by far, a jittered smear stays below it.
-	threshold := max(int64(c.Count)/20, 2)
-	type target struct {
-		label    string
-		model    backoff.Model
-		bin      time.Duration
-		capacity float64
-	}
-	var targets []target
-	if c.Server == "overload" {
-		m := c.overload(pol, sc.EpochTime())
-		if err := m.Validate(); err != nil {
-			return nil, fmt.Errorf("scenario %s: clients: %w", sc.Name, err)
-		}
-		targets = append(targets, target{"overload", m, m.Bin, m.Capacity})
-	} else {
-		for _, alg := range algs {
-			m := c.model(alg, pol, sc.EpochTime())
-			if err := m.Validate(); err != nil {
-				return nil, fmt.Errorf("scenario %s: clients: %w", sc.Name, err)
-			}
-			targets = append(targets, target{alg, m, m.Bin, 0})
-		}
-	}
-	var out []report.RetryResult
-	for _, tg := range targets {
-		e := backoff.Experiment{Model: tg.model, Strategies: strategies, Clients: []int{c.Count}, Runs: runs, Seed: seed, KeepSeries: true}
-		rs, err := e.Run()
-		if err != nil {
-			return nil, fmt.Errorf("scenario %s: clients: %w", sc.Name, err)
-		}
-		for _, r := range rs {
-			out = append(out, report.RetryResult{
-				Algorithm: tg.label, Strategy: r.Strategy, Clients: r.Clients, Runs: r.Runs,
-				CallsMean: r.CallsMean, CompletionMSMean: r.CompletionMSMean,
-				CompletionMSP50: r.CompletionMSP50, CompletionMSP99: r.CompletionMSP99, CompletionMSMax: r.CompletionMSMax,
-				PeakArrivals: r.PeakArrivals, LoadPeak: r.LoadPeak, Arrivals: r.Arrivals, Attempts: r.Attempts,
-				WaveHeights: backoff.Waves(r.Arrivals, threshold), WaveThreshold: threshold, Bin: report.Duration(tg.bin),
-				GiveUps: r.GiveUps, Duplicates: r.Duplicates, RetryAfterRefusedShare: r.RetryAfterRefusedShare,
-				Requests: r.Requests, Amplification: r.Amplification, Wasted: r.Wasted, Withheld: r.Withheld,
-				Failed: r.Failed, RetriedWrongly: r.RetriedWrongly, Capacity: tg.capacity,
-			})
-		}
-	}
-	return out, nil
 }

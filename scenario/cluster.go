@@ -1,21 +1,18 @@
 package scenario
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/cluster"
-	"github.com/rlsim/rlsim/report"
-	"github.com/rlsim/rlsim/store"
 )
 
 // ClusterSpec is the scenario's cluster section: the fleet the limit runs on.
 type ClusterSpec struct {
-	// Nodes is the node count at the start (default 1).
+	// Nodes is the node count at the start (default 1). Balancer, Placement, Lease,
+	// LeaseTTL, Guard, StoreTimeout and Clock left out take cluster.Config's defaults.
 	Nodes     *int   `yaml:"nodes"`
 	Balancer  string `yaml:"balancer"`  // round-robin (default), random, hash
 	Placement string `yaml:"placement"` // local (default), shared, two-tier, leased, shared-nonatomic, shared-racy
@@ -25,7 +22,8 @@ type ClusterSpec struct {
 	// they stay spendable (default the policy's window).
 	Lease    int64    `yaml:"lease"`
 	LeaseTTL Duration `yaml:"lease_ttl"`
-	// Guard is the node-local guard per key (two-tier, fail-open-local); default ⌈2L/N⌉.
+	// Guard is the node-local guard per key (two-tier, fail-open-local); default ⌈2L/N⌉
+	// per window, and a guard without a window takes the policy's.
 	Guard *PolicySpec `yaml:"guard"`
 	// NonatomicKey is ttl-window (default: the counter is named by client only and its
 	// window is its TTL) or timestamped (the name carries the window index).
@@ -84,13 +82,6 @@ type BreakerSpec struct {
 	OpenFor  Duration `yaml:"open_for"`
 }
 
-func (b *BreakerSpec) config() *cluster.Breaker {
-	if b == nil {
-		return nil
-	}
-	return &cluster.Breaker{Failures: b.Failures, OpenFor: time.Duration(b.OpenFor)}
-}
-
 // FaultSpec is one entry of the faults list: exactly one fault.
 type FaultSpec struct {
 	Outage    *OutageSpec    `yaml:"outage"`
@@ -137,29 +128,7 @@ func (s *Scenario) validateCluster(file string) error {
 		return nil
 	}
 	c := s.Cluster
-	if c.Nodes == nil {
-		one := 1
-		c.Nodes = &one
-	}
-	if c.Balancer == "" {
-		c.Balancer = "round-robin"
-	}
-	if c.Placement == "" {
-		c.Placement = "local"
-	}
-	if c.NonatomicKey == "" {
-		c.NonatomicKey = "ttl-window"
-	}
-	if c.Store == "" {
-		c.Store = "model"
-	}
-	if c.Prefix == "" {
-		c.Prefix = "rlsim:"
-	}
-	if c.Clock == "" {
-		c.Clock = "node"
-	}
-	if !slices.Contains(cluster.Clocks, c.Clock) {
+	if c.Clock != "" && !slices.Contains(cluster.Clocks, c.Clock) {
 		return s.fail(file, "cluster.clock", "unknown clock %q (want one of %s)", c.Clock, strings.Join(cluster.Clocks, ", "))
 	}
 	if err := s.checkFleetFields(file, "cluster", *c.Nodes, c.Balancer, c.Placement, c.NonatomicKey); err != nil {
@@ -171,12 +140,15 @@ func (s *Scenario) validateCluster(file string) error {
 	if c.LeaseTTL < 0 {
 		return s.fail(file, "cluster.lease_ttl", "must not be negative")
 	}
-	if c.Guard != nil {
-		if c.Guard.Window == 0 {
-			c.Guard.Window = s.Policy.Window
-		}
-		if err := s.validatePolicy(file, "cluster.guard", *c.Guard); err != nil {
-			return err
+	if g := c.Guard; g != nil {
+		// A guard without a window takes the run's (cluster.Config.Guard).
+		switch {
+		case g.Limit <= 0:
+			return s.fail(file, "cluster.guard.limit", "must be a positive number of units, got %d", g.Limit)
+		case g.Window < 0:
+			return s.fail(file, "cluster.guard.window", "must be a positive duration, got %s", time.Duration(g.Window))
+		case g.Burst < 0:
+			return s.fail(file, "cluster.guard.burst", "must not be negative, got %d", g.Burst)
 		}
 	}
 	if err := s.checkTiming(file, "cluster", c.StoreTimeout, c.Breaker); err != nil {
@@ -197,7 +169,7 @@ func (s *Scenario) validateCluster(file string) error {
 		if st.Nodes < 1 || st.Nodes > cluster.MaxNodes {
 			return s.fail(file, f+".nodes", "must be between 1 and %d, got %d", cluster.MaxNodes, st.Nodes)
 		}
-		if i > 0 && st.At.resolve(epoch) < c.Scale[i-1].At.resolve(epoch) {
+		if i > 0 && st.At.Resolve(epoch) < c.Scale[i-1].At.Resolve(epoch) {
 			return s.fail(file, f+".at", "scale steps must be in time order")
 		}
 	}
@@ -268,13 +240,10 @@ func (s *Scenario) validateCluster(file string) error {
 			if o.For <= 0 {
 				return s.fail(file, f+".outage.for", "must be a positive duration")
 			}
-			if o.Policy == "" {
-				o.Policy = "fail-closed"
-			}
 			if !slices.Contains(cluster.OutagePolicies, o.Policy) {
 				return s.fail(file, f+".outage.policy", "unknown policy %q (want one of %s)", o.Policy, strings.Join(cluster.OutagePolicies, ", "))
 			}
-			at := o.At.resolve(epoch)
+			at := o.At.Resolve(epoch)
 			if at < lastOutageEnd {
 				return s.fail(file, f+".outage.at", "outages must be in time order and not overlap")
 			}
@@ -313,14 +282,16 @@ func (s *Scenario) checkTiming(file, field string, timeout *Duration, b *Breaker
 	return nil
 }
 
+// checkFleetFields checks the fleet fields of the cluster section or a variant; an empty
+// balancer or placement is cluster.Config's default.
 func (s *Scenario) checkFleetFields(file, field string, nodes int, balancer, placement, nonatomicKey string) error {
 	if nodes < 1 || nodes > cluster.MaxNodes {
 		return s.fail(file, field+".nodes", "must be between 1 and %d, got %d", cluster.MaxNodes, nodes)
 	}
-	if !slices.Contains(cluster.Balancers, balancer) {
+	if balancer != "" && !slices.Contains(cluster.Balancers, balancer) {
 		return s.fail(file, field+".balancer", "unknown balancer %q (want one of %s)", balancer, strings.Join(cluster.Balancers, ", "))
 	}
-	if !slices.Contains(cluster.Placements, placement) {
+	if placement != "" && !slices.Contains(cluster.Placements, placement) {
 		return s.fail(file, field+".placement", "unknown placement %q (want one of %s)", placement, strings.Join(cluster.Placements, ", "))
 	}
 	if !slices.Contains(nonatomicKeys, nonatomicKey) {
@@ -336,128 +307,6 @@ func or(a, b string) string {
 	return b
 }
 
-// fleetVariant is one fleet a cluster scenario runs.
-type fleetVariant struct {
-	name string
-	cfg  cluster.Config
-}
-
-// fleetVariants builds the fleet configurations of a cluster scenario, in file order.
-func (s *Scenario) fleetVariants(pol algorithms.Policy) []fleetVariant {
-	c := s.Cluster
-	epoch := s.EpochTime()
-	base := cluster.Config{
-		Nodes: *c.Nodes, Balancer: c.Balancer, Placement: c.Placement, LocalRecompute: c.LocalRecompute,
-		Lease: c.Lease, LeaseTTL: time.Duration(c.LeaseTTL), TTLWindowKey: c.NonatomicKey == "ttl-window",
-		Clock: c.Clock, Epoch: epoch.UnixNano(), Breaker: c.Breaker.config(),
-	}
-	if c.StoreTimeout != nil {
-		base.StoreTimeout = time.Duration(*c.StoreTimeout)
-	}
-	if c.Guard != nil {
-		base.Guard = c.Guard.Policy()
-	}
-	for _, st := range c.Scale {
-		base.Scale = append(base.Scale, cluster.Scale{At: st.At.resolve(epoch), Nodes: st.Nodes})
-	}
-	for _, ft := range s.Faults {
-		switch {
-		case ft.Outage != nil:
-			base.Outages = append(base.Outages, cluster.Outage{At: ft.Outage.At.resolve(epoch), For: time.Duration(ft.Outage.For), Policy: ft.Outage.Policy})
-		case ft.Latency != nil:
-			base.Latency = time.Duration(ft.Latency.RoundTrip)
-		case ft.Skew != nil:
-			base.Skew = time.Duration(ft.Skew.Max)
-		case ft.Crash != nil:
-			base.CrashProbability = ft.Crash.Probability
-		}
-	}
-	s.designBase(&base)
-	if len(c.Variants) == 0 {
-		return []fleetVariant{{name: c.Placement, cfg: base}}
-	}
-	var out []fleetVariant
-	for _, v := range c.Variants {
-		cfg := base
-		cfg.Outages = slices.Clone(base.Outages)
-		if v.Nodes != nil {
-			cfg.Nodes = *v.Nodes
-		}
-		cfg.Balancer = or(v.Balancer, cfg.Balancer)
-		cfg.Placement = or(v.Placement, cfg.Placement)
-		if v.LocalRecompute != nil {
-			cfg.LocalRecompute = *v.LocalRecompute
-		}
-		if v.Lease != nil {
-			cfg.Lease = *v.Lease
-		}
-		if v.NonatomicKey != "" {
-			cfg.TTLWindowKey = v.NonatomicKey == "ttl-window"
-		}
-		if v.Crash != nil {
-			cfg.CrashProbability = *v.Crash
-		}
-		if v.Latency != nil {
-			cfg.Latency = time.Duration(*v.Latency)
-		}
-		if v.StoreTimeout != nil {
-			cfg.StoreTimeout = time.Duration(*v.StoreTimeout)
-		}
-		if v.Breaker != nil {
-			cfg.Breaker = v.Breaker.config()
-		}
-		cfg.Clock = or(v.Clock, cfg.Clock)
-		if v.Skew != nil {
-			cfg.Skew = time.Duration(*v.Skew)
-		}
-		if v.OutagePolicy != "" {
-			for i := range cfg.Outages {
-				cfg.Outages[i].Policy = v.OutagePolicy
-			}
-		}
-		designVariant(&cfg, v)
-		out = append(out, fleetVariant{name: v.Name, cfg: cfg})
-	}
-	return out
-}
-
-// clusterAlgorithms are the algorithms a fleet variant runs: the placements with a fixed
-// mechanism (leased, shared-nonatomic) run once; the shared ones only the algorithms the
-// store has a script for, shared-racy those with a read-decide-write form, global-sync
-// those kept as window counts, and a store under memory pressure those whose keys it has
-// a memory model of (not the sliding log's sorted set); the others are left out of that
-// variant's rows.
-func clusterAlgorithms(cfg cluster.Config, algs []string) []string {
-	switch cfg.Placement {
-	case "leased":
-		return []string{"token-bucket"}
-	case "shared-nonatomic":
-		return []string{"fixed-window"}
-	case "shared-racy":
-		return keep(algs, cluster.RacyAlgorithms)
-	case "global-sync":
-		return keep(algs, cluster.GlobalAlgorithms)
-	case "shared", "two-tier":
-		algs = keep(algs, store.Algorithms)
-		if cfg.Eviction != nil {
-			algs = slices.DeleteFunc(slices.Clone(algs), func(a string) bool { return a == "sliding-log" })
-		}
-		return algs
-	}
-	return algs
-}
-
-// keep is the algorithms of algs that supported holds, in algs' order.
-func keep(algs, supported []string) []string {
-	var out []string
-	for _, a := range algs {
-		if slices.Contains(supported, a) {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
 // UseRedis points a cluster scenario's shared store at the Redis server at url, as
 // `store: redis` with that redis_url would (rlsim run/compare --redis).
 func (s *Scenario) UseRedis(url string) error {
@@ -466,128 +315,4 @@ func (s *Scenario) UseRedis(url string) error {
 	}
 	s.Cluster.Store, s.Cluster.RedisURL = "redis", url
 	return nil
-}
-
-// openStore opens the scenario's store face for one run; keys go under prefix.
-func (s *Scenario) openStore() (store.Store, error) {
-	switch s.Cluster.Store {
-	case "miniredis":
-		return store.NewMiniredis()
-	case "redis":
-		r, err := store.NewRedis(s.Cluster.RedisURL)
-		if err != nil {
-			return nil, fmt.Errorf("scenario %s: cluster.redis_url: %w", s.Name, err)
-		}
-		return r, nil
-	}
-	return store.NewModel(), nil
-}
-
-// runFleets runs every fleet variant with every algorithm it takes.
-func runFleets(sc *Scenario, rep *report.Report, pol algorithms.Policy, layers []LimitSpec, algs []string, seed uint64, o Options) error {
-	rep.Results = []report.Result{} // a list in JSON even when no algorithm fits a variant
-	for vi, v := range sc.fleetVariants(pol) {
-		for _, alg := range clusterAlgorithms(v.cfg, algs) {
-			res, err := runFleet(sc, v, vi, alg, pol, layers, seed, o)
-			if err != nil {
-				return err
-			}
-			rep.Results = append(rep.Results, res)
-		}
-	}
-	return nil
-}
-
-func runFleet(sc *Scenario, v fleetVariant, vi int, alg string, pol algorithms.Policy, layers []LimitSpec, seed uint64, o Options) (report.Result, error) {
-	st, err := sc.openStore()
-	if err != nil {
-		return report.Result{}, err
-	}
-	defer st.Close()
-	redisFace, onRedis := st.(*store.Redis)
-	if onRedis && o.StoreStats != nil {
-		defer func() {
-			o.StoreStats.ScriptCalls += redisFace.ScriptCalls()
-			o.StoreStats.RoundTrips += redisFace.RoundTrips()
-		}()
-	}
-	cfg := v.cfg
-	cfg.Prefix = fmt.Sprintf("%s%s:%d:%s:", sc.Cluster.Prefix, sc.Name, vi, alg)
-	if r, ok := st.(*store.Redis); ok && st.Name() == "redis" {
-		// Touch only keys this run writes: refuse a prefix someone already uses, and
-		// delete what the run wrote when it ends.
-		keys, err := r.Keys(cfg.Prefix)
-		if err != nil {
-			return report.Result{}, err
-		}
-		if len(keys) > 0 {
-			return report.Result{}, fmt.Errorf("scenario %s: keys under %q already exist on the Redis server; refusing to touch them", sc.Name, cfg.Prefix)
-		}
-		defer func() {
-			if keys, err := r.Keys(cfg.Prefix); err == nil {
-				names := make([]string, len(keys))
-				for i, k := range keys {
-					names[i] = k.Name
-				}
-				r.Delete(names...)
-			}
-		}()
-	}
-	fleet, err := cluster.New(cfg, alg, pol, st, NewRNG(seed^uint64(vi+1)*0x9e3779b97f4a7c15))
-	if err != nil {
-		return report.Result{}, fmt.Errorf("scenario %s: cluster variant %s, %s: %w", sc.Name, v.name, alg, err)
-	}
-	fleet.SetLabel(v.name)
-	var res report.Result
-	if onRedis && o.Pipeline > 1 && fleet.Pipelines() {
-		res, err = runFleetPipelined(sc, alg, layers, seed, o.Decisions, fleet, o.Pipeline)
-	} else {
-		res, err = runOneWith(sc, alg, layers, seed, o.Decisions, nil, fleet)
-	}
-	if err != nil {
-		return res, err
-	}
-	res.Algorithm = fleet.Algorithm()
-	d, err := fleet.Finish(v.name)
-	if err != nil {
-		return res, fmt.Errorf("scenario %s: cluster variant %s, %s: store: %w", sc.Name, v.name, alg, err)
-	}
-	d.EffectiveLimit = res.PeakWindowAdmitted
-	designs := fleet.Designs()
-	d.Designs = designFigures(v.cfg, designs)
-	d.LostWrites += designs.LostWrites
-	d.Events = fleetEvents(v.cfg)
-	d.Skew = report.Duration(v.cfg.Skew)
-	if v.cfg.UsesStore() {
-		d.Clock = v.cfg.Clock
-	}
-	res.Distributed = d
-	return res, nil
-}
-
-// fleetEvents are a fleet's outages and node-count changes, in time order.
-func fleetEvents(cfg cluster.Config) []report.FleetEvent {
-	var out []report.FleetEvent
-	for _, o := range cfg.Outages {
-		e := report.FleetEvent{At: o.At, For: o.For, Policy: o.Policy}
-		if o.Nodes > 0 {
-			e.Label = fmt.Sprintf("nodes 0–%d cut off", o.Nodes-1)
-		}
-		out = append(out, e)
-	}
-	for _, f := range cfg.Failovers {
-		out = append(out, report.FleetEvent{At: f.At, Label: fmt.Sprintf("failover (lag %s)", f.Lag)})
-	}
-	for _, r := range cfg.Reshards {
-		out = append(out, report.FleetEvent{At: r.At, For: r.For, Label: "slots on the move"})
-	}
-	nodes := cfg.Nodes
-	for _, st := range cfg.Scale {
-		if st.Nodes != nodes { // a step to the count the fleet already has changes nothing
-			out = append(out, report.FleetEvent{At: st.At, Nodes: st.Nodes})
-			nodes = st.Nodes
-		}
-	}
-	slices.SortStableFunc(out, func(a, b report.FleetEvent) int { return cmp.Compare(a.At, b.At) })
-	return out
 }

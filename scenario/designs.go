@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -9,7 +8,6 @@ import (
 	"time"
 
 	"github.com/rlsim/rlsim/cluster"
-	"github.com/rlsim/rlsim/report"
 )
 
 // DesignFields are the cluster section's settings of the placements beyond the notes':
@@ -201,14 +199,8 @@ func (s *Scenario) validateDesignFault(file, f string, ft *FaultSpec, lastOutage
 		if _, err := ParseBytes(e.MaxMemory); err != nil {
 			return s.fail(file, f+".eviction.maxmemory", "%v", err)
 		}
-		if e.Policy == "" {
-			e.Policy = "allkeys-lru"
-		}
 		if !slices.Contains(cluster.EvictionPolicies, e.Policy) {
 			return s.fail(file, f+".eviction.policy", "unknown policy %q (want one of %s)", e.Policy, strings.Join(cluster.EvictionPolicies, ", "))
-		}
-		if e.OutagePolicy == "" {
-			e.OutagePolicy = "fail-closed"
 		}
 		if !slices.Contains(cluster.OutagePolicies, e.OutagePolicy) {
 			return s.fail(file, f+".eviction.outage_policy", "unknown policy %q (want one of %s)", e.OutagePolicy, strings.Join(cluster.OutagePolicies, ", "))
@@ -224,119 +216,14 @@ func (s *Scenario) validateDesignFault(file, f string, ft *FaultSpec, lastOutage
 		if p.Nodes < 1 || p.Nodes > cluster.MaxNodes {
 			return s.fail(file, f+".partition.nodes", "must be between 1 and %d, got %d", cluster.MaxNodes, p.Nodes)
 		}
-		if p.Policy == "" {
-			p.Policy = "fail-closed"
-		}
 		if !slices.Contains(cluster.OutagePolicies, p.Policy) {
 			return s.fail(file, f+".partition.policy", "unknown policy %q (want one of %s)", p.Policy, strings.Join(cluster.OutagePolicies, ", "))
 		}
-		at := p.At.resolve(epoch)
+		at := p.At.Resolve(epoch)
 		if at < *lastOutageEnd {
 			return s.fail(file, f+".partition.at", "partitions and outages must be in time order and not overlap")
 		}
 		*lastOutageEnd = at + time.Duration(p.For)
 	}
 	return nil
-}
-
-// designBase puts the cluster section's design settings and faults into base.
-func (s *Scenario) designBase(base *cluster.Config) {
-	c, epoch := s.Cluster, s.EpochTime()
-	d := c.DesignFields
-	base.VNodes, base.Forward, base.BatchLimit, base.PeerLatency, base.SyncTo = d.VNodes, d.Forward, d.BatchLimit, time.Duration(d.PeerLatency), d.SyncTo
-	if d.BatchWait != nil {
-		base.BatchWait = time.Duration(*d.BatchWait)
-	}
-	base.Sync = cluster.DefaultSync
-	if d.Sync != nil {
-		base.Sync = time.Duration(*d.Sync)
-	}
-	for _, ft := range s.Faults {
-		switch {
-		case ft.Failover != nil:
-			base.Failovers = append(base.Failovers, cluster.Failover{At: ft.Failover.At.resolve(epoch), Lag: time.Duration(ft.Failover.Lag)})
-		case ft.Reshard != nil:
-			base.Reshards = append(base.Reshards, cluster.Reshard{At: ft.Reshard.At.resolve(epoch), For: time.Duration(ft.Reshard.For), Fraction: ft.Reshard.Fraction})
-		case ft.Eviction != nil:
-			b, _ := ParseBytes(ft.Eviction.MaxMemory)
-			base.Eviction = &cluster.Eviction{MaxMemory: b, Policy: ft.Eviction.Policy, OutagePolicy: ft.Eviction.OutagePolicy}
-		case ft.Partition != nil:
-			base.Outages = append(base.Outages, cluster.Outage{At: ft.Partition.At.resolve(epoch), For: time.Duration(ft.Partition.For), Policy: ft.Partition.Policy, Nodes: ft.Partition.Nodes})
-		}
-	}
-	slices.SortStableFunc(base.Outages, func(a, b cluster.Outage) int { return int(a.At - b.At) })
-}
-
-// designVariant applies a variant's design overrides to cfg (a copy of the base, whose
-// slices it replaces rather than changes).
-func designVariant(cfg *cluster.Config, v VariantSpec) {
-	o := v.DesignOverrides
-	cfg.Forward, cfg.SyncTo = or(o.Forward, cfg.Forward), or(o.SyncTo, cfg.SyncTo)
-	if o.BatchWait != nil {
-		cfg.BatchWait = time.Duration(*o.BatchWait)
-	}
-	if o.PeerLatency != nil {
-		cfg.PeerLatency = time.Duration(*o.PeerLatency)
-	}
-	if o.Sync != nil {
-		cfg.Sync = time.Duration(*o.Sync)
-	}
-	if o.FailoverLag != nil {
-		cfg.Failovers = slices.Clone(cfg.Failovers)
-		for i := range cfg.Failovers {
-			cfg.Failovers[i].Lag = time.Duration(*o.FailoverLag)
-		}
-	}
-	if o.ReshardFor != nil {
-		if *o.ReshardFor == 0 {
-			cfg.Reshards = nil
-		} else {
-			cfg.Reshards = slices.Clone(cfg.Reshards)
-			for i := range cfg.Reshards {
-				cfg.Reshards[i].For = time.Duration(*o.ReshardFor)
-			}
-		}
-	}
-	if cfg.Eviction != nil {
-		e := *cfg.Eviction
-		if o.MaxMemory != "" {
-			e.MaxMemory, _ = ParseBytes(o.MaxMemory)
-		}
-		e.Policy = or(o.EvictionPolicy, e.Policy)
-		if v.OutagePolicy != "" {
-			e.OutagePolicy = v.OutagePolicy
-		}
-		cfg.Eviction = &e
-	}
-}
-
-// designFigures are a fleet's design figures as a result reports them.
-func designFigures(cfg cluster.Config, f cluster.DesignFigures) report.Designs {
-	d := report.Designs{
-		PeerHops: f.PeerHops, PeerMessages: f.PeerMessages,
-		OwnershipMoves: f.OwnershipMoves, MembershipOverAdmission: f.MembershipOverAdmission,
-		Failovers: len(cfg.Failovers), Reshards: len(cfg.Reshards), FailoverOverAdmission: f.FailoverOverAdmission,
-		FreePasses: f.FreePasses, FreePassKeys: f.FreePassKeys,
-		EvictedKeys: f.EvictedKeys, OOMErrors: f.OOMErrors, StoreKeysMax: int64(f.StoreKeysMax), StoreBytesMax: f.StoreBytesMax,
-	}
-	switch cfg.Placement {
-	case "owner":
-		d.Forward = cmp.Or(cfg.Forward, "batched")
-	case "global-sync":
-		d.Sync, d.SyncTo, d.SyncExchanges = report.Duration(cfg.Sync), cmp.Or(cfg.SyncTo, "owner"), f.Syncs
-	}
-	if !cfg.UsesStore() {
-		d.Failovers, d.Reshards = 0, 0 // no store to fail over
-	} else {
-		for _, fo := range cfg.Failovers {
-			d.FailoverLag = max(d.FailoverLag, report.Duration(fo.Lag))
-		}
-		if e := cfg.Eviction; e != nil {
-			d.MaxMemory, d.EvictionPolicy = e.MaxMemory, e.Policy
-		}
-	}
-	for _, o := range cfg.Outages {
-		d.PartitionedNodes = max(d.PartitionedNodes, o.Nodes)
-	}
-	return d
 }

@@ -1,14 +1,13 @@
-// Package scenario reads rlsim's scenario files (strict YAML; every error names
-// file:line:col and the field), holds the built-in catalogue, and runs a scenario: traffic
-// sources feed the event loop, requests are keyed, every algorithm decides, and the
-// report package measures.
+// Package scenario is rlsim's scenario file: the types a file decodes into (strict YAML;
+// every error names file:line:col and the field), its defaults (applied once, in
+// defaults.go and each generator's Defaults), its validation (which changes nothing), the
+// traffic generators that register their sections (generator.go, gen_*.go), and the
+// built-in catalogue. Running a scenario is the run package's.
 package scenario
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -70,6 +69,9 @@ type Scenario struct {
 	RecordedFrom string `yaml:"-"`
 
 	positions map[string]*token.Position
+	// policyFromLimits says the file has no policy section and Policy is the first
+	// layer's limit.
+	policyFromLimits bool
 }
 
 // PolicySpec is the advertised policy as written in a file.
@@ -84,49 +86,12 @@ func (p PolicySpec) Policy() algorithms.Policy {
 	return algorithms.Policy{Limit: p.Limit, Window: time.Duration(p.Window), Burst: p.Burst}
 }
 
-// TrafficSpec is one entry of the traffic list: exactly one generator.
-type TrafficSpec struct {
-	Script  []ScriptLine `yaml:"script"`
-	Poisson *PoissonSpec `yaml:"poisson"`
-
-	PageLoad     *PageLoadSpec     `yaml:"page-load"`
-	NATCrowd     *NATCrowdSpec     `yaml:"nat-crowd"`
-	IPRotation   *RotationSpec     `yaml:"ip-rotation"`
-	IPv6Rotation *RotationSpec     `yaml:"ipv6-rotation"`
-	XFFSpoofing  *RotationSpec     `yaml:"xff-spoofing"`
-	LoginAttack  *LoginAttackSpec  `yaml:"login-attack"`
-	CostWeighted *CostWeightedSpec `yaml:"cost-weighted"`
-	Tenants      []TenantSpec      `yaml:"tenants"`
-}
-
-// ScriptLine is an exact arrival: Count requests for Key at At, spread evenly over Spread.
-type ScriptLine struct {
-	At     Offset   `yaml:"at"`
-	Count  *int64   `yaml:"count"`
-	Key    string   `yaml:"key"`
-	Spread Duration `yaml:"spread"`
-	Cost   *int64   `yaml:"cost"`
-	Label  string   `yaml:"label"`
-}
-
-// PoissonSpec is the poisson generator's section.
-type PoissonSpec struct {
-	// Rate is requests per second over all keys.
-	Rate       float64 `yaml:"rate"`
-	Keys       int     `yaml:"keys"`
-	KeyPrefix  string  `yaml:"key_prefix"`
-	Popularity string  `yaml:"popularity"`
-	ZipfS      float64 `yaml:"zipf_s"`
-	Start      Offset  `yaml:"start"`
-	End        Offset  `yaml:"end"`
-	Cost       *int64  `yaml:"cost"`
-	Label      string  `yaml:"label"`
-}
-
 // Duration is a time.Duration written as Go writes it ("1m", "59.9s", "250ms").
 type Duration time.Duration
 
-func (d *Duration) decodeScalar(s string) error {
+// UnmarshalText reads the duration from its text in a scenario file.
+func (d *Duration) UnmarshalText(text []byte) error {
+	s := string(text)
 	v, err := parseDuration(s)
 	*d = Duration(v)
 	return err
@@ -151,7 +116,9 @@ type Offset struct {
 	Set   bool
 }
 
-func (o *Offset) decodeScalar(s string) error {
+// UnmarshalText reads the offset from its text in a scenario file.
+func (o *Offset) UnmarshalText(text []byte) error {
+	s := string(text)
 	o.Set = true
 	if strings.Contains(s, ":") {
 		t, err := time.Parse("15:04:05.999999999", s)
@@ -171,8 +138,8 @@ func (o *Offset) decodeScalar(s string) error {
 	return nil
 }
 
-// resolve returns the offset from the start for a scenario whose t=0 is epoch.
-func (o Offset) resolve(epoch time.Time) time.Duration {
+// Resolve returns the offset from the start for a scenario whose t=0 is epoch.
+func (o Offset) Resolve(epoch time.Time) time.Duration {
 	if !o.Clock {
 		return o.D
 	}
@@ -183,7 +150,9 @@ func (o Offset) resolve(epoch time.Time) time.Duration {
 // Epoch is the wall-clock time of t=0, written in RFC 3339.
 type Epoch time.Time
 
-func (e *Epoch) decodeScalar(s string) error {
+// UnmarshalText reads the epoch from its text in a scenario file.
+func (e *Epoch) UnmarshalText(text []byte) error {
+	s := string(text)
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		return fmt.Errorf("want an RFC 3339 time such as 2026-01-01T10:00:00Z, got %q", s)
@@ -208,7 +177,8 @@ func (s *Scenario) SeedOr(def uint64) uint64 {
 	return def
 }
 
-// Parse decodes and validates a scenario file's bytes; file names it in errors.
+// Parse decodes a scenario file's bytes, applies its defaults and validates it; file
+// names it in errors.
 func Parse(file string, data []byte) (*Scenario, error) {
 	sc := &Scenario{}
 	pos, err := decodeYAML(file, data, sc)
@@ -218,6 +188,7 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	sc.positions = pos
 	sc.Source = file
 	sc.Text = data
+	sc.applyDefaults(file)
 	if err := sc.validate(file); err != nil {
 		return nil, err
 	}
@@ -294,24 +265,19 @@ func (s *Scenario) fail(file, field, format string, args ...any) error {
 	return e
 }
 
+// validate reports the first thing wrong with a decoded scenario whose defaults are
+// applied. It changes nothing.
 func (s *Scenario) validate(file string) error {
-	if s.Name == "" {
-		s.Name = strings.TrimSuffix(filepath.Base(strings.TrimPrefix(file, "builtin:")), filepath.Ext(file))
-	}
 	if s.Duration < 0 {
 		return s.fail(file, "duration", "must not be negative")
 	}
-	if len(s.Limits) == 0 || s.Policy != (PolicySpec{}) {
+	if !s.policyFromLimits {
 		if err := s.validatePolicy(file, "policy", s.Policy); err != nil {
 			return err
 		}
 	}
 	if err := s.validateLimits(file); err != nil {
 		return err
-	}
-	if len(s.Limits) > 0 && s.Policy == (PolicySpec{}) {
-		first := s.Limits[0]
-		s.Policy = PolicySpec{Limit: first.Limit, Window: first.Window, Burst: first.Burst}
 	}
 	if s.Proxies < 0 || s.Proxies > 64 {
 		return s.fail(file, "proxies", "must be a number of trusted proxies from 0 to 64, got %d", s.Proxies)
@@ -324,16 +290,11 @@ func (s *Scenario) validate(file string) error {
 	if _, keySet := s.positions["key"]; keySet && len(s.Limits) > 0 {
 		return s.fail(file, "key", "is set aside by limits; give each layer its key")
 	}
-	if s.Key == "" {
-		s.Key = "user"
-	} else if err := ValidKey(s.Key); err != nil {
+	if err := ValidKey(s.Key); err != nil {
 		return s.fail(file, "key", "%v", err)
 	}
 	if s.BackendWindow < 0 {
 		return s.fail(file, "backend_window", "must be positive")
-	}
-	if s.BackendWindow == 0 {
-		s.BackendWindow = Duration(time.Second)
 	}
 	if err := s.validateCompareKeys(file); err != nil {
 		return err
@@ -350,34 +311,7 @@ func (s *Scenario) validate(file string) error {
 			return err
 		}
 	}
-	for i, t := range s.Traffic {
-		field := fmt.Sprintf("traffic[%d]", i)
-		n := 0
-		if t.Script != nil {
-			n++
-		}
-		if t.Poisson != nil {
-			n++
-		}
-		n += t.generatorCount()
-		if n != 1 {
-			return s.fail(file, field, "each traffic entry holds exactly one generator (script, poisson, page-load, nat-crowd, ip-rotation, ipv6-rotation, xff-spoofing, login-attack, cost-weighted or tenants), found %d", n)
-		}
-		if err := s.validateGenerators(file, field, &s.Traffic[i], epoch); err != nil {
-			return err
-		}
-		if t.Script != nil {
-			if err := s.validateScript(file, field+".script", t.Script, epoch); err != nil {
-				return err
-			}
-		}
-		if t.Poisson != nil {
-			if err := s.validatePoisson(file, field+".poisson", t.Poisson, epoch); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return s.validateTraffic(file, epoch)
 }
 
 func (s *Scenario) validatePolicy(file, field string, p PolicySpec) error {
@@ -393,82 +327,6 @@ func (s *Scenario) validatePolicy(file, field string, p PolicySpec) error {
 	return nil
 }
 
-// maxCount bounds a script line so that a typo cannot ask for a trillion requests.
-const maxCount = 1 << 32
-
-func (s *Scenario) validateScript(file, field string, lines []ScriptLine, epoch time.Time) error {
-	if len(lines) == 0 {
-		return s.fail(file, field, "a script needs at least one line")
-	}
-	for j, l := range lines {
-		f := fmt.Sprintf("%s[%d]", field, j)
-		if !l.At.Set {
-			return s.fail(file, f+".at", "is required")
-		}
-		at := l.At.resolve(epoch)
-		if at < 0 {
-			return s.fail(file, f+".at", "is before the scenario's start (%s)", epoch.Format(time.RFC3339))
-		}
-		if s.Duration > 0 && at > time.Duration(s.Duration) {
-			return s.fail(file, f+".at", "%s is after the scenario's duration %s", at, time.Duration(s.Duration))
-		}
-		if l.Count != nil && (*l.Count < 0 || *l.Count > maxCount) {
-			return s.fail(file, f+".count", "must be between 0 and %d, got %d", int64(maxCount), *l.Count)
-		}
-		if l.Key == "" {
-			return s.fail(file, f+".key", "is required")
-		}
-		if l.Spread < 0 {
-			return s.fail(file, f+".spread", "must not be negative")
-		}
-		if l.Cost != nil && *l.Cost < 1 {
-			return s.fail(file, f+".cost", "must be at least 1, got %d", *l.Cost)
-		}
-		if _, err := traffic.ParseClass(l.Label); err != nil {
-			return s.fail(file, f+".label", "%v", err)
-		}
-	}
-	return nil
-}
-
-func (s *Scenario) validatePoisson(file, field string, p *PoissonSpec, epoch time.Time) error {
-	if p.Rate <= 0 {
-		return s.fail(file, field+".rate", "must be a positive number of requests per second, got %g", p.Rate)
-	}
-	if p.Keys <= 0 {
-		return s.fail(file, field+".keys", "must be a positive number of keys, got %d", p.Keys)
-	}
-	switch p.Popularity {
-	case "", "uniform":
-	case "zipf":
-		if p.ZipfS == 0 {
-			p.ZipfS = 1.1
-		}
-		if p.ZipfS <= 1 {
-			return s.fail(file, field+".zipf_s", "must be greater than 1, got %g", p.ZipfS)
-		}
-	default:
-		return s.fail(file, field+".popularity", "unknown popularity %q (want uniform or zipf)", p.Popularity)
-	}
-	if p.Cost != nil && *p.Cost < 1 {
-		return s.fail(file, field+".cost", "must be at least 1, got %d", *p.Cost)
-	}
-	if _, err := traffic.ParseClass(p.Label); err != nil {
-		return s.fail(file, field+".label", "%v", err)
-	}
-	start := p.Start.resolve(epoch)
-	if start < 0 {
-		return s.fail(file, field+".start", "is before the scenario's start")
-	}
-	if !p.End.Set && s.Duration == 0 {
-		return s.fail(file, field+".end", "is required when the scenario sets no duration")
-	}
-	if p.End.Set && p.End.resolve(epoch) <= start {
-		return s.fail(file, field+".end", "must be after start")
-	}
-	return nil
-}
-
 // Horizon is the time the run stops: the scenario's duration, or the last scripted
 // arrival and generator end plus one window when it sets none.
 func (s *Scenario) Horizon() time.Duration {
@@ -478,66 +336,10 @@ func (s *Scenario) Horizon() time.Duration {
 	epoch := s.EpochTime()
 	var last time.Duration
 	for _, t := range s.Traffic {
-		for _, l := range t.Script {
-			last = max(last, l.At.resolve(epoch)+time.Duration(l.Spread))
-		}
-		if t.Poisson != nil {
-			last = max(last, t.Poisson.End.resolve(epoch))
-		}
-		for _, end := range t.generatorEnds() {
-			last = max(last, end.resolve(epoch))
-		}
+		last = max(last, t.Spec.Last(epoch))
 	}
 	return last + time.Duration(s.Policy.Window)
 }
 
-// sources builds the traffic sources of one run.
-func (s *Scenario) sources(rng *rand.Rand) []traffic.Source {
-	epoch := s.EpochTime()
-	horizon := s.Horizon()
-	var out []traffic.Source
-	if len(s.Recorded) > 0 {
-		out = append(out, traffic.NewRecorded(s.RecordedFrom, s.Recorded))
-	}
-	for i, t := range s.Traffic {
-		out = append(out, s.generatorSources(&s.Traffic[i], i+1, rng)...)
-		for _, l := range t.Script {
-			count := int64(1)
-			if l.Count != nil {
-				count = *l.Count
-			}
-			class, _ := traffic.ParseClass(l.Label)
-			out = append(out, traffic.NewBurst(traffic.Burst{
-				At: l.At.resolve(epoch), Count: count, Spread: time.Duration(l.Spread),
-				Key: l.Key, Cost: derefOr(l.Cost, 1), Class: class,
-			}))
-		}
-		if p := t.Poisson; p != nil {
-			class, _ := traffic.ParseClass(p.Label)
-			end := horizon
-			if p.End.Set {
-				end = p.End.resolve(epoch)
-			}
-			pop := traffic.Uniform
-			if p.Popularity == "zipf" {
-				pop = traffic.Zipf
-			}
-			prefix := p.KeyPrefix
-			if prefix == "" {
-				prefix = "key-"
-			}
-			out = append(out, traffic.NewPoisson(traffic.Poisson{
-				Rate: p.Rate, Keys: p.Keys, KeyPrefix: prefix, Popularity: pop, ZipfS: p.ZipfS,
-				Start: p.Start.resolve(epoch), End: end, Cost: derefOr(p.Cost, 1), Class: class,
-			}, rng))
-		}
-	}
-	return out
-}
-
-func derefOr(p *int64, def int64) int64 {
-	if p == nil {
-		return def
-	}
-	return *p
-}
+// DefaultSeed seeds a run whose scenario and command line set no seed.
+const DefaultSeed = 1

@@ -90,9 +90,10 @@ func TestClockTimesResolveAgainstTheEpoch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	script := *sc.Traffic[0].Spec.(*ScriptSpec)
 	got := []time.Duration{
-		sc.Traffic[0].Script[0].At.resolve(sc.EpochTime()),
-		sc.Traffic[0].Script[1].At.resolve(sc.EpochTime()),
+		script[0].At.Resolve(sc.EpochTime()),
+		script[1].At.Resolve(sc.EpochTime()),
 	}
 	if got[0] != 59900*time.Millisecond || got[1] != 60100*time.Millisecond {
 		t.Fatalf("at = %v, want [59.9s 1m0.1s]", got)
@@ -127,4 +128,35 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("accepted an invalid scenario: %+v", sc)
 		}
 	})
+}
+
+// go-yaml's strict mode alone would truncate 1.5 into an integer, read a quoted "5" as a
+// number, take null as zero, resolve anchors and tags, and turn an unquoted 007 into the
+// text "7"; the walk before it refuses each, naming the place and the field.
+func TestStrictBeyondTheLibrary(t *testing.T) {
+	tests := []struct{ policy, key, want string }{
+		{"{limit: 1.5, window: 1m}", "u", `t.yaml:2:17: policy.limit: want an integer, got a number "1.5"`},
+		{`{limit: "5", window: 1m}`, "u", `t.yaml:2:17: policy.limit: want an integer, got a string "5"`},
+		{"{limit: 5, window: }", "u", "policy.window: a value is required"},
+		{"{limit: 5, window: 1m}", "&k u", "anchors, aliases and merge keys are not supported"},
+		{"{limit: 5, window: 1m}", "!!str u", "YAML tags are not supported"},
+		{"{limit: 5, window: 1m}", "007", `t.yaml:5:23: traffic[0].script[0].key: YAML reads 007 as an integer "7"; quote it to mean the text`},
+		{"{limit: 5, window: 1m}", "1.50", `traffic[0].script[0].key: YAML reads 1.50 as a number "1.5"`},
+		{"{limit: 5, window: 1m}", `"007"`, ""},
+		{"{limit: 5, window: 1m}", "8812", ""},
+	}
+	for _, tt := range tests {
+		body := "duration: 1m\npolicy: " + tt.policy + "\ntraffic:\n  - script:\n      - {at: 1s, key: " + tt.key + "}\n"
+		sc, err := Parse("t.yaml", []byte(body))
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s / %s: %v", tt.policy, tt.key, err)
+		case tt.want == "":
+			if key := (*sc.Traffic[0].Spec.(*ScriptSpec))[0].Key; key != strings.Trim(tt.key, `"`) {
+				t.Errorf("key %q, want %s", key, tt.key)
+			}
+		case err == nil || !strings.Contains(err.Error(), tt.want):
+			t.Errorf("%s / %s: error %v, want %s", tt.policy, tt.key, err, tt.want)
+		}
+	}
 }

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-8}
 tmp=$(mktemp -d)
-for pkg in algorithms sim report scenario; do
+for pkg in algorithms sim report run; do
   go test -c -o "$tmp/$pkg.test" "./$pkg"
 done
 out=${BENCH_OUT:-bench.txt}
@@ -21,8 +21,8 @@ for _ in $(seq "$rounds"); do
   run algorithms 'Allow/.*/1Mkeys'
   run sim 'EventQueue'
   run report 'CollectorObserve'
-  run scenario 'Compare'
+  run run 'Compare'
 done
-run scenario 'MillionKeys' # seconds per iteration: once is enough
+run run 'MillionKeys' # seconds per iteration: once is enough
 benchstat "$out"
 rm -rf "$tmp"

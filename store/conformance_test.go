@@ -198,7 +198,7 @@ func (f *faceRun) decide(t *testing.T, i int, s step) string {
 	if err != nil {
 		t.Fatalf("%s step %d: %v", f.st.Name(), i, err)
 	}
-	return fmt.Sprintf("%s -> %v %d", head, r.Allowed, r.Remaining)
+	return fmt.Sprintf("%s -> %v %d retry=%s reset=%s", head, r.Allowed, r.Remaining, r.RetryAfter, r.Reset)
 }
 
 // runTrace replays trace on st by clock and returns one line per decision.

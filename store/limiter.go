@@ -17,6 +17,30 @@ type Reply struct {
 	Allowed bool
 	// Remaining is the whole units that could still pass right after the decision.
 	Remaining int64
+	// RetryAfter is the time from the script's now until a refused request of the same
+	// cost could pass if nothing else is admitted (zero when allowed, algorithms.Never
+	// when its cost can never pass); Reset the time until the key is as if unseen. Both
+	// are whole µs, the scripts' unit.
+	RetryAfter, Reset time.Duration
+	// Granted is, for the lease script, the tokens granted (Allowed: some were).
+	Granted int64
+}
+
+// decisionInts is how many integers a decision script returns: allowed, remaining,
+// retry_after (µs, -1 for never) and reset (µs); leaseInts the lease script: granted,
+// remaining and reset (µs).
+const (
+	decisionInts = 4
+	leaseInts    = 3
+)
+
+// replyOf reads a decision script's integers.
+func replyOf(v []int64) Reply {
+	r := Reply{Allowed: v[0] > 0, Remaining: v[1], RetryAfter: algorithms.Never, Reset: time.Duration(v[3]) * time.Microsecond}
+	if v[2] >= 0 {
+		r.RetryAfter = time.Duration(v[2]) * time.Microsecond
+	}
+	return r
 }
 
 // Limiter decides requests through a store's atomic script for one algorithm: every
@@ -90,34 +114,25 @@ func (l *Limiter) Keys(key string, now int64) []string {
 }
 
 // Allow decides a request of cost for key at at, moving the store's clock to at.Store
-// first. For the lease script cost is the number of tokens wanted; see Lease.
+// first. For the lease script cost is the number of tokens wanted and RetryAfter is zero;
+// see Lease.
 func (l *Limiter) Allow(key string, at At, cost int64) (Reply, error) {
-	v, err := l.eval(key, at, cost)
-	if err != nil {
-		return Reply{}, err
-	}
-	return Reply{Allowed: v[0] > 0, Remaining: v[1]}, nil
-}
-
-// Lease asks the central bucket for up to want tokens and returns how many it granted.
-func (l *Limiter) Lease(key string, at At, want int64) (int64, error) {
-	v, err := l.eval(key, at, want)
-	if err != nil {
-		return 0, err
-	}
-	return v[0], nil
-}
-
-func (l *Limiter) eval(key string, at At, cost int64) ([]int64, error) {
 	if err := l.st.SetNow(at.Store); err != nil {
-		return nil, err
+		return Reply{}, err
 	}
 	c := l.Call(key, at, cost)
 	v, err := l.st.Eval(c.Script, c.Keys, c.Args...)
-	if err == nil && len(v) != 2 {
-		err = fmt.Errorf("script %s: want 2 integers, got %d", l.script.Name, len(v))
+	if err != nil {
+		return Reply{}, err
 	}
-	return v, err
+	return ReplyOf(l.script, v)
+}
+
+// Lease asks the central bucket for up to want tokens and returns how many it granted,
+// and the time from the script's now until the bucket is full again (whole µs).
+func (l *Limiter) Lease(key string, at At, want int64) (granted int64, reset time.Duration, err error) {
+	r, err := l.Allow(key, at, want)
+	return r.Granted, r.Reset, err
 }
 
 // NonAtomic is the pattern the notes warn against: INCRBY the counter, then, when that
@@ -195,10 +210,29 @@ func (n *NonAtomic) Allow(key string, at At, cost int64, crash bool) (NonAtomicR
 		return NonAtomicResult{RoundTrips: 1}, err
 	}
 	count := v[0]
-	r := NonAtomicResult{Reply: Reply{Allowed: count <= n.limit, Remaining: max(n.limit-count, 0)}, RoundTrips: 1}
+	// What the node can tell without a third command: the counter's window ends at the
+	// next window index on the naming clock when the name carries it; when its window is
+	// its TTL, set by the first INCR of the window, it ends within one window — unless the
+	// EXPIRE was never sent, which is what this pattern gets wrong.
+	toEnd := n.window
+	if !n.TTLWindow {
+		us := floorDiv(named, 1000)
+		toEnd = (floorDiv(us, n.window)+1)*n.window - us
+	}
+	r := NonAtomicResult{Reply: Reply{Allowed: count <= n.limit, Remaining: max(n.limit-count, 0),
+		Reset: time.Duration(toEnd) * time.Microsecond}, RoundTrips: 1}
+	switch {
+	case cost > n.limit:
+		r.RetryAfter = algorithms.Never
+	case !r.Allowed:
+		r.RetryAfter = r.Reset
+	}
 	if count == cost {
 		if crash {
 			r.Crashed, r.Allowed = true, false
+			if r.RetryAfter == 0 {
+				r.RetryAfter = r.Reset
+			}
 			return r, nil
 		}
 		r.RoundTrips++

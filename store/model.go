@@ -224,6 +224,15 @@ func (ks *keyspace) zCountAbove(key string, cutoff int64) int64 {
 	return int64(len(e.zset) - i)
 }
 
+// zScoreAbove is the score of the k-th member (from 1) scored above cutoff, as
+// ZRANGEBYSCORE key (cutoff +inf WITHSCORES LIMIT k−1 1 reads it; the caller knows there
+// are k.
+func (ks *keyspace) zScoreAbove(key string, cutoff, k int64) int64 {
+	e := ks.lookup(key)
+	i, _ := slices.BinarySearchFunc(e.zset, cutoff+1, func(z zmember, t int64) int { return cmp.Compare(z.score, t) })
+	return e.zset[i+int(k)-1].score
+}
+
 // zTrim drops scores <= cutoff (ZREMRANGEBYSCORE -inf cutoff).
 func (ks *keyspace) zTrim(key string, cutoff int64) {
 	e := ks.lookup(key)

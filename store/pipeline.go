@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/alicebob/miniredis/v2/server"
 	"github.com/redis/go-redis/v9"
@@ -63,12 +64,19 @@ func (l *Limiter) Call(key string, at At, cost int64) Call {
 	return Call{Script: l.script, Keys: l.Keys(key, named), Args: args[:], Now: at.Store}
 }
 
-// ReplyOf is the decision in a script's reply (two integers, as every script returns).
+// ReplyOf is the decision in a script's reply, as Limiter.Allow reads it.
 func ReplyOf(s *Script, v []int64) (Reply, error) {
-	if len(v) != 2 {
-		return Reply{}, fmt.Errorf("script %s: want 2 integers, got %d", s.Name, len(v))
+	want := decisionInts
+	if s.Name == LeaseScript.Name {
+		want = leaseInts
 	}
-	return Reply{Allowed: v[0] > 0, Remaining: v[1]}, nil
+	if len(v) != want {
+		return Reply{}, fmt.Errorf("script %s: want %d integers, got %d", s.Name, want, len(v))
+	}
+	if want == leaseInts {
+		return Reply{Allowed: v[0] > 0, Granted: v[0], Remaining: v[1], Reset: time.Duration(v[2]) * time.Microsecond}, nil
+	}
+	return replyOf(v), nil
 }
 
 // clockCommand is the command the embedded miniredis registers to move its clock inside a

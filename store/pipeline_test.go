@@ -60,7 +60,7 @@ func runBatched(t *testing.T, st Store, p algorithms.Policy, prefix string, trac
 			if err != nil {
 				t.Fatal(err)
 			}
-			out = append(out, fmt.Sprintf("%d %s %s store=%d node=%d cost=%d -> %v %d", start+i, s.algorithm, s.key, s.at.Store, s.at.Node, s.cost, r.Allowed, r.Remaining))
+			out = append(out, fmt.Sprintf("%d %s %s store=%d node=%d cost=%d -> %v %d retry=%s reset=%s", start+i, s.algorithm, s.key, s.at.Store, s.at.Node, s.cost, r.Allowed, r.Remaining, r.RetryAfter, r.Reset))
 		}
 		start += n
 	}

@@ -13,7 +13,8 @@ var luaFS embed.FS
 // Script is one atomic Lua script and its in-process twin. The Redis face runs Source;
 // the model runs twin on its keyspace. Every script takes the same six arguments —
 // now (µs, or the store's clock), limit, window (µs), burst, cost, keep (ms) — and
-// returns integers (two for a decision).
+// returns integers: four for a decision (allowed, remaining, retry_after µs or never,
+// reset µs), three for a lease (granted, remaining, reset µs).
 type Script struct {
 	// Name is the script's file name without .lua ("sliding_window").
 	Name string
@@ -94,18 +95,31 @@ func floorDiv(a, b int64) int64 {
 // at now (µs): until then in ms, rounded up, plus keep (ms).
 func ttl(stale, now, keep int64) int64 { return ceilDiv(stale-now, 1000) + keep }
 
+// never is a script's retry_after for a request that can never pass.
+const never = -1
+
+// Never is the retry_after of a request that can never pass, in a script's reply.
+const Never = never
+
 func fixedWindowTwin(ks *keyspace, keys []string, a []int64) []int64 {
 	now, limit, window, cost, keep := a[argNow], a[argLimit], a[argWindow], a[argCost], a[argKeep]
+	stale := (floorDiv(now, window) + 1) * window
 	count := ks.get(keys[0])
 	if count+cost > limit {
-		return []int64{0, limit - count}
+		retry, reset := stale-now, int64(0)
+		if cost > limit {
+			retry = never
+		}
+		if count > 0 {
+			reset = stale - now
+		}
+		return []int64{0, limit - count, retry, reset}
 	}
 	count = ks.incrBy(keys[0], cost)
 	if count == cost {
-		stale := (floorDiv(now, window) + 1) * window
 		ks.pexpire(keys[0], ttl(stale, now, keep))
 	}
-	return []int64{1, limit - count}
+	return []int64{1, limit - count, 0, stale - now}
 }
 
 func slidingWindowTwin(ks *keyspace, keys []string, a []int64) []int64 {
@@ -123,14 +137,64 @@ func slidingWindowTwin(ks *keyspace, keys []string, a []int64) []int64 {
 		return floorDiv(room, window)
 	}
 	if carried+(curr+cost)*window > limit*window {
-		return []int64{0, remaining(curr)}
+		return []int64{0, remaining(curr), SlidingWindowRetry(limit, window, prev, curr, elapsed, cost), SlidingWindowReset(window, prev, curr, elapsed)}
 	}
 	curr = ks.incrBy(keys[1], cost)
 	if curr == cost {
 		ks.pexpire(keys[1], ttl(start+2*window, now, keep))
 	}
-	return []int64{1, remaining(curr)}
+	return []int64{1, remaining(curr), 0, SlidingWindowReset(window, prev, curr, elapsed)}
 }
+
+// The arithmetic below is what the scripts compute for retry_after and reset, in µs, for
+// the nodes that decide by the same rules themselves (cluster's shared-racy placement)
+// and for the twins. Never is -1.
+
+// SlidingWindowRetry is sliding_window.lua's retry_after for a refused request of cost
+// with counters prev and curr, elapsed µs into the current window: the first µs it fits if
+// nothing else is admitted, later in this window as prev's weight decays or in the next,
+// where curr weighs as prev.
+func SlidingWindowRetry(limit, window, prev, curr, elapsed, cost int64) int64 {
+	if cost > limit {
+		return never
+	}
+	// prev·(W − e) <= (limit − curr − cost)·W from e = W − ⌊room/prev⌋ on.
+	if room := (limit - curr - cost) * window; room >= 0 && prev > 0 {
+		if e := window - floorDiv(room, prev); e < window {
+			return e - elapsed
+		}
+	}
+	// Next window: curr·(W − e) <= (limit − cost)·W.
+	var e int64
+	if curr > 0 {
+		e = max(window-floorDiv((limit-cost)*window, curr), 0)
+	}
+	return window - elapsed + e
+}
+
+// SlidingWindowReset is sliding_window.lua's reset: the time until both counters stop
+// counting.
+func SlidingWindowReset(window, prev, curr, elapsed int64) int64 {
+	switch {
+	case curr > 0:
+		return 2*window - elapsed
+	case prev > 0:
+		return window - elapsed
+	}
+	return 0
+}
+
+// BucketRetry is token_bucket.lua's retry_after for a refused request of cost from a
+// bucket of level token·µs whose clock is t: it refills from t on.
+func BucketRetry(limit, window, burst, level, t, now, cost int64) int64 {
+	if cost > burst {
+		return never
+	}
+	return t - now + ceilDiv(cost*window-level, limit)
+}
+
+// BucketFull is when a bucket of level token·µs whose clock is t is full again.
+func BucketFull(limit, capacity, level, t int64) int64 { return t + ceilDiv(capacity-level, limit) }
 
 // bucketLevel is the refill step shared by token_bucket.lua and lease.lua: the level at
 // now, and the bucket's clock max(t stored, now).
@@ -155,12 +219,13 @@ func tokenBucketTwin(ks *keyspace, keys []string, a []int64) []int64 {
 	capacity := burst * window
 	level, t := bucketLevel(ks, keys[0], now, limit, window, burst)
 	if cost*window > level {
-		return []int64{0, floorDiv(level, window)}
+		return []int64{0, floorDiv(level, window), BucketRetry(limit, window, burst, level, t, now, cost), BucketFull(limit, capacity, level, t) - now}
 	}
 	level -= cost * window
 	ks.setBucket(keys[0], t, level)
-	ks.pexpire(keys[0], ttl(t+ceilDiv(capacity-level, limit), now, keep))
-	return []int64{1, floorDiv(level, window)}
+	full := BucketFull(limit, capacity, level, t)
+	ks.pexpire(keys[0], ttl(full, now, keep))
+	return []int64{1, floorDiv(level, window), 0, full - now}
 }
 
 func leaseTwin(ks *keyspace, keys []string, a []int64) []int64 {
@@ -169,12 +234,13 @@ func leaseTwin(ks *keyspace, keys []string, a []int64) []int64 {
 	level, t := bucketLevel(ks, keys[0], now, limit, window, burst)
 	granted := min(want, floorDiv(level, window))
 	if granted <= 0 {
-		return []int64{0, 0}
+		return []int64{0, 0, BucketFull(limit, capacity, level, t) - now}
 	}
 	level -= granted * window
 	ks.setBucket(keys[0], t, level)
-	ks.pexpire(keys[0], ttl(t+ceilDiv(capacity-level, limit), now, keep))
-	return []int64{granted, floorDiv(level, window)}
+	full := BucketFull(limit, capacity, level, t)
+	ks.pexpire(keys[0], ttl(full, now, keep))
+	return []int64{granted, floorDiv(level, window), full - now}
 }
 
 func gcraTwin(ks *keyspace, keys []string, a []int64) []int64 {
@@ -185,28 +251,42 @@ func gcraTwin(ks *keyspace, keys []string, a []int64) []int64 {
 	newTat := tat + cost*interval
 	allowAt := newTat - tolerance
 	if now < allowAt {
-		return []int64{0, max(floorDiv(now-(tat-tolerance), interval), 0)}
+		retry := allowAt - now
+		if cost > burst {
+			retry = never
+		}
+		return []int64{0, max(floorDiv(now-(tat-tolerance), interval), 0), retry, tat - now}
 	}
 	ks.set(keys[0], newTat)
 	ks.pexpire(keys[0], ttl(newTat, now, keep))
-	return []int64{1, floorDiv(now-allowAt, interval)}
+	return []int64{1, floorDiv(now-allowAt, interval), 0, newTat - now}
 }
 
 func slidingLogTwin(ks *keyspace, keys []string, a []int64) []int64 {
 	now, limit, window, cost, keep := a[argNow], a[argLimit], a[argWindow], a[argCost], a[argKeep]
 	at := now
-	if newest, ok := ks.zNewest(keys[0]); ok && newest > at {
+	newest, held := ks.zNewest(keys[0])
+	if held && newest > at {
 		at = newest
 	}
 	cutoff := at - window
 	n := ks.zCountAbove(keys[0], cutoff)
 	if n+cost > limit {
-		return []int64{0, max(limit-n, 0)}
+		var reset int64
+		if n > 0 {
+			reset = newest + window - now
+		}
+		if cost > limit {
+			return []int64{0, max(limit-n, 0), never, reset}
+		}
+		// The unit whose leaving makes room: the (n + cost − limit)-th oldest in the window.
+		oldest := ks.zScoreAbove(keys[0], cutoff, n+cost-limit)
+		return []int64{0, max(limit-n, 0), oldest + window - now, reset}
 	}
 	ks.zTrim(keys[0], cutoff)
 	ks.zAdd(keys[0], at, n, cost)
 	ks.pexpire(keys[0], ttl(at+window, now, keep))
-	return []int64{1, limit - n - cost}
+	return []int64{1, limit - n - cost, 0, at + window - now}
 }
 
 func incrTwin(ks *keyspace, keys []string, a []int64) []int64 {

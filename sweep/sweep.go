@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/run"
 	"github.com/rlsim/rlsim/scenario"
 )
 
@@ -55,7 +56,7 @@ func ParseParam(s string) (Param, error) {
 
 // setting is what one grid point changes in the scenario run.
 type setting struct {
-	opts     scenario.Options
+	opts     run.Options
 	duration time.Duration
 	cluster  clusterSetting
 }
@@ -247,25 +248,25 @@ func Run(sc *scenario.Scenario, params []Param, o Options) (*Results, error) {
 // runPoint runs grid point i on one core; the sweep's parallelism is across points.
 func runPoint(sc *scenario.Scenario, params []Param, i int, o Options) (Row, error) {
 	vals := PointValues(params, i)
-	s := setting{opts: scenario.Options{Algorithms: o.Algorithms, Seed: o.Seed, Workers: 1}}
+	s := setting{opts: run.Options{Algorithms: o.Algorithms, Seed: o.Seed, Workers: 1}}
 	for j, p := range params {
 		if err := apply(&s, p.Name, vals[j]); err != nil {
 			return Row{}, fmt.Errorf("%s: %w", p.Name, err)
 		}
 	}
-	run := sc
+	point := sc
 	if s.cluster.set() {
 		var err error
-		if run, err = s.cluster.on(sc); err != nil {
+		if point, err = s.cluster.on(sc); err != nil {
 			return Row{}, err
 		}
 	}
 	if s.duration > 0 {
-		cp := *run
+		cp := *point
 		cp.Duration = scenario.Duration(s.duration)
-		run = &cp
+		point = &cp
 	}
-	rep, err := scenario.Run(run, s.opts)
+	rep, err := run.Run(point, s.opts)
 	if err != nil {
 		return Row{}, fmt.Errorf("point %d (%s): %w", i, describe(params, vals), err)
 	}

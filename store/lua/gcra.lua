@@ -2,7 +2,9 @@
 -- KEYS[1]  tat (µs)
 -- ARGV     1 now (µs; empty: the store's clock, read with TIME)  2 limit  3 window (µs)
 --          4 burst  5 cost  6 keep (ms)
--- Returns  {allowed 0|1, remaining}
+-- Returns  {allowed 0|1, remaining, retry_after (µs; -1: never), reset (µs)}
+-- retry_after is the time until a refused request's allow_at (never when cost exceeds
+-- burst); reset is the time until tat, when the key is as if unseen. Both count from now.
 -- The emission interval T is floor(window/limit) µs, so every time is a whole µs.
 --
 -- Time that goes backwards. The schedule starts from max(tat, now): a caller whose clock
@@ -30,7 +32,11 @@ end
 local new_tat = tat + cost * interval
 local allow_at = new_tat - tolerance
 if now < allow_at then
-  return {0, math.max(math.floor((now - (tat - tolerance)) / interval), 0)}
+  local retry = allow_at - now
+  if cost > burst then
+    retry = -1
+  end
+  return {0, math.max(math.floor((now - (tat - tolerance)) / interval), 0), retry, tat - now}
 end
 redis.call('SET', KEYS[1], string.format('%.0f', new_tat), 'PX', math.ceil((new_tat - now) / 1000) + keep)
-return {1, math.floor((now - allow_at) / interval)}
+return {1, math.floor((now - allow_at) / interval), 0, new_tat - now}

@@ -3,7 +3,8 @@
 -- KEYS[1]  hash {t = the latest time the bucket has seen (µs), s = tokens × window}
 -- ARGV     1 now (µs; empty: the store's clock, read with TIME)  2 limit  3 window (µs)
 --          4 burst  5 want  6 keep (ms)
--- Returns  {granted tokens (0..want), remaining whole tokens}
+-- Returns  {granted tokens (0..want), remaining whole tokens, reset (µs)}
+-- reset is when the bucket is full again, from now.
 --
 -- Time that goes backwards: as token_bucket.lua, t = max(t stored, now) and the bucket
 -- refills only for time after t, so a caller whose clock is behind is granted from the
@@ -39,10 +40,10 @@ end
 
 local granted = math.min(want, math.floor(level / window))
 if granted <= 0 then
-  return {0, 0}
+  return {0, 0, t + math.ceil((capacity - level) / limit) - now}
 end
 level = level - granted * window
 redis.call('HSET', KEYS[1], 't', string.format('%.0f', t), 's', string.format('%.0f', level))
 local full = t + math.ceil((capacity - level) / limit)
 redis.call('PEXPIRE', KEYS[1], math.ceil((full - now) / 1000) + keep)
-return {granted, math.floor(level / window)}
+return {granted, math.floor(level / window), full - now}

@@ -2,7 +2,10 @@
 -- KEYS[1]  sorted set, score = time (µs), member = "<time>:<n>"
 -- ARGV     1 now (µs; empty: the store's clock, read with TIME)  2 limit  3 window (µs)
 --          4 burst (unused)  5 cost  6 keep (ms)
--- Returns  {allowed 0|1, remaining}
+-- Returns  {allowed 0|1, remaining, retry_after (µs; -1: never), reset (µs)}
+-- retry_after is when enough of the oldest units have left the window for a refused
+-- request to fit (never when cost exceeds limit); reset is when the newest unit leaves.
+-- Both count from now.
 -- Members are built with string.format('%.0f'): Lua 5.1 would print a 16-digit number
 -- in exponent form and two members would collide.
 --
@@ -31,7 +34,16 @@ end
 local cutoff = string.format('%.0f', at - window)
 local n = redis.call('ZCOUNT', KEYS[1], '(' .. cutoff, '+inf')
 if n + cost > limit then
-  return {0, math.max(limit - n, 0)}
+  local reset = 0
+  if n > 0 then
+    reset = tonumber(newest[2]) + window - now
+  end
+  if cost > limit then
+    return {0, math.max(limit - n, 0), -1, reset}
+  end
+  -- The unit whose leaving makes room: the (n + cost − limit)-th oldest in the window.
+  local oldest = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. cutoff, '+inf', 'WITHSCORES', 'LIMIT', n + cost - limit - 1, 1)
+  return {0, math.max(limit - n, 0), tonumber(oldest[2]) + window - now, reset}
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', cutoff)
 local stamp = string.format('%.0f', at)
@@ -39,4 +51,4 @@ for i = 1, cost do
   redis.call('ZADD', KEYS[1], stamp, stamp .. ':' .. (n + i))
 end
 redis.call('PEXPIRE', KEYS[1], math.ceil((at + window - now) / 1000) + keep)
-return {1, limit - n - cost}
+return {1, limit - n - cost, 0, at + window - now}

@@ -3,9 +3,14 @@
 --          (their names carry the window indexes of now)
 -- ARGV     1 now (µs; empty: the store's clock, read with TIME)  2 limit  3 window (µs)
 --          4 burst (unused)  5 cost  6 keep (ms)
--- Returns  {allowed 0|1, remaining}
+-- Returns  {allowed 0|1, remaining, retry_after (µs; -1: never), reset (µs)}
 -- It admits iff prev·(1 − elapsed/W) + curr + cost <= limit, multiplied through by W so
 -- every product is an integer below 2^53 and Lua's doubles compute it exactly.
+-- retry_after is the first µs at which a refused request fits if nothing else is
+-- admitted — later in this window as prev's weight decays, or in the next, where curr
+-- becomes prev — and never when cost exceeds limit; reset is the time until both counters
+-- stop counting (the end of the next window while curr holds anything, else of this one
+-- while prev does, else 0). Both count from now.
 --
 -- Time that goes backwards. A caller reads the two windows its own clock is in, under
 -- their own names: a caller whose clock is behind finds them holding every unit counted
@@ -37,8 +42,33 @@ local function remaining(c)
   return math.floor(room / window)
 end
 
+local function reset(c)
+  if c > 0 then
+    return 2 * window - elapsed
+  elseif prev > 0 then
+    return window - elapsed
+  end
+  return 0
+end
+
 if carried + (curr + cost) * window > limit * window then
-  return {0, remaining(curr)}
+  if cost > limit then
+    return {0, remaining(curr), -1, reset(curr)}
+  end
+  -- Here: prev·(W − e) <= (limit − curr − cost)·W from e = W − ⌊room/prev⌋ on.
+  local room = (limit - curr - cost) * window
+  if room >= 0 and prev > 0 then
+    local e = window - math.floor(room / prev)
+    if e < window then
+      return {0, remaining(curr), e - elapsed, reset(curr)}
+    end
+  end
+  -- In the next window, curr weighs as prev: curr·(W − e) <= (limit − cost)·W.
+  local e = 0
+  if curr > 0 then
+    e = math.max(window - math.floor((limit - cost) * window / curr), 0)
+  end
+  return {0, remaining(curr), window - elapsed + e, reset(curr)}
 end
 curr = redis.call('INCRBY', KEYS[2], cost)
 if curr == cost then
@@ -46,4 +76,4 @@ if curr == cost then
   local stale = start + 2 * window
   redis.call('PEXPIRE', KEYS[2], math.ceil((stale - now) / 1000) + keep)
 end
-return {1, remaining(curr)}
+return {1, remaining(curr), 0, reset(curr)}

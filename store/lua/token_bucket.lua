@@ -2,7 +2,10 @@
 -- KEYS[1]  hash {t = the latest time the bucket has seen (µs), s = tokens × window}
 -- ARGV     1 now (µs; empty: the store's clock, read with TIME)  2 limit  3 window (µs)
 --          4 burst  5 cost  6 keep (ms)
--- Returns  {allowed 0|1, remaining whole tokens}
+-- Returns  {allowed 0|1, remaining whole tokens, retry_after (µs; -1: never), reset (µs)}
+-- retry_after is when a refused request's tokens will be there if nothing else is
+-- admitted (never when cost exceeds burst); reset is when the bucket is full again.
+-- Both count from now.
 -- Tokens are kept scaled by the window (token·µs) so refilling limit/window tokens per µs
 -- adds exactly `limit` per µs: all integers below 2^53, exact in Lua's doubles.
 --
@@ -45,11 +48,16 @@ if state[1] then
 end
 
 if cost * window > level then
-  -- A refused request changes nothing, as golang.org/x/time/rate leaves its state.
-  return {0, math.floor(level / window)}
+  -- A refused request changes nothing, as golang.org/x/time/rate leaves its state. The
+  -- bucket refills from t on.
+  local retry = -1
+  if cost <= burst then
+    retry = t - now + math.ceil((cost * window - level) / limit)
+  end
+  return {0, math.floor(level / window), retry, t + math.ceil((capacity - level) / limit) - now}
 end
 level = level - cost * window
 redis.call('HSET', KEYS[1], 't', string.format('%.0f', t), 's', string.format('%.0f', level))
 local full = t + math.ceil((capacity - level) / limit)
 redis.call('PEXPIRE', KEYS[1], math.ceil((full - now) / 1000) + keep)
-return {1, math.floor(level / window)}
+return {1, math.floor(level / window), 0, full - now}

@@ -1,6 +1,10 @@
-package scenario
+package run
 
-import "time"
+import (
+	"time"
+
+	"github.com/rlsim/rlsim/scenario"
+)
 
 // Progress is how far a run has come, in virtual time. Options.Progress receives one every
 // progressEvery requests of each algorithm.
@@ -19,7 +23,7 @@ const progressEvery = 4096
 
 // watch returns the counter that reports one algorithm's progress to Options.Progress, or
 // nil (which counts nothing) when no one is watching. Counting never changes a decision.
-func (o Options) watch(sc *Scenario, algorithm string, index, count int) *progressCounter {
+func (o Options) watch(sc *scenario.Scenario, algorithm string, index, count int) *progressCounter {
 	if o.Progress == nil {
 		return nil
 	}

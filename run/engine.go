@@ -1,128 +1,23 @@
-package scenario
+package run
 
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/scenario"
 	"github.com/rlsim/rlsim/traffic"
 )
-
-// LimitSpec is one layer of the top-level limits section: a named limit on one key.
-// Layers are checked in the order written, which should be narrowest first (the
-// account's few login tries before the address's generous allowance); a request stops at
-// the first layer that refuses it, and the refusal names that layer.
-type LimitSpec struct {
-	Name   string   `yaml:"name"`
-	Key    string   `yaml:"key"`
-	Limit  int64    `yaml:"limit"`
-	Window Duration `yaml:"window"`
-	Burst  int64    `yaml:"burst"`
-	// Plans give keys on a plan (a tenant's pricing plan) their own quota; keys whose
-	// plan is not listed use the layer's own limit.
-	Plans []PlanSpec `yaml:"plans"`
-}
-
-// PlanSpec is a per-plan quota of a layer; a zero Window or Burst takes the layer's.
-type PlanSpec struct {
-	Name   string   `yaml:"name"`
-	Limit  int64    `yaml:"limit"`
-	Window Duration `yaml:"window"`
-	Burst  int64    `yaml:"burst"`
-}
-
-// ValidKey reports whether spec is a key kind scenarios and --key accept (user, ip,
-// ipv6/N, xff:K, ...), with the reason when it is not.
-func ValidKey(spec string) error {
-	_, err := traffic.ParseKeyer(spec)
-	return err
-}
-
-func (s *Scenario) validateLimits(file string) error {
-	seen := map[string]bool{}
-	for i := range s.Limits {
-		l := &s.Limits[i]
-		f := fmt.Sprintf("limits[%d]", i)
-		if l.Key == "" {
-			return s.fail(file, f+".key", "is required")
-		}
-		if err := ValidKey(l.Key); err != nil {
-			return s.fail(file, f+".key", "%v", err)
-		}
-		if l.Name == "" {
-			l.Name = l.Key
-		}
-		if seen[l.Name] {
-			return s.fail(file, f+".name", "layer %q is named twice; give each layer its own name", l.Name)
-		}
-		seen[l.Name] = true
-		if err := s.validatePolicy(file, f, PolicySpec{Limit: l.Limit, Window: l.Window, Burst: l.Burst}); err != nil {
-			return err
-		}
-		plans := map[string]bool{}
-		for j, p := range l.Plans {
-			pf := fmt.Sprintf("%s.plans[%d]", f, j)
-			if p.Name == "" {
-				return s.fail(file, pf+".name", "is required")
-			}
-			if plans[p.Name] {
-				return s.fail(file, pf+".name", "plan %q is listed twice", p.Name)
-			}
-			plans[p.Name] = true
-			if p.Window == 0 {
-				l.Plans[j].Window = l.Window
-			}
-			if err := s.validatePolicy(file, pf, PolicySpec{Limit: p.Limit, Window: l.Plans[j].Window, Burst: p.Burst}); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// OverrideKey replaces the scenario's keying with one limit, its policy keyed on key (the
-// layered limits are set aside): --key uses it to show what a different key does.
-func (s *Scenario) OverrideKey(key string) error {
-	if err := ValidKey(key); err != nil {
-		return err
-	}
-	if len(s.Limits) > 0 && s.Policy.Limit == 0 {
-		l := s.Limits[0]
-		s.Policy = PolicySpec{Limit: l.Limit, Window: l.Window, Burst: l.Burst}
-	}
-	s.Key = key
-	s.Limits = nil
-	return nil
-}
-
-// KeepLayers keeps only the named layers of the limits section, in their order.
-func (s *Scenario) KeepLayers(names []string) error {
-	if len(s.Limits) == 0 {
-		return fmt.Errorf("scenario %s has no layered limits to choose from", s.Name)
-	}
-	var have []string
-	for _, l := range s.Limits {
-		have = append(have, l.Name)
-	}
-	for _, n := range names {
-		if !slices.Contains(have, n) {
-			return fmt.Errorf("scenario %s has no layer %q (it has %s)", s.Name, n, strings.Join(have, ", "))
-		}
-	}
-	s.Limits = slices.DeleteFunc(s.Limits, func(l LimitSpec) bool { return !slices.Contains(names, l.Name) })
-	return nil
-}
 
 // layerPolicies returns the layers a run checks: the limits section, or one layer made of
 // the policy and key. Non-zero overrides replace every layer's default limit, window
 // and burst (not the per-plan quotas).
-func (s *Scenario) layerPolicies(o Options) []LimitSpec {
+func layerPolicies(s *scenario.Scenario, o Options) []scenario.LimitSpec {
 	if len(s.Limits) == 0 {
 		p := o.Policy(s)
-		return []LimitSpec{{Name: s.Key, Key: s.Key, Limit: p.Limit, Window: Duration(p.Window), Burst: p.Burst}}
+		return []scenario.LimitSpec{{Name: s.Key, Key: s.Key, Limit: p.Limit, Window: scenario.Duration(p.Window), Burst: p.Burst}}
 	}
 	out := slices.Clone(s.Limits)
 	for i := range out {
@@ -130,17 +25,13 @@ func (s *Scenario) layerPolicies(o Options) []LimitSpec {
 			out[i].Limit = o.Limit
 		}
 		if o.Window != 0 {
-			out[i].Window = Duration(o.Window)
+			out[i].Window = scenario.Duration(o.Window)
 		}
 		if o.Burst != 0 {
 			out[i].Burst = o.Burst
 		}
 	}
 	return out
-}
-
-func (l LimitSpec) policy() algorithms.Policy {
-	return algorithms.Policy{Limit: l.Limit, Window: time.Duration(l.Window), Burst: l.Burst}
 }
 
 // engine decides every request of one algorithm's run through all layers and measures.
@@ -176,7 +67,7 @@ type namedLimiter interface {
 	SetName(key uint32, name string)
 }
 
-func newEngine(s *Scenario, algorithm string, specs []LimitSpec, layered bool, fleet namedLimiter) (*engine, error) {
+func newEngine(s *scenario.Scenario, algorithm string, specs []scenario.LimitSpec, layered bool, fleet namedLimiter) (*engine, error) {
 	if fleet != nil && layered {
 		return nil, fmt.Errorf("a cluster runs one limit; layered limits are not supported with it")
 	}
@@ -202,7 +93,7 @@ func newEngine(s *Scenario, algorithm string, specs []LimitSpec, layered bool, f
 			return nil, err
 		}
 		l := &layer{keyer: keyer, plans: map[string]int{}}
-		c, err := newCell(spec.policy())
+		c, err := newCell(spec.Policy())
 		if err != nil {
 			return nil, fmt.Errorf("layer %s: %w", spec.Name, err)
 		}
@@ -211,7 +102,7 @@ func newEngine(s *Scenario, algorithm string, specs []LimitSpec, layered bool, f
 		}
 		l.cells = append(l.cells, c)
 		for _, p := range spec.Plans {
-			c, err := newCell(algorithms.Policy{Limit: p.Limit, Window: time.Duration(p.Window), Burst: p.Burst})
+			c, err := newCell(p.Policy())
 			if err != nil {
 				return nil, fmt.Errorf("layer %s plan %s: %w", spec.Name, p.Name, err)
 			}
@@ -285,13 +176,13 @@ func (e *engine) decide(r *traffic.Request) (allowed bool, key traffic.Key, ref 
 	return allowed, key, ref
 }
 
-// result finishes the measurement.
 // recordTimeline makes the run keep a timeline for charts: that of the first layer's own
 // limit, whose policy the report shows.
 func (e *engine) recordTimeline(horizon time.Duration) {
 	e.layers[0].cells[0].col.RecordTimeline(horizon)
 }
 
+// result finishes the measurement.
 func (e *engine) result(algorithm string) report.Result {
 	var res report.Result
 	if e.outcome == nil {

@@ -1,13 +1,15 @@
-package scenario
+package run
 
 import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/rlsim/rlsim/scenario"
 )
 
 func TestProgressIsReportedWithoutChangingTheRun(t *testing.T) {
-	sc, err := Parse("busy.yaml", []byte(`name: busy
+	sc, err := scenario.Parse("busy.yaml", []byte(`name: busy
 description: 40000 requests in 20 s over 100 keys
 duration: 20s
 policy: {limit: 600, window: 10s}

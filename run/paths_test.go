@@ -1,20 +1,22 @@
-package scenario
+package run
 
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/rlsim/rlsim/scenario"
 )
 
 // TestPlainPathEqualsEnginePath runs every plain built-in scenario down both paths and
 // requires the same results, so the fast path cannot drift from the general one.
 func TestPlainPathEqualsEnginePath(t *testing.T) {
 	plain := 0
-	for _, name := range Builtins() {
-		sc, err := Load(name)
+	for _, name := range scenario.Builtins() {
+		sc, err := scenario.Load(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !sc.plainKeys() || sc.Heavy {
+		if !plainKeys(sc) || sc.Heavy {
 			continue
 		}
 		plain++
@@ -33,7 +35,7 @@ func TestPlainPathEqualsEnginePath(t *testing.T) {
 	}
 }
 
-func mustRunJSON(t *testing.T, sc *Scenario) string {
+func mustRunJSON(t *testing.T, sc *scenario.Scenario) string {
 	t.Helper()
 	rep, err := Run(sc, Options{})
 	if err != nil {

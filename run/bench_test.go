@@ -1,4 +1,4 @@
-package scenario
+package run
 
 import (
 	"fmt"
@@ -6,25 +6,26 @@ import (
 	"time"
 
 	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/scenario"
 )
 
 // loadScaled loads a built-in scenario and cuts its duration, keeping its key space and
 // rates, so a benchmark iteration stays short.
-func loadScaled(b *testing.B, name string, d time.Duration) *Scenario {
+func loadScaled(b *testing.B, name string, d time.Duration) *scenario.Scenario {
 	b.Helper()
-	sc, err := Load(name)
+	sc, err := scenario.Load(name)
 	if err != nil {
 		b.Fatal(err)
 	}
 	if d > 0 {
-		sc.Duration = Duration(d)
+		sc.Duration = scenario.Duration(d)
 	}
 	return sc
 }
 
 // benchRun runs sc once per iteration and reports decisions (requests × algorithms)
 // per second and nanoseconds per decision.
-func benchRun(b *testing.B, sc *Scenario, o Options) {
+func benchRun(b *testing.B, sc *scenario.Scenario, o Options) {
 	b.Helper()
 	b.ReportAllocs()
 	var decisions int64

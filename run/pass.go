@@ -1,4 +1,4 @@
-package scenario
+package run
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/scenario"
 	"github.com/rlsim/rlsim/sim"
 	"github.com/rlsim/rlsim/traffic"
 )
@@ -20,7 +21,7 @@ import (
 // so the results are the same for any number of workers. With a decisions file each
 // limiter gets its own pass, one after the other, so the rows stay grouped by algorithm.
 // It returns the bytes of one pass's interned key names.
-func runPasses(sc *Scenario, lims []algorithms.Limiter, cols []*report.Collector, seed uint64, o Options) (int64, error) {
+func runPasses(sc *scenario.Scenario, lims []algorithms.Limiter, cols []*report.Collector, seed uint64, o Options) (int64, error) {
 	groups := passGroups(len(lims), o.Workers, o.Decisions != nil)
 	errs := make([]error, len(groups))
 	interned := make([]int64, len(groups))
@@ -107,7 +108,7 @@ func (p *pass) decide(id uint32, r *traffic.Request) {
 	}
 }
 
-func runPass(sc *Scenario, lims []algorithms.Limiter, cols []*report.Collector, seed uint64, dec *DecisionWriter, progress []*progressCounter) (int64, error) {
+func runPass(sc *scenario.Scenario, lims []algorithms.Limiter, cols []*report.Collector, seed uint64, dec *DecisionWriter, progress []*progressCounter) (int64, error) {
 	var loop sim.Loop
 	p := newPass(sc, lims, cols, seed, dec, &loop)
 	copy(p.progress, progress)
@@ -119,8 +120,8 @@ func runPass(sc *Scenario, lims []algorithms.Limiter, cols []*report.Collector, 
 }
 
 // newPass builds the traffic of sc from seed and puts each source's first request on loop.
-func newPass(sc *Scenario, lims []algorithms.Limiter, cols []*report.Collector, seed uint64, dec *DecisionWriter, loop *sim.Loop) *pass {
-	sources := sc.sources(NewRNG(seed))
+func newPass(sc *scenario.Scenario, lims []algorithms.Limiter, cols []*report.Collector, seed uint64, dec *DecisionWriter, loop *sim.Loop) *pass {
+	sources := sc.Sources(sim.NewRNG(seed, sim.RunStream))
 	p := &pass{name: sc.Name, lims: lims, cols: cols, epoch: sc.EpochTime().UnixNano(), keys: newKeySpace(sources), dec: dec,
 		progress: make([]*progressCounter, len(lims))}
 	// Size the reference's per-key windows for the generated key space up front, so they

@@ -1,21 +1,21 @@
-package scenario
+// Package run runs a parsed scenario: it builds the scenario's traffic, feeds it through
+// the event loop to every chosen algorithm — through passes, engines of layered limits,
+// or fleets of nodes — has each decision measured against the exact reference, and
+// returns the report. Commands, claims and sweeps call Run; nothing here reads a flag or
+// writes a file, and the scenario package knows nothing of runs.
+package run
 
 import (
-	"encoding/csv"
 	"fmt"
-	"math/rand/v2"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/scenario"
 	"github.com/rlsim/rlsim/sim"
 	"github.com/rlsim/rlsim/traffic"
 )
-
-// DefaultSeed seeds a run whose scenario and command line set no seed.
-const DefaultSeed = 1
 
 // Options change a run from what its scenario file says.
 type Options struct {
@@ -46,8 +46,8 @@ type Options struct {
 	StoreStats *StoreStats
 }
 
-// Policy is the policy a run with these options uses.
-func (o Options) Policy(sc *Scenario) algorithms.Policy {
+// Policy is the policy a run of sc with these options uses.
+func (o Options) Policy(sc *scenario.Scenario) algorithms.Policy {
 	p := sc.Policy.Policy()
 	if o.Limit != 0 {
 		p.Limit = o.Limit
@@ -65,7 +65,7 @@ func (o Options) Policy(sc *Scenario) algorithms.Policy {
 // reference. Each algorithm gets its own event loop and its own RNG seeded alike, so
 // open-loop traffic is the same request for request and the algorithms cannot disturb
 // one another.
-func Run(sc *Scenario, o Options) (*report.Report, error) {
+func Run(sc *scenario.Scenario, o Options) (*report.Report, error) {
 	pol := o.Policy(sc)
 	if err := pol.Validate(); err != nil {
 		return nil, fmt.Errorf("scenario %s: policy: %w", sc.Name, err)
@@ -77,11 +77,11 @@ func Run(sc *Scenario, o Options) (*report.Report, error) {
 	if len(algs) == 0 {
 		algs = algorithms.Names
 	}
-	seed := sc.SeedOr(DefaultSeed)
+	seed := sc.SeedOr(scenario.DefaultSeed)
 	if o.Seed != nil {
 		seed = *o.Seed
 	}
-	layers := sc.layerPolicies(o)
+	layers := layerPolicies(sc, o)
 	rep := &report.Report{
 		Scenario:    sc.Name,
 		Description: sc.Description,
@@ -96,7 +96,7 @@ func Run(sc *Scenario, o Options) (*report.Report, error) {
 		return rep, nil
 	}
 	if len(sc.Limits) > 0 {
-		first := layers[0].policy()
+		first := layers[0].Policy()
 		rep.Policy = report.Policy{Limit: first.Limit, Window: report.Duration(first.Window), Burst: first.EffectiveBurst()}
 		var keys []string
 		for _, l := range layers {
@@ -106,7 +106,7 @@ func Run(sc *Scenario, o Options) (*report.Report, error) {
 	}
 	if sc.Clients == nil || len(sc.Traffic) > 0 { // a clients-only scenario has no open-loop traffic to measure
 		var err error
-		if sc.plainKeys() {
+		if plainKeys(sc) {
 			err = runPlain(sc, rep, algs, pol, seed, o)
 		} else {
 			err = runEngines(sc, rep, algs, layers, seed, o)
@@ -128,9 +128,6 @@ func Run(sc *Scenario, o Options) (*report.Report, error) {
 	return rep, nil
 }
 
-// NewRNG is the one random source of a run with this seed: sim.NewRNG in the run stream.
-func NewRNG(seed uint64) *rand.Rand { return sim.NewRNG(seed, sim.RunStream) }
-
 // sinkFeeder keeps one pending request of a source on the event loop and hands each to
 // sink when it is due.
 type sinkFeeder struct {
@@ -146,13 +143,24 @@ func (f *sinkFeeder) Fire(l *sim.Loop) {
 	}
 }
 
-func runOne(sc *Scenario, algorithm string, layers []LimitSpec, seed uint64, dec *DecisionWriter, progress *progressCounter) (report.Result, error) {
+// feedAll builds the scenario's traffic from seed and puts each source's first request
+// on loop, each to be handed to sink when due.
+func feedAll(sc *scenario.Scenario, seed uint64, loop *sim.Loop, sink func(*traffic.Request)) {
+	for _, src := range sc.Sources(sim.NewRNG(seed, sim.RunStream)) {
+		f := &sinkFeeder{src: src, sink: sink}
+		if src.Next(&f.req) {
+			loop.At(f.req.At, f)
+		}
+	}
+}
+
+func runOne(sc *scenario.Scenario, algorithm string, layers []scenario.LimitSpec, seed uint64, dec *DecisionWriter, progress *progressCounter) (report.Result, error) {
 	return runOneWith(sc, algorithm, layers, seed, dec, progress, nil)
 }
 
 // runOneWith is runOne with the single limit decided by fleet instead of a limiter of its
 // own, when fleet is not nil; the fleet learns each key's name when it is first seen.
-func runOneWith(sc *Scenario, algorithm string, layers []LimitSpec, seed uint64, dec *DecisionWriter, progress *progressCounter, fleet namedLimiter) (report.Result, error) {
+func runOneWith(sc *scenario.Scenario, algorithm string, layers []scenario.LimitSpec, seed uint64, dec *DecisionWriter, progress *progressCounter, fleet namedLimiter) (report.Result, error) {
 	var loop sim.Loop
 	eng, err := newEngine(sc, algorithm, layers, len(sc.Limits) > 0, fleet)
 	if err != nil {
@@ -165,51 +173,16 @@ func runOneWith(sc *Scenario, algorithm string, layers []LimitSpec, seed uint64,
 		label = f.Name()
 	}
 	var writeErr error
-	sink := func(r *traffic.Request) {
+	feedAll(sc, seed, &loop, func(r *traffic.Request) {
 		allowed, key, ref := eng.decide(r)
 		progress.count(r.At)
 		if dec != nil && writeErr == nil {
 			writeErr = dec.write(sc.Name, label, r, key.String(), allowed, ref)
 		}
-	}
-	for _, src := range sc.sources(NewRNG(seed)) {
-		f := &sinkFeeder{src: src, sink: sink}
-		if src.Next(&f.req) {
-			loop.At(f.req.At, f)
-		}
-	}
+	})
 	loop.Run(sc.Horizon())
 	if writeErr != nil {
 		return report.Result{}, fmt.Errorf("writing decisions: %w", writeErr)
 	}
 	return eng.result(algorithm), nil
-}
-
-// DecisionWriter streams the per-request decisions file:
-// t_ns,key,cost,algorithm,allowed,reference_allowed,scenario.
-type DecisionWriter struct {
-	w      *csv.Writer
-	header bool
-	row    [7]string
-}
-
-// NewDecisionWriter writes decisions as CSV to w; call Flush when done.
-func NewDecisionWriter(w *csv.Writer) *DecisionWriter { return &DecisionWriter{w: w} }
-
-func (d *DecisionWriter) write(scenarioName, algorithm string, r *traffic.Request, key string, allowed, ref bool) error {
-	if !d.header {
-		d.header = true
-		if err := d.w.Write([]string{"t_ns", "key", "cost", "algorithm", "allowed", "reference_allowed", "scenario"}); err != nil {
-			return err
-		}
-	}
-	d.row = [7]string{strconv.FormatInt(int64(r.At), 10), key, strconv.FormatInt(r.Cost, 10), algorithm,
-		strconv.FormatBool(allowed), strconv.FormatBool(ref), scenarioName}
-	return d.w.Write(d.row[:])
-}
-
-// Flush writes out what is buffered and reports the first write error.
-func (d *DecisionWriter) Flush() error {
-	d.w.Flush()
-	return d.w.Error()
 }

@@ -1,4 +1,4 @@
-package scenario
+package run
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/scenario"
 )
 
 // pipelineScenario runs on miniredis with the placements that pipeline (shared with two
@@ -41,7 +42,7 @@ traffic:
 // report, its decisions file and what it sent to the store.
 func runPipelined(t *testing.T, batch int) (string, string, StoreStats) {
 	t.Helper()
-	sc, err := Parse("pipe.yaml", []byte(pipelineScenario))
+	sc, err := scenario.Parse("pipe.yaml", []byte(pipelineScenario))
 	if err != nil {
 		t.Fatal(err)
 	}

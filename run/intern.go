@@ -1,4 +1,4 @@
-package scenario
+package run
 
 import (
 	"strconv"

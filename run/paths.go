@@ -1,4 +1,4 @@
-package scenario
+package run
 
 import (
 	"fmt"
@@ -9,27 +9,28 @@ import (
 
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/scenario"
 )
 
 // A run takes one of two paths. Plain scenarios — one limit keyed on a name, traffic from
-// script and poisson sections only — go through passes (pass.go): key names become
+// plain generators only (scenario.GeneratorKind.Plain: script, poisson) — go through
+// passes (pass.go): key names become
 // integer ids without hashing where a generator numbers its keys, and one walk over the
 // traffic serves a group of algorithms. Everything else (identities and address keys,
 // layered limits, generated actors, fleets) goes through an engine per algorithm
-// (layers.go). Both measure with the same collector and give the same results on a plain
+// (engine.go). Both measure with the same collector and give the same results on a plain
 // scenario (TestPlainPathEqualsEnginePath).
 
 // nameKinds are the keys a plain run reads straight from a request's key name.
 var nameKinds = map[string]bool{"user": true, "account": true, "tenant": true, "api-key": true, "route": true}
 
 // plainKeys reports whether the scenario can take the plain path.
-func (s *Scenario) plainKeys() bool {
+func plainKeys(s *scenario.Scenario) bool {
 	if forceEngine || len(s.Limits) > 0 || s.Cluster != nil || s.Proxies > 0 || !nameKinds[s.Key] {
 		return false
 	}
 	for _, t := range s.Traffic {
-		if t.PageLoad != nil || t.NATCrowd != nil || t.IPRotation != nil || t.IPv6Rotation != nil ||
-			t.XFFSpoofing != nil || t.LoginAttack != nil || t.CostWeighted != nil || len(t.Tenants) > 0 {
+		if !t.Plain() {
 			return false
 		}
 	}
@@ -40,7 +41,7 @@ func (s *Scenario) plainKeys() bool {
 var forceEngine = false
 
 // runPlain runs every algorithm of a plain scenario through passes over its traffic.
-func runPlain(sc *Scenario, rep *report.Report, algs []string, pol algorithms.Policy, seed uint64, o Options) error {
+func runPlain(sc *scenario.Scenario, rep *report.Report, algs []string, pol algorithms.Policy, seed uint64, o Options) error {
 	lims := make([]algorithms.Limiter, len(algs))
 	cols := make([]*report.Collector, len(algs))
 	for i, name := range algs {
@@ -69,7 +70,7 @@ func runPlain(sc *Scenario, rep *report.Report, algs []string, pol algorithms.Po
 // decisions file (whose rows come grouped by algorithm) or a progress display needs them
 // in order. Each run is independent and seeded alike, so the results do not depend on
 // how many run at once.
-func runEngines(sc *Scenario, rep *report.Report, algs []string, layers []LimitSpec, seed uint64, o Options) error {
+func runEngines(sc *scenario.Scenario, rep *report.Report, algs []string, layers []scenario.LimitSpec, seed uint64, o Options) error {
 	results := make([]report.Result, len(algs))
 	errs := make([]error, len(algs))
 	run := func(i int) {

@@ -1,4 +1,4 @@
-package scenario
+package run
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/cluster"
 	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/scenario"
 	"github.com/rlsim/rlsim/sim"
 	"github.com/rlsim/rlsim/traffic"
 )
@@ -39,7 +40,7 @@ type heldRequest struct {
 // held calls as one pipeline, then measures the held requests in their original order:
 // the collector, the decisions file (rows named "<algorithm>@<variant>", as runOneWith
 // names a fleet's) and the fleet see exactly what one-by-one sees.
-func runFleetPipelined(sc *Scenario, algorithm string, layers []LimitSpec, seed uint64, dec *DecisionWriter, fleet *cluster.Fleet, batch int) (report.Result, error) {
+func runFleetPipelined(sc *scenario.Scenario, algorithm string, layers []scenario.LimitSpec, seed uint64, dec *DecisionWriter, fleet *cluster.Fleet, batch int) (report.Result, error) {
 	var loop sim.Loop
 	eng, err := newEngine(sc, algorithm, layers, len(sc.Limits) > 0, fleet)
 	if err != nil {
@@ -85,12 +86,7 @@ func runFleetPipelined(sc *Scenario, algorithm string, layers []LimitSpec, seed 
 			flush()
 		}
 	}
-	for _, src := range sc.sources(NewRNG(seed)) {
-		f := &sinkFeeder{src: src, sink: sink}
-		if src.Next(&f.req) {
-			loop.At(f.req.At, f)
-		}
-	}
+	feedAll(sc, seed, &loop, sink)
 	loop.Run(sc.Horizon())
 	flush()
 	if writeErr != nil {

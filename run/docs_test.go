@@ -1,9 +1,11 @@
-package scenario
+package run
 
 import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/rlsim/rlsim/scenario"
 )
 
 // The cluster example in docs/distributed.md parses and runs, so the docs cannot drift
@@ -18,7 +20,7 @@ func TestDistributedDocExample(t *testing.T) {
 	if !ok || !ok2 {
 		t.Fatal("no yaml block in docs/distributed.md")
 	}
-	sc, err := Parse("docs/distributed.md", []byte(example))
+	sc, err := scenario.Parse("docs/distributed.md", []byte(example))
 	if err != nil {
 		t.Fatal(err)
 	}

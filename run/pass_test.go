@@ -1,4 +1,4 @@
-package scenario
+package run
 
 import (
 	"reflect"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/scenario"
 	"github.com/rlsim/rlsim/sim"
 	"github.com/rlsim/rlsim/traffic"
 )
@@ -14,12 +15,12 @@ import (
 // The results must not depend on how the algorithms are spread over workers.
 func TestParallelRunEqualsSequential(t *testing.T) {
 	for _, name := range []string{"steady-poisson", "boundary-burst", "sliding-estimate"} {
-		sc, err := Load(name)
+		sc, err := scenario.Load(name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if name == "steady-poisson" {
-			sc.Duration = Duration(20 * time.Second)
+			sc.Duration = scenario.Duration(20 * time.Second)
 		}
 		want, err := Run(sc, Options{Workers: 1, Memory: true})
 		if err != nil {
@@ -62,7 +63,7 @@ func TestPassGroupsCoverEveryLimiterOnce(t *testing.T) {
 func TestHotPathDoesNotAllocate(t *testing.T) {
 	// Over the limit on every key, so every per-key window meets its bound within the
 	// warm-up (below the limit a rare peak can still double a window later on).
-	sc, err := Parse("hot.yaml", []byte(`name: hot
+	sc, err := scenario.Parse("hot.yaml", []byte(`name: hot
 duration: 5m
 policy: {limit: 4, window: 10s}
 traffic:
@@ -99,7 +100,7 @@ traffic:
 
 func TestKeySpaceNumbersGeneratedKeysAndUnifiesNames(t *testing.T) {
 	src := func(prefix string, keys int) traffic.Source {
-		return traffic.NewPoisson(traffic.Poisson{Rate: 1, Keys: keys, KeyPrefix: prefix, End: time.Second}, NewRNG(1))
+		return traffic.NewPoisson(traffic.Poisson{Rate: 1, Keys: keys, KeyPrefix: prefix, End: time.Second}, sim.NewRNG(1, sim.RunStream))
 	}
 	ks := newKeySpace([]traffic.Source{src("user_", 100), src("ip_", 10), src("user_", 200)})
 	if ks.planned() != 210 {
@@ -136,7 +137,7 @@ func TestKeySpaceNumbersGeneratedKeysAndUnifiesNames(t *testing.T) {
 // meets its bound early (below the limit the high-water creeps up with rare peaks, in
 // steps of a doubling, until it meets the same bound).
 func TestMemoryGrowsWithKeysNotRequests(t *testing.T) {
-	sc, err := Parse("mem.yaml", []byte(`name: mem
+	sc, err := scenario.Parse("mem.yaml", []byte(`name: mem
 duration: 2m
 policy: {limit: 4, window: 10s}
 traffic:
@@ -146,7 +147,7 @@ traffic:
 		t.Fatal(err)
 	}
 	held := func(d time.Duration) *report.Memory {
-		sc.Duration = Duration(d)
+		sc.Duration = scenario.Duration(d)
 		rep, err := Run(sc, Options{Memory: true})
 		if err != nil {
 			t.Fatal(err)
@@ -163,12 +164,12 @@ traffic:
 }
 
 func TestMillionKeysIsHeavyAndAsAdvertised(t *testing.T) {
-	sc, err := Load("million-keys")
+	sc, err := scenario.Load("million-keys")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := sc.Traffic[0].Poisson
-	if !sc.Heavy || p == nil || p.Keys != 1_000_000 || p.Popularity != "zipf" || len(sc.Algorithms) != 0 {
+	p, ok := sc.Traffic[0].Spec.(*scenario.PoissonSpec)
+	if !sc.Heavy || !ok || p.Keys != 1_000_000 || p.Popularity != "zipf" || len(sc.Algorithms) != 0 {
 		t.Fatalf("million-keys: heavy=%v traffic=%+v algorithms=%v", sc.Heavy, p, sc.Algorithms)
 	}
 	if n := p.Rate * time.Duration(sc.Duration).Seconds(); n < 9.99e6 || n > 10.01e6 {

@@ -1,4 +1,4 @@
-package scenario
+package run
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/cluster"
 	"github.com/rlsim/rlsim/internal/redistest"
+	"github.com/rlsim/rlsim/scenario"
+	"github.com/rlsim/rlsim/sim"
 	"github.com/rlsim/rlsim/store"
 )
 
@@ -26,13 +28,13 @@ import (
 // is the same length here), and sets maxmemory to that plus the variant's maxmemory plus
 // what the server uses beyond: its keys then get the variant's maxmemory, as in the model.
 func TestEvictionScenarioMatchesARealServer(t *testing.T) {
-	sc, err := Load("cluster-eviction")
+	sc, err := scenario.Load("cluster-eviction")
 	if err != nil {
 		t.Fatal(err)
 	}
 	o := Options{}
-	pol, layers, seed := o.Policy(sc), sc.layerPolicies(o), sc.SeedOr(DefaultSeed)
-	variants := sc.fleetVariants(pol)
+	pol, layers, seed := o.Policy(sc), layerPolicies(sc, o), sc.SeedOr(scenario.DefaultSeed)
+	variants := fleetVariants(sc, pol)
 	const alg, prefix = "fixed-window", "rlsim-eviction-test:"
 	ctx := context.Background()
 	for _, name := range []string{"lru-224kb", "noeviction-open"} {
@@ -58,14 +60,14 @@ func TestEvictionScenarioMatchesARealServer(t *testing.T) {
 			e := ev
 			e.Server = server
 			v.cfg.Eviction, v.cfg.Prefix = &e, prefix
-			fleet, err := cluster.New(v.cfg, alg, pol, st, NewRNG(seed^uint64(i+1)*0x9e3779b97f4a7c15))
+			fleet, err := cluster.New(v.cfg, alg, pol, st, sim.NewRNG(seed^uint64(i+1)*0x9e3779b97f4a7c15, sim.RunStream))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if _, err := runOneWith(sc, alg, layers, seed, nil, nil, &sampled{Fleet: fleet, each: each}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := fleet.Finish(name); err != nil {
+			if _, err := fleet.Finish(); err != nil {
 				t.Fatal(err)
 			}
 			return fleet.Designs()

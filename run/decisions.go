@@ -1,0 +1,37 @@
+package run
+
+import (
+	"encoding/csv"
+	"strconv"
+
+	"github.com/rlsim/rlsim/traffic"
+)
+
+// DecisionWriter streams the per-request decisions file:
+// t_ns,key,cost,algorithm,allowed,reference_allowed,scenario.
+type DecisionWriter struct {
+	w      *csv.Writer
+	header bool
+	row    [7]string
+}
+
+// NewDecisionWriter writes decisions as CSV to w; call Flush when done.
+func NewDecisionWriter(w *csv.Writer) *DecisionWriter { return &DecisionWriter{w: w} }
+
+func (d *DecisionWriter) write(scenarioName, algorithm string, r *traffic.Request, key string, allowed, ref bool) error {
+	if !d.header {
+		d.header = true
+		if err := d.w.Write([]string{"t_ns", "key", "cost", "algorithm", "allowed", "reference_allowed", "scenario"}); err != nil {
+			return err
+		}
+	}
+	d.row = [7]string{strconv.FormatInt(int64(r.At), 10), key, strconv.FormatInt(r.Cost, 10), algorithm,
+		strconv.FormatBool(allowed), strconv.FormatBool(ref), scenarioName}
+	return d.w.Write(d.row[:])
+}
+
+// Flush writes out what is buffered and reports the first write error.
+func (d *DecisionWriter) Flush() error {
+	d.w.Flush()
+	return d.w.Error()
+}

@@ -1,0 +1,294 @@
+package run
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/cluster"
+	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/scenario"
+	"github.com/rlsim/rlsim/sim"
+	"github.com/rlsim/rlsim/store"
+)
+
+// fleetVariant is one fleet a cluster scenario runs.
+type fleetVariant struct {
+	name string
+	cfg  cluster.Config
+}
+
+// fleetVariants builds the fleet configurations of a cluster scenario, in file order,
+// the fleet's defaults applied.
+func fleetVariants(s *scenario.Scenario, pol algorithms.Policy) []fleetVariant {
+	c := s.Cluster
+	epoch := s.EpochTime()
+	base := cluster.Config{
+		Nodes: *c.Nodes, Balancer: c.Balancer, Placement: c.Placement, LocalRecompute: c.LocalRecompute,
+		Lease: c.Lease, LeaseTTL: time.Duration(c.LeaseTTL), TTLWindowKey: c.NonatomicKey == "ttl-window",
+		Clock: c.Clock, Epoch: epoch.UnixNano(), Breaker: breakerOf(c.Breaker),
+	}
+	if c.StoreTimeout != nil {
+		base.StoreTimeout = time.Duration(*c.StoreTimeout)
+	}
+	if c.Guard != nil {
+		base.Guard = c.Guard.Policy()
+	}
+	for _, st := range c.Scale {
+		base.Scale = append(base.Scale, cluster.Scale{At: st.At.Resolve(epoch), Nodes: st.Nodes})
+	}
+	for _, ft := range s.Faults {
+		switch {
+		case ft.Outage != nil:
+			base.Outages = append(base.Outages, cluster.Outage{At: ft.Outage.At.Resolve(epoch), For: time.Duration(ft.Outage.For), Policy: ft.Outage.Policy})
+		case ft.Latency != nil:
+			base.Latency = time.Duration(ft.Latency.RoundTrip)
+		case ft.Skew != nil:
+			base.Skew = time.Duration(ft.Skew.Max)
+		case ft.Crash != nil:
+			base.CrashProbability = ft.Crash.Probability
+		}
+	}
+	designBase(s, &base)
+	if len(c.Variants) == 0 {
+		base = base.WithDefaults(pol)
+		return []fleetVariant{{name: base.Placement, cfg: base}}
+	}
+	var out []fleetVariant
+	for _, v := range c.Variants {
+		cfg := base
+		cfg.Outages = slices.Clone(base.Outages)
+		if v.Nodes != nil {
+			cfg.Nodes = *v.Nodes
+		}
+		cfg.Balancer = or(v.Balancer, cfg.Balancer)
+		cfg.Placement = or(v.Placement, cfg.Placement)
+		if v.LocalRecompute != nil {
+			cfg.LocalRecompute = *v.LocalRecompute
+		}
+		if v.Lease != nil {
+			cfg.Lease = *v.Lease
+		}
+		if v.NonatomicKey != "" {
+			cfg.TTLWindowKey = v.NonatomicKey == "ttl-window"
+		}
+		if v.Crash != nil {
+			cfg.CrashProbability = *v.Crash
+		}
+		if v.Latency != nil {
+			cfg.Latency = time.Duration(*v.Latency)
+		}
+		if v.StoreTimeout != nil {
+			cfg.StoreTimeout = time.Duration(*v.StoreTimeout)
+		}
+		if v.Breaker != nil {
+			cfg.Breaker = breakerOf(v.Breaker)
+		}
+		cfg.Clock = or(v.Clock, cfg.Clock)
+		if v.Skew != nil {
+			cfg.Skew = time.Duration(*v.Skew)
+		}
+		if v.OutagePolicy != "" {
+			for i := range cfg.Outages {
+				cfg.Outages[i].Policy = v.OutagePolicy
+			}
+		}
+		designVariant(&cfg, v)
+		out = append(out, fleetVariant{name: v.Name, cfg: cfg.WithDefaults(pol)})
+	}
+	return out
+}
+
+// clusterAlgorithms are the algorithms a fleet variant runs: the placements with a fixed
+// mechanism (leased, shared-nonatomic) run once; the shared ones only the algorithms the
+// store has a script for, shared-racy those with a read-decide-write form, global-sync
+// those kept as window counts, and a store under memory pressure those whose keys it has
+// a memory model of (not the sliding log's sorted set); the others are left out of that
+// variant's rows.
+func clusterAlgorithms(cfg cluster.Config, algs []string) []string {
+	switch cfg.Placement {
+	case "leased":
+		return []string{"token-bucket"}
+	case "shared-nonatomic":
+		return []string{"fixed-window"}
+	case "shared-racy":
+		return keep(algs, cluster.RacyAlgorithms)
+	case "global-sync":
+		return keep(algs, cluster.GlobalAlgorithms)
+	case "shared", "two-tier":
+		algs = keep(algs, store.Algorithms)
+		if cfg.Eviction != nil {
+			algs = slices.DeleteFunc(algs, func(a string) bool { return a == "sliding-log" })
+		}
+		return algs
+	}
+	return algs
+}
+
+// keep is the algorithms of algs that supported holds, in algs' order.
+func keep(algs, supported []string) []string {
+	var out []string
+	for _, a := range algs {
+		if slices.Contains(supported, a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// openStore opens the scenario's store face for one run.
+func openStore(s *scenario.Scenario) (store.Store, error) {
+	switch s.Cluster.Store {
+	case "miniredis":
+		return store.NewMiniredis()
+	case "redis":
+		r, err := store.NewRedis(s.Cluster.RedisURL)
+		if err != nil {
+			return nil, fmt.Errorf("scenario %s: cluster.redis_url: %w", s.Name, err)
+		}
+		return r, nil
+	}
+	return store.NewModel(), nil
+}
+
+// runFleets runs every fleet variant with every algorithm it takes.
+func runFleets(sc *scenario.Scenario, rep *report.Report, pol algorithms.Policy, layers []scenario.LimitSpec, algs []string, seed uint64, o Options) error {
+	rep.Results = []report.Result{} // a list in JSON even when no algorithm fits a variant
+	for vi, v := range fleetVariants(sc, pol) {
+		for _, alg := range clusterAlgorithms(v.cfg, algs) {
+			res, err := runFleet(sc, v, vi, alg, pol, layers, seed, o)
+			if err != nil {
+				return err
+			}
+			rep.Results = append(rep.Results, res)
+		}
+	}
+	return nil
+}
+
+func runFleet(sc *scenario.Scenario, v fleetVariant, vi int, alg string, pol algorithms.Policy, layers []scenario.LimitSpec, seed uint64, o Options) (report.Result, error) {
+	st, err := openStore(sc)
+	if err != nil {
+		return report.Result{}, err
+	}
+	defer st.Close()
+	redisFace, onRedis := st.(*store.Redis)
+	if onRedis && o.StoreStats != nil {
+		defer func() {
+			o.StoreStats.ScriptCalls += redisFace.ScriptCalls()
+			o.StoreStats.RoundTrips += redisFace.RoundTrips()
+		}()
+	}
+	cfg := v.cfg
+	cfg.Prefix = fmt.Sprintf("%s%s:%d:%s:", sc.Cluster.Prefix, sc.Name, vi, alg)
+	if r, ok := st.(*store.Redis); ok && st.Name() == "redis" {
+		// Touch only keys this run writes: refuse a prefix someone already uses, and
+		// delete what the run wrote when it ends.
+		keys, err := r.Keys(cfg.Prefix)
+		if err != nil {
+			return report.Result{}, err
+		}
+		if len(keys) > 0 {
+			return report.Result{}, fmt.Errorf("scenario %s: keys under %q already exist on the Redis server; refusing to touch them", sc.Name, cfg.Prefix)
+		}
+		defer func() {
+			if keys, err := r.Keys(cfg.Prefix); err == nil {
+				names := make([]string, len(keys))
+				for i, k := range keys {
+					names[i] = k.Name
+				}
+				r.Delete(names...)
+			}
+		}()
+	}
+	fleet, err := cluster.New(cfg, alg, pol, st, sim.NewRNG(seed^uint64(vi+1)*0x9e3779b97f4a7c15, sim.RunStream))
+	if err != nil {
+		return report.Result{}, fmt.Errorf("scenario %s: cluster variant %s, %s: %w", sc.Name, v.name, alg, err)
+	}
+	fleet.SetLabel(v.name)
+	meter := report.NewFleetMeter(pol.Limit, pol.Window)
+	meter.After(eventTimes(cfg))
+	// The two types have the same fields: a conversion, not a copy per decision.
+	fleet.Observe(func(o *cluster.Observation) { meter.Observe((*report.FleetDecision)(o)) })
+	var res report.Result
+	if onRedis && o.Pipeline > 1 && fleet.Pipelines() {
+		res, err = runFleetPipelined(sc, alg, layers, seed, o.Decisions, fleet, o.Pipeline)
+	} else {
+		res, err = runOneWith(sc, alg, layers, seed, o.Decisions, nil, fleet)
+	}
+	if err != nil {
+		return res, err
+	}
+	res.Algorithm = fleet.Algorithm()
+	stats, err := fleet.Finish()
+	if err != nil {
+		return res, fmt.Errorf("scenario %s: cluster variant %s, %s: store: %w", sc.Name, v.name, alg, err)
+	}
+	res.Distributed = fleetFigures(v, stats, meter)
+	res.Distributed.EffectiveLimit = res.PeakWindowAdmitted
+	addDesigns(res.Distributed, v.cfg, fleet.Designs(), res.Requests)
+	return res, nil
+}
+
+// fleetFigures are a fleet variant's figures: the fleet's own facts and its meter's.
+func fleetFigures(v fleetVariant, s cluster.Stats, m *report.FleetMeter) *report.Distributed {
+	d := &report.Distributed{
+		Variant: v.name, Placement: v.cfg.Placement, Balancer: v.cfg.Balancer, Nodes: v.cfg.Nodes, NodesMax: s.NodesMax,
+		Store: s.Store, Skew: report.Duration(v.cfg.Skew), GuardLimit: s.GuardLimit, Alerts: s.Alerts, Alert: s.Alert,
+		BlockedForever: s.BlockedForever, LeakedKeys: s.LeakedKeys, LeakedBytes: s.LeakedBytes,
+		StoreLatencyMS: float64(v.cfg.Latency) / float64(time.Millisecond),
+		BreakerOpens:   s.BreakerOpens, StaleReads: s.StaleReads, LostWrites: s.LostWrites,
+		Events: fleetEvents(v.cfg),
+	}
+	if v.cfg.UsesStore() {
+		d.Clock = v.cfg.Clock
+	}
+	m.Fill(d)
+	return d
+}
+
+// fleetEvents are a fleet's outages and node-count changes, in time order.
+func fleetEvents(cfg cluster.Config) []report.FleetEvent {
+	var out []report.FleetEvent
+	for _, o := range cfg.Outages {
+		e := report.FleetEvent{At: o.At, For: o.For, Policy: o.Policy}
+		if o.Nodes > 0 {
+			e.Label = fmt.Sprintf("nodes 0–%d cut off", o.Nodes-1)
+		}
+		out = append(out, e)
+	}
+	if cfg.UsesStore() {
+		for _, f := range cfg.Failovers {
+			out = append(out, report.FleetEvent{At: f.At, Label: fmt.Sprintf("failover (lag %s)", f.Lag)})
+		}
+		for _, r := range cfg.Reshards {
+			out = append(out, report.FleetEvent{At: r.At, For: r.For, Label: "slots on the move"})
+		}
+	}
+	nodes := cfg.Nodes
+	for _, st := range cfg.Scale {
+		if st.Nodes != nodes { // a step to the count the fleet already has changes nothing
+			out = append(out, report.FleetEvent{At: st.At, Nodes: st.Nodes})
+			nodes = st.Nodes
+		}
+	}
+	slices.SortStableFunc(out, func(a, b report.FleetEvent) int { return cmp.Compare(a.At, b.At) })
+	return out
+}
+
+// breakerOf is the circuit breaker a cluster section or variant asks for, or nil.
+func breakerOf(b *scenario.BreakerSpec) *cluster.Breaker {
+	if b == nil {
+		return nil
+	}
+	return &cluster.Breaker{Failures: b.Failures, OpenFor: time.Duration(b.OpenFor)}
+}
+
+func or(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
