@@ -411,6 +411,9 @@ func (f *Fleet) raise(oi int, o *Outage) {
 		"fail-open-local": fmt.Sprintf("nodes fall back to their local guard of %d per %s per key", f.guard.Limit, f.guard.Window),
 	}[o.Policy]
 	if o.Nodes > 0 {
+		if f.gs != nil && f.gs.sync > 0 {
+			what = "nodes decide alone, from their last read of the counts and their own hits"
+		}
 		f.alert = fmt.Sprintf("nodes 0–%d cut off at %s for %s; they %s", o.Nodes-1, o.At, o.For, strings.TrimPrefix(what, "nodes "))
 		return
 	}
