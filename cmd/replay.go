@@ -38,6 +38,7 @@ type replayOptions struct {
 	window     time.Duration
 	burst      int64
 	timeScale  float64
+	tables     tableOptions
 }
 
 func newReplayCmd(g *globalOptions, streams IO) *cobra.Command {
@@ -78,6 +79,7 @@ under --out (a folder named after the log) and index.html over them.`,
 	g.addOutFlags(c)
 	g.addSeedFlag(c)
 	g.addDecisionsFlag(c)
+	o.tables.addFlags(c)
 	return c
 }
 
@@ -115,7 +117,7 @@ func (o *replayOptions) validate() error {
 	if !(o.timeScale > 0) || o.timeScale > 1e6 {
 		return usagef("--time-scale: must be a positive factor, got %g", o.timeScale)
 	}
-	return nil
+	return o.tables.check(o.format)
 }
 
 func runReplay(o *replayOptions, streams IO) error {
@@ -171,11 +173,11 @@ func runReplay(o *replayOptions, streams IO) error {
 		}
 	}
 	var buf bytes.Buffer
-	if err := renderReports(&buf, o.format, []*report.Report{rep}); err != nil {
+	if err := renderReports(&buf, o.format, []*report.Report{rep}, o.tables.choice(), false); err != nil {
 		return err
 	}
 	if o.out != "" {
-		if err := writeResults(o.out, chartFormats, []*report.Report{rep}); err != nil {
+		if err := writeResults(o.out, chartFormats, []*report.Report{rep}, nil); err != nil {
 			return err
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"gonum.org/v1/plot/vg"
@@ -97,39 +96,41 @@ func (a *afterEvents) fill(d *Distributed, limit int64) {
 	}
 }
 
-// designCells are a fleet result's cells under the fleet table's last columns —
-// peer_hops, peer_messages, free_passes, evicted — "-" where the design is not in play.
-func designCells(d *Distributed) []string {
-	hops, messages := "-", "-"
-	if d.Placement == "owner" || d.PeerHops > 0 || d.PeerMessages > 0 {
-		hops = strconv.FormatFloat(d.PeerHops, 'f', 3, 64)
-		messages = strconv.FormatFloat(d.PeerMessages, 'f', 3, 64)
-	}
-	free := "-"
-	if d.Failovers+d.Reshards > 0 || d.EvictionPolicy != "" {
-		free = strconv.FormatInt(d.FreePasses, 10)
-	}
-	evicted := "-"
-	if d.EvictionPolicy != "" {
-		evicted = strconv.FormatInt(d.EvictedKeys, 10)
-		if d.EvictionPolicy == "noeviction" {
-			evicted = "oom " + strconv.FormatInt(d.OOMErrors, 10)
-		}
-	}
-	return []string{hops, messages, free, evicted}
+// peersInPlay reports whether a fleet's nodes talk to each other: owners forward to, or
+// global-sync nodes exchange with, their peers.
+func peersInPlay(d *Distributed) bool {
+	return d.Placement == "owner" || d.SyncTo == "owner" || d.PeerHops > 0 || d.PeerMessages > 0
 }
 
-// designCSVCells are a result's cells under the results CSV's last columns (those of
-// fleetCSVColumns from peer_hops on).
-func designCSVCells(d *Distributed) []string {
-	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	i := func(v int64) string { return strconv.FormatInt(v, 10) }
-	return []string{
-		f(d.PeerHops), f(d.PeerMessages), d.Forward, f(time.Duration(d.Sync).Seconds()), d.SyncTo, i(d.SyncExchanges), i(d.OwnershipMoves),
-		f(d.MembershipOverAdmission), i(int64(d.Failovers)), i(int64(d.Reshards)), f(time.Duration(d.FailoverLag).Seconds()), f(d.FailoverOverAdmission),
-		i(d.FreePasses), i(d.FreePassKeys), i(d.MaxMemory), d.EvictionPolicy, i(d.EvictedKeys), i(d.OOMErrors),
-		i(d.StoreKeysMax), i(d.StoreBytesMax), i(int64(d.PartitionedNodes)),
-	}
+// storeLosesCounts reports whether a fleet's store can forget counts: it fails over, moves
+// slots or evicts.
+func storeLosesCounts(d *Distributed) bool {
+	return d.Failovers+d.Reshards > 0 || d.EvictionPolicy != ""
+}
+
+// designCSVCells fills a fleet result's row under the results CSV's design columns.
+func designCSVCells(row *csvRow, d *Designs) {
+	row.float("peer_hops", d.PeerHops)
+	row.float("peer_messages", d.PeerMessages)
+	row.set("forward", d.Forward)
+	row.float("sync_s", time.Duration(d.Sync).Seconds())
+	row.set("sync_to", d.SyncTo)
+	row.int("sync_exchanges", d.SyncExchanges)
+	row.int("ownership_moves", d.OwnershipMoves)
+	row.float("membership_over_admission", d.MembershipOverAdmission)
+	row.int("failovers", int64(d.Failovers))
+	row.int("reshards", int64(d.Reshards))
+	row.float("failover_lag_s", time.Duration(d.FailoverLag).Seconds())
+	row.float("failover_over_admission", d.FailoverOverAdmission)
+	row.int("free_passes", d.FreePasses)
+	row.int("free_pass_keys", d.FreePassKeys)
+	row.int("maxmemory", d.MaxMemory)
+	row.set("eviction_policy", d.EvictionPolicy)
+	row.int("evicted_keys", d.EvictedKeys)
+	row.int("oom_errors", d.OOMErrors)
+	row.int("store_keys_max", d.StoreKeysMax)
+	row.int("store_bytes_max", d.StoreBytesMax)
+	row.int("partitioned_nodes", int64(d.PartitionedNodes))
 }
 
 // designParam is a design's parameter a report's variants may sweep, drawn against its
