@@ -36,7 +36,10 @@ func Start(t testing.TB, args ...string) (url string, port int) {
 	}
 	port = l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	cmd := exec.Command(bin, append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"}, args...)...)
+	// A replica writes the RDB of its full resynchronisation to its directory even without
+	// --save: a directory of its own keeps it out of the package's.
+	dir := t.TempDir()
+	cmd := exec.Command(bin, append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir}, args...)...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
