@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/rlsim/rlsim/report/chart"
 )
 
 func designReport(d ...Distributed) *Report {
@@ -81,5 +83,31 @@ func TestFleetTableShowsTheDesignsInPlay(t *testing.T) {
 				t.Errorf("%s: %v shows %s", c.name, tb.Names, n)
 			}
 		}
+	}
+}
+
+// A design's parameter is drawn only when the report runs it at two values or more, and
+// only the lines run at two values or more: the others stay in the table.
+func TestDesignFiguresDrawOnlyWhatVaries(t *testing.T) {
+	gs := func(nodes int, sync time.Duration, limit int64) Distributed {
+		return Distributed{Placement: "global-sync", Nodes: nodes, NodesMax: nodes, EffectiveLimit: limit,
+			Designs: Designs{Sync: Duration(sync), SyncTo: "store", SyncExchanges: 100}}
+	}
+	r := designReport(gs(10, 100*time.Millisecond, 109), gs(10, time.Second, 147), gs(3, time.Second, 133), gs(10, 0, 100))
+	figs := DesignFigures(r)
+	if len(figs) != 1 || figs[0].Name != "sync" {
+		t.Fatalf("figures %v, want the sync chart alone", figs)
+	}
+	for _, p := range figs[0].Panels {
+		lp := p.(chart.LinePanel)
+		if len(lp.Series) != 1 || lp.Series[0].Name != "sliding-window, 10 nodes, to the store" || len(lp.Series[0].Points) != 2 {
+			t.Fatalf("panel %q: %+v", lp.Title, lp.Series)
+		}
+	}
+	if y := figs[0].Panels[0].(chart.LinePanel).Series[0].Points; y[0].X != 100 || y[0].Y != 109 || y[1].X != 1000 || y[1].Y != 147 {
+		t.Errorf("effective limit against sync (ms): %+v", y)
+	}
+	if figs := DesignFigures(designReport(gs(10, time.Second, 147), gs(3, time.Second, 133))); len(figs) != 0 {
+		t.Errorf("one sync value drew %d figures", len(figs))
 	}
 }
