@@ -206,6 +206,10 @@ var fleetTableColumns = []column[Result]{
 		d := fleetOf(x)
 		return dashUnless(d.FreePasses, storeLosesCounts(d))
 	}},
+	{name: "free_pass_keys", header: "keys with\na free pass", cell: func(x Result) string {
+		d := fleetOf(x)
+		return dashUnless(d.FreePassKeys, storeLosesCounts(d))
+	}},
 	{name: "evicted_keys", header: "evicted\nor OOM", cell: func(x Result) string {
 		// Under noeviction nothing is evicted: the cell counts the writes refused instead.
 		d := fleetOf(x)
@@ -217,6 +221,14 @@ var fleetTableColumns = []column[Result]{
 	{name: "oom_errors", header: "OOM\nrefusals", cell: func(x Result) string {
 		d := fleetOf(x)
 		return dashUnless(d.OOMErrors, d.EvictionPolicy == "noeviction")
+	}},
+	{name: "store_keys_max", header: "store keys,\nmost", cell: func(x Result) string {
+		d := fleetOf(x)
+		return dashUnless(d.StoreKeysMax, d.EvictionPolicy != "")
+	}},
+	{name: "ownership_moves", header: "keys\nmoved", cell: func(x Result) string {
+		d := fleetOf(x)
+		return dashUnless(d.OwnershipMoves, d.Placement == "owner" || d.SyncTo == "owner")
 	}},
 }
 
