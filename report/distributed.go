@@ -202,6 +202,14 @@ var fleetTableColumns = []column[Result]{
 		d := fleetOf(x)
 		return floatUnless(d.PeerMessages, 3, peersInPlay(d))
 	}},
+	{name: "membership_over_admission", header: "after a\nnode change", cell: func(x Result) string {
+		d := fleetOf(x)
+		return floatUnless(d.MembershipOverAdmission, 2, d.NodesMax != d.Nodes && (d.Placement == "owner" || d.SyncTo == "owner"))
+	}},
+	{name: "failover_over_admission", header: "after a\nfailover", cell: func(x Result) string {
+		d := fleetOf(x)
+		return floatUnless(d.FailoverOverAdmission, 2, d.Failovers+d.Reshards > 0)
+	}},
 	{name: "free_passes", header: "free\npasses", cell: func(x Result) string {
 		d := fleetOf(x)
 		return dashUnless(d.FreePasses, storeLosesCounts(d))
@@ -272,6 +280,7 @@ func fleetPreferred(r *Report) []string {
 		when(d(func(d *Distributed) bool { return d.BlockedForever > 0 || d.LeakedKeys > 0 }), "blocked_forever", "leaked_keys"),
 		when(d(func(d *Distributed) bool { return d.Placement == "shared-racy" }), "stale_reads"),
 		when(d(storeLosesCounts), "free_passes"),
+		when(d(func(d *Distributed) bool { return d.Failovers+d.Reshards > 0 }), "failover_over_admission"),
 		when(d(func(d *Distributed) bool { return d.EvictionPolicy != "" }), "evicted_keys"),
 		when(d(peersInPlay), "peer_hops", "added_latency_ms", "peer_messages"),
 		[]string{"store_round_trips"},

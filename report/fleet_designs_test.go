@@ -58,7 +58,7 @@ func TestFleetTableShowsTheDesignsInPlay(t *testing.T) {
 			[]string{"peer_hops", "peer_messages", "added_latency_ms", "legit_reject_rate", "effective_limit", "nodes"},
 			[]string{"free_passes", "evicted_keys"}},
 		{"failover", Distributed{Placement: "shared", Nodes: 10, NodesMax: 10, Designs: Designs{Failovers: 1, FreePasses: 8}},
-			[]string{"free_passes"}, []string{"peer_hops", "evicted_keys"}},
+			[]string{"free_passes", "failover_over_admission"}, []string{"peer_hops", "evicted_keys", "membership_over_admission"}},
 		{"lru", Distributed{Placement: "shared", Nodes: 10, NodesMax: 10, Designs: Designs{EvictionPolicy: "allkeys-lru", EvictedKeys: 7060}},
 			[]string{"free_passes", "evicted_keys"}, []string{"oom_errors"}},
 		{"noeviction", Distributed{Placement: "shared", Nodes: 10, NodesMax: 10, Designs: Designs{EvictionPolicy: "noeviction", OOMErrors: 6744}},
