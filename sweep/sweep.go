@@ -90,7 +90,7 @@ func apply(s *setting, name, value string) error {
 			return fmt.Errorf("want a whole number, got %q", value)
 		}
 		s.opts.Seed = &n
-	case "cluster.sync", "cluster.sync_to", "cluster.nodes":
+	case "cluster.sync", "cluster.sync_to", "cluster.nodes", "cluster.failover_lag", "cluster.maxmemory", "cluster.eviction_policy":
 		return applyCluster(&s.cluster, name, value)
 	default:
 		return fmt.Errorf("unknown parameter %q", name)
