@@ -131,12 +131,23 @@ type Scale struct {
 
 // Outage makes the store unreachable over [At, At+For); nodes decide by Policy meanwhile.
 // With Nodes > 0 it is a partition: only nodes 0..Nodes-1 are cut off — from the store
-// and from the other nodes — and the rest carry on as before.
+// and from the other nodes, or only from what Cut names — and the rest carry on as before.
 type Outage struct {
 	At, For time.Duration
 	Policy  string
 	Nodes   int
+	// Cut is what a partition cuts its nodes off from: CutStore, CutPeers, or both ("").
+	Cut string
 }
+
+// What a partition cuts its nodes off from (Outage.Cut); "" is both.
+const (
+	CutStore = "store"
+	CutPeers = "peers"
+)
+
+// PartitionCuts are the values a scenario's partition may give for what it cuts.
+var PartitionCuts = []string{"both", CutStore, CutPeers}
 
 // MaxNodes bounds a fleet so that a typo cannot ask for a billion nodes.
 const MaxNodes = 100_000
@@ -185,6 +196,9 @@ func (c *Config) Validate() error {
 		}
 		if o.Nodes < 0 || o.Nodes > MaxNodes {
 			return fmt.Errorf("outages[%d].nodes: must be between 0 and %d, got %d", i, MaxNodes, o.Nodes)
+		}
+		if o.Cut != "" && (o.Nodes == 0 || o.Cut != CutStore && o.Cut != CutPeers) {
+			return fmt.Errorf("outages[%d].cut: %q needs a partition (nodes > 0) and one of %s or %s", i, o.Cut, CutStore, CutPeers)
 		}
 		if !slices.Contains(OutagePolicies, o.Policy) {
 			return fmt.Errorf("outages[%d].policy: unknown policy %q (want one of %s)", i, o.Policy, strings.Join(OutagePolicies, ", "))

@@ -174,12 +174,13 @@ func (f *Fleet) storeReply(t *ticket, r store.Reply, err error) algorithms.Decis
 	return f.fromStore(r, err)
 }
 
-// outageFor returns the outage that cuts node off at elapsed, if any: a store outage
-// (all nodes; none for a placement without a store), or a partition that holds the node.
-func (f *Fleet) outageFor(node int, elapsed time.Duration) (int, *Outage) {
+// outageFor returns the outage that cuts node off from link (CutStore, CutPeers) at
+// elapsed, if any: a store outage (all nodes; none for a placement without a store), or a
+// partition that holds the node and cuts that link.
+func (f *Fleet) outageFor(node int, elapsed time.Duration, link string) (int, *Outage) {
 	for i := range f.cfg.Outages {
 		o := &f.cfg.Outages[i]
-		if o.Nodes == 0 && !f.cfg.UsesStore() || o.Nodes > 0 && node >= o.Nodes {
+		if o.Nodes == 0 && !f.cfg.UsesStore() || o.Nodes > 0 && (node >= o.Nodes || o.Cut != "" && o.Cut != link) {
 			continue
 		}
 		if elapsed >= o.At && elapsed < o.At+o.For {
@@ -187,4 +188,13 @@ func (f *Fleet) outageFor(node int, elapsed time.Duration) (int, *Outage) {
 		}
 	}
 	return -1, nil
+}
+
+// ownLink is the link a node's decisions depend on: the store's, or for the placements
+// without one (owner, global-sync to owners) its peers'.
+func (f *Fleet) ownLink() string {
+	if f.cfg.UsesStore() {
+		return CutStore
+	}
+	return CutPeers
 }

@@ -289,7 +289,7 @@ func (f *Fleet) begin(key uint32, now int64, cost int64) ticket {
 	ni := f.route(key)
 	nd := f.nodes[ni]
 	nodeNow := now + nd.skew
-	oi, outage := f.outageFor(ni, elapsed)
+	oi, outage := f.outageFor(ni, elapsed, f.ownLink())
 	if outage != nil && f.cfg.Placement != "local" && f.alerted <= oi {
 		f.raise(oi, outage)
 	}
@@ -414,7 +414,8 @@ func (f *Fleet) raise(oi int, o *Outage) {
 		if f.gs != nil && f.gs.sync > 0 {
 			what = "nodes decide alone, from their last read of the counts and their own hits"
 		}
-		f.alert = fmt.Sprintf("nodes 0–%d cut off at %s for %s; they %s", o.Nodes-1, o.At, o.For, strings.TrimPrefix(what, "nodes "))
+		from := map[string]string{CutStore: " from the store", CutPeers: " from their peers"}[o.Cut]
+		f.alert = fmt.Sprintf("nodes 0–%d cut off%s at %s for %s; they %s", o.Nodes-1, from, o.At, o.For, strings.TrimPrefix(what, "nodes "))
 		return
 	}
 	f.alert = fmt.Sprintf("store unreachable at %s for %s; %s", o.At, o.For, what)

@@ -247,11 +247,11 @@ func (f *Fleet) advanceGlobal(now int64) error {
 // partition of the node or, for target owner, of the key's owner.
 func (f *Fleet) cutOff(node int, name string, at int64) bool {
 	elapsed := time.Duration(at - f.cfg.Epoch)
-	if _, o := f.outageFor(node, elapsed); o != nil {
+	if _, o := f.outageFor(node, elapsed, f.ownLink()); o != nil {
 		return true
 	}
 	if f.gs.toOwner {
-		_, o := f.outageFor(f.gs.ring.owner(name), elapsed)
+		_, o := f.outageFor(f.gs.ring.owner(name), elapsed, CutPeers)
 		return o != nil
 	}
 	return false
@@ -411,9 +411,9 @@ func (f *Fleet) decideGlobalNow(t *ticket, name string, us, idx int64, owner boo
 	if !owner && f.cutOff(t.node, name, t.now) {
 		t.inOutage = true
 		t.wait = f.cfg.StoreTimeout
-		_, o := f.outageFor(t.node, time.Duration(t.now-f.cfg.Epoch))
+		_, o := f.outageFor(t.node, time.Duration(t.now-f.cfg.Epoch), f.ownLink())
 		if o == nil {
-			_, o = f.outageFor(g.ring.owner(name), time.Duration(t.now-f.cfg.Epoch))
+			_, o = f.outageFor(g.ring.owner(name), time.Duration(t.now-f.cfg.Epoch), CutPeers)
 		}
 		t.d = f.failover(o, t.nd, t.key, t.nodeNow, t.cost, false)
 		return

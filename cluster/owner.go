@@ -127,9 +127,9 @@ func (f *Fleet) decideOwned(t *ticket) {
 		return
 	}
 	elapsed := time.Duration(t.now - f.cfg.Epoch)
-	_, cut := f.outageFor(t.node, elapsed)
+	_, cut := f.outageFor(t.node, elapsed, CutPeers)
 	if cut == nil {
-		_, cut = f.outageFor(b, elapsed)
+		_, cut = f.outageFor(b, elapsed, CutPeers)
 	}
 	if cut != nil {
 		// The peer request cannot be made: the client waits out its timeout.

@@ -32,7 +32,7 @@ func designBase(s *scenario.Scenario, base *cluster.Config) {
 			b, _ := scenario.ParseBytes(ft.Eviction.MaxMemory)
 			base.Eviction = &cluster.Eviction{MaxMemory: b, Policy: ft.Eviction.Policy, OutagePolicy: ft.Eviction.OutagePolicy}
 		case ft.Partition != nil:
-			base.Outages = append(base.Outages, cluster.Outage{At: ft.Partition.At.Resolve(epoch), For: time.Duration(ft.Partition.For), Policy: ft.Partition.Policy, Nodes: ft.Partition.Nodes})
+			base.Outages = append(base.Outages, cluster.Outage{At: ft.Partition.At.Resolve(epoch), For: time.Duration(ft.Partition.For), Policy: ft.Partition.Policy, Nodes: ft.Partition.Nodes, Cut: partitionCut(ft.Partition.Cut)})
 		}
 	}
 	slices.SortStableFunc(base.Outages, func(a, b cluster.Outage) int { return int(a.At - b.At) })
@@ -146,4 +146,12 @@ func designFigures(cfg cluster.Config, f cluster.DesignFigures) report.Designs {
 		d.PartitionedNodes = max(d.PartitionedNodes, o.Nodes)
 	}
 	return d
+}
+
+// partitionCut is a scenario's partition cut as the fleet takes it: "both" is "".
+func partitionCut(cut string) string {
+	if cut == "both" {
+		return ""
+	}
+	return cut
 }

@@ -54,6 +54,7 @@ func (s *Scenario) applyDefaults(file string) {
 		}
 		if p := f.Partition; p != nil {
 			p.Policy = orDefault(p.Policy, "fail-closed")
+			p.Cut = orDefault(p.Cut, "both")
 		}
 		if e := f.Eviction; e != nil {
 			e.Policy = orDefault(e.Policy, "allkeys-lru")

@@ -72,6 +72,8 @@ type PartitionSpec struct {
 	For    Duration `yaml:"for"`
 	Nodes  int      `yaml:"nodes"`
 	Policy string   `yaml:"policy"`
+	// Cut is what the nodes lose: "both" (the default), "store" or "peers".
+	Cut string `yaml:"cut"`
 }
 
 // ParseBytes reads a memory size as Redis's configuration does: a whole number of bytes,
@@ -218,6 +220,9 @@ func (s *Scenario) validateDesignFault(file, f string, ft *FaultSpec, lastOutage
 		}
 		if !slices.Contains(cluster.OutagePolicies, p.Policy) {
 			return s.fail(file, f+".partition.policy", "unknown policy %q (want one of %s)", p.Policy, strings.Join(cluster.OutagePolicies, ", "))
+		}
+		if !slices.Contains(cluster.PartitionCuts, p.Cut) {
+			return s.fail(file, f+".partition.cut", "unknown cut %q (want one of %s)", p.Cut, strings.Join(cluster.PartitionCuts, ", "))
 		}
 		at := p.At.Resolve(epoch)
 		if at < *lastOutageEnd {

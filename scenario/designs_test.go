@@ -34,6 +34,7 @@ func TestBadDesignSectionsNamePositionAndField(t *testing.T) {
 		{"cluster: {placement: shared}\nfaults: [{reshard: {at: 1s, for: 1s, fraction: 1.5}}]\n", "faults[0].reshard.fraction: must be in (0, 1], got 1.5"},
 		{"cluster: {placement: shared}\nfaults: [{partition: {at: 1s, for: 1s}}]\n", "faults[0].partition.nodes: must be between 1 and 100000, got 0"},
 		{"cluster: {placement: shared}\nfaults: [{partition: {at: 1s, for: 1s, nodes: 2, policy: wait}}]\n", `faults[0].partition.policy: unknown policy "wait"`},
+		{"cluster: {placement: shared}\nfaults: [{partition: {at: 1s, for: 1s, nodes: 2, cut: cables}}]\n", `c.yaml:8:55: faults[0].partition.cut: unknown cut "cables" (want one of both, store, peers)`},
 		{"cluster: {placement: shared}\nfaults: [{outage: {at: 1s, for: 10s}}, {partition: {at: 5s, for: 1s, nodes: 1}}]\n", "faults[1].partition.at: partitions and outages must be in time order and not overlap"},
 		{"cluster: {placement: shared}\nfaults: [{partition: {at: 1s, for: 1s, nodes: 1}, failover: {at: 2s}}]\n", "faults[0]: each fault entry holds exactly one fault"},
 	}
