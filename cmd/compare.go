@@ -203,6 +203,7 @@ func runCompare(o *compareOptions, streams IO) error {
 			if err != nil {
 				return err
 			}
+			collectAfterHeavy(sc)
 			if err := addWorstOverAdmission(&worst, rep, sc.EpochTime(), o.worstBudget); err != nil {
 				return err
 			}
