@@ -131,6 +131,11 @@ func TestTheIssuesVerdicts(t *testing.T) {
 	if !strings.Contains(race.Command, "rlsim run ") {
 		t.Errorf("the race claim runs no fleet: %q", race.Command)
 	}
+	// cluster-placements shows one racy fleet beside the other placements; the claim is
+	// judged where the race is swept over node counts and latencies.
+	if race.Verdict != claims.Holds || !strings.Contains(race.Measured, "at 12 settings") {
+		t.Errorf("the race claim is not measured from the swept scenario: %s, %q", race.Verdict, race.Measured)
+	}
 }
 
 // TestCommandsPrintTheirFigures runs every command a claim cites, as a user would (its

@@ -428,6 +428,75 @@ var flips = map[string]func(Measurement) []flip{
 		}
 		return []flip{{at(0, 20), Holds}, {at(retryTruth, waveRatio*20), Depends}, {at(2*retryTruth, 20), DoesNotHold}}
 	},
+	"gubernator-single-owner": func(x Measurement) []flip {
+		m := x.(ownerExact)
+		at := func(effective int64, hops float64) ownerExact {
+			c := m
+			c.rows = []ownerRow{{variant: "a", effective: effective, hops: hops}}
+			return c
+		}
+		edge := int64(float64(m.limit) * (1 + ownerSlack))
+		return []flip{{at(edge, 0.9), Holds}, {at(edge+1, 0.9), DoesNotHold}, {at(m.limit, 1.5), DoesNotHold}}
+	},
+	"gubernator-batching": func(x Measurement) []flip {
+		m := x.(batching)
+		at := func(batched float64) batching {
+			c := m
+			c.direct, c.batched = 1, batched
+			return c
+		}
+		return []flip{{at(1 - batchingCut), Holds}, {at(0.99), HoldsWithCaveat}, {at(1), DoesNotHold}}
+	},
+	"gubernator-cache-loss": func(x Measurement) []flip {
+		m := x.(cacheLoss)
+		at := func(moved int64, over float64, window time.Duration) cacheLoss {
+			c := m
+			c.keys, c.moved, c.overAdmission, c.window = 100, moved, over, window
+			return c
+		}
+		return []flip{{at(50, 2, shortPeriod), Holds}, {at(50, 2, shortPeriod+1), HoldsWithCaveat}, {at(51, 2, shortPeriod), DoesNotHold}, {at(10, 1, shortPeriod), DoesNotHold}}
+	},
+	"gubernator-global": func(x Measurement) []flip {
+		m := x.(gubernatorGlobal)
+		at := func(zeroEffective int64, hops float64, effective int64) gubernatorGlobal {
+			c := m
+			c.points = []syncPoint{{effective: zeroEffective, hops: 0.9}, {sync: time.Second, effective: effective, hops: hops}}
+			return c
+		}
+		over := int64(float64(m.limit)*(1+syncSlack)) + 1
+		return []flip{{at(m.limit, 0, over), Holds}, {at(m.limit, 0.9, over), DoesNotHold}, {at(m.limit, 0, over-1), DoesNotHold}, {at(over, 0, over), DoesNotHold}}
+	},
+	"kong-sync-rate": func(x Measurement) []flip {
+		m := x.(kongSync)
+		over := int64(float64(m.limit)*(1+syncSlack)) + 1
+		at := func(efs ...int64) kongSync {
+			c := m
+			c.points = nil
+			for i, e := range efs {
+				c.points = append(c.points, syncPoint{sync: time.Duration(i) * time.Second, effective: e})
+			}
+			return c
+		}
+		return []flip{{at(m.limit, over, over), Holds}, {at(m.limit, over-1, over), HoldsWithCaveat}, {at(over, over, over), DoesNotHold}, {at(m.limit, m.limit, m.limit), DoesNotHold}}
+	},
+	"redis-async-replication": func(x Measurement) []flip {
+		m := x.(asyncReplication)
+		at := func(lostAt0, lostLate, freeLate int64) asyncReplication {
+			c := m
+			c.points = []lagPoint{{lost: lostAt0}, {lag: time.Second, lost: lostLate, freePasses: freeLate}}
+			return c
+		}
+		return []flip{{at(0, 1, 1), Holds}, {at(1, 1, 1), DoesNotHold}, {at(0, 0, 0), DoesNotHold}, {at(0, 1, 0), DoesNotHold}}
+	},
+	"redis-eviction": func(x Measurement) []flip {
+		m := x.(evictionFree)
+		at := func(smallFree, largeFree, oom int64) evictionFree {
+			c := m
+			c.points = []memPoint{{policy: "allkeys-lru", maxmemory: 1, freePass: smallFree}, {policy: "allkeys-lru", maxmemory: 2, freePass: largeFree}, {policy: "noeviction", oom: oom}}
+			return c
+		}
+		return []flip{{at(1, 0, 1), Holds}, {at(1, 1, 1), HoldsWithCaveat}, {at(0, 0, 1), DoesNotHold}, {at(1, 0, 0), DoesNotHold}}
+	},
 }
 
 func boundaryFlips(x Measurement) []flip {

@@ -7,6 +7,7 @@
 package cluster
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -28,7 +29,11 @@ var Balancers = []string{"round-robin", "random", "hash"}
 //	shared-nonatomic  INCR, then EXPIRE as a second command that a crash can skip
 //	shared-racy       the node reads the counter, decides, and writes back one round
 //	                  trip later: nodes interleave (see racy.go)
-var Placements = []string{"local", "shared", "two-tier", "leased", "shared-nonatomic", "shared-racy"}
+//	owner             no store: each key has one owner node on a consistent-hash ring,
+//	                  the others forward to it (owner.go)
+//	global-sync       each node decides from its view of the global count and syncs its
+//	                  hits with the key's owner or the store every Sync (globalsync.go)
+var Placements = []string{"local", "shared", "two-tier", "leased", "shared-nonatomic", "shared-racy", "owner", "global-sync"}
 
 // OutagePolicies are what nodes do while the store is down.
 //
@@ -92,6 +97,27 @@ type Config struct {
 	StoreTimeout time.Duration
 	// Breaker, when set, puts a circuit breaker on each node's store client (breaker.go).
 	Breaker *Breaker
+
+	// VNodes is the points each node puts on the consistent-hash ring of the owner and
+	// global-sync placements (zero means DefaultVNodes).
+	VNodes int
+	// Forward is one of Forwards ("" is batched, Gubernator's default); BatchWait and
+	// BatchLimit shape a batch (zero means DefaultBatchWait, DefaultBatchLimit).
+	Forward    string
+	BatchWait  time.Duration
+	BatchLimit int
+	// PeerLatency is the round trip between two nodes (owner, global-sync to owners).
+	PeerLatency time.Duration
+	// Sync is how often a global-sync node exchanges its hits with the target; zero
+	// exchanges on every decision, synchronously. SyncTo is one of SyncTargets ("" is
+	// owner).
+	Sync   time.Duration
+	SyncTo string
+	// Failovers and Reshards are the store's failovers and slot moves, in time order
+	// (failover.go); Eviction puts the store under memory pressure (eviction.go).
+	Failovers []Failover
+	Reshards  []Reshard
+	Eviction  *Eviction
 }
 
 // DefaultStoreTimeout is the store client's timeout when Config.StoreTimeout is zero.
@@ -103,11 +129,25 @@ type Scale struct {
 	Nodes int
 }
 
-// Outage makes the store unreachable over [At, At+For).
+// Outage makes the store unreachable over [At, At+For); nodes decide by Policy meanwhile.
+// With Nodes > 0 it is a partition: only nodes 0..Nodes-1 are cut off — from the store
+// and from the other nodes, or only from what Cut names — and the rest carry on as before.
 type Outage struct {
 	At, For time.Duration
 	Policy  string
+	Nodes   int
+	// Cut is what a partition cuts its nodes off from: CutStore, CutPeers, or both ("").
+	Cut string
 }
+
+// What a partition cuts its nodes off from (Outage.Cut); "" is both.
+const (
+	CutStore = "store"
+	CutPeers = "peers"
+)
+
+// PartitionCuts are the values a scenario's partition may give for what it cuts.
+var PartitionCuts = []string{"both", CutStore, CutPeers}
 
 // MaxNodes bounds a fleet so that a typo cannot ask for a billion nodes.
 const MaxNodes = 100_000
@@ -139,6 +179,9 @@ func (c *Config) Validate() error {
 	if err := c.Breaker.validate(); err != nil {
 		return err
 	}
+	if err := c.validateDesigns(); err != nil {
+		return err
+	}
 	for i, s := range c.Scale {
 		if s.Nodes < 1 || s.Nodes > MaxNodes {
 			return fmt.Errorf("scale[%d].nodes: must be between 1 and %d, got %d", i, MaxNodes, s.Nodes)
@@ -150,6 +193,12 @@ func (c *Config) Validate() error {
 	for i, o := range c.Outages {
 		if o.For <= 0 {
 			return fmt.Errorf("outages[%d].for: must be a positive duration", i)
+		}
+		if o.Nodes < 0 || o.Nodes > MaxNodes {
+			return fmt.Errorf("outages[%d].nodes: must be between 0 and %d, got %d", i, MaxNodes, o.Nodes)
+		}
+		if o.Cut != "" && (o.Nodes == 0 || o.Cut != CutStore && o.Cut != CutPeers) {
+			return fmt.Errorf("outages[%d].cut: %q needs a partition (nodes > 0) and one of %s or %s", i, o.Cut, CutStore, CutPeers)
 		}
 		if !slices.Contains(OutagePolicies, o.Policy) {
 			return fmt.Errorf("outages[%d].policy: unknown policy %q (want one of %s)", i, o.Policy, strings.Join(OutagePolicies, ", "))
@@ -189,8 +238,72 @@ func (c Config) WithDefaults(p algorithms.Policy) Config {
 	if c.Guard.Window == 0 {
 		c.Guard.Window = p.Window
 	}
+	c.VNodes = cmp.Or(c.VNodes, DefaultVNodes)
+	c.Forward = cmp.Or(c.Forward, "batched")
+	c.BatchWait = cmp.Or(c.BatchWait, DefaultBatchWait)
+	c.BatchLimit = cmp.Or(c.BatchLimit, DefaultBatchLimit)
+	c.SyncTo = cmp.Or(c.SyncTo, "owner")
 	return c
 }
 
 // UsesStore reports whether the placement talks to the shared store ("" is local).
-func (c *Config) UsesStore() bool { return c.Placement != "local" && c.Placement != "" }
+func (c *Config) UsesStore() bool {
+	switch c.Placement {
+	case "", "local", "owner":
+		return false
+	case "global-sync":
+		return c.SyncTo == "store"
+	}
+	return true
+}
+
+// maxRingPoints bounds the consistent-hash ring: nodes × VNodes points.
+const maxRingPoints = 1 << 24
+
+// validateDesigns checks the fields of the owner and global-sync placements and of the
+// store's failovers and eviction.
+func (c *Config) validateDesigns() error {
+	switch {
+	case c.VNodes < 0:
+		return fmt.Errorf("vnodes: must not be negative, got %d", c.VNodes)
+	case c.Forward != "" && !slices.Contains(Forwards, c.Forward):
+		return fmt.Errorf("forward: unknown way %q (want one of %s)", c.Forward, strings.Join(Forwards, ", "))
+	case c.BatchWait < 0:
+		return fmt.Errorf("batch_wait: must not be negative")
+	case c.BatchLimit < 0:
+		return fmt.Errorf("batch_limit: must not be negative, got %d", c.BatchLimit)
+	case c.PeerLatency < 0:
+		return fmt.Errorf("peer_latency: must not be negative")
+	case c.Sync < 0:
+		return fmt.Errorf("sync: must not be negative")
+	case c.SyncTo != "" && !slices.Contains(SyncTargets, c.SyncTo):
+		return fmt.Errorf("sync_to: unknown target %q (want one of %s)", c.SyncTo, strings.Join(SyncTargets, ", "))
+	}
+	if c.Placement == "owner" || c.Placement == "global-sync" && c.SyncTo != "store" {
+		most := c.Nodes
+		for _, s := range c.Scale {
+			most = max(most, s.Nodes)
+		}
+		if v := cmp.Or(c.VNodes, DefaultVNodes); most*v > maxRingPoints {
+			return fmt.Errorf("vnodes: %d nodes × %d points is more than the ring's %d", most, v, maxRingPoints)
+		}
+	}
+	if err := validateFailovers(c.Failovers, c.Reshards); err != nil {
+		return err
+	}
+	if err := c.Eviction.validate(); err != nil {
+		return err
+	}
+	switch {
+	case c.Eviction != nil && c.UsesStore() && !slices.Contains(EvictionPlacements, c.Placement):
+		return fmt.Errorf("eviction: the %s placement does not decide by the store's scripts (want one of %s)", c.Placement, strings.Join(EvictionPlacements, ", "))
+	case c.Eviction != nil && len(c.Failovers)+len(c.Reshards) > 0:
+		return fmt.Errorf("eviction: a store under memory pressure cannot also fail over or move slots in one fleet; use two variants")
+	}
+	return nil
+}
+
+// EvictionPlacements are the placements a store under memory pressure runs: those whose
+// store calls are the scripts. Like outages, a store's faults leave the placements
+// without a store (local, owner, global-sync to owners) as they are.
+var EvictionPlacements = []string{"shared", "two-tier", "leased", "shared-nonatomic"}

@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/rlsim/rlsim/algorithms"
@@ -44,6 +45,7 @@ type Fleet struct {
 	nonAtomic *store.NonAtomic
 	racy      *racy     // shared-racy (racy.go)
 	breakers  []breaker // per node, with Config.Breaker (breaker.go)
+	designs             // owner, global-sync, failovers, eviction (designs.go)
 
 	names   []string
 	label   string
@@ -93,13 +95,20 @@ func New(c Config, algorithm string, p algorithms.Policy, st store.Store, rng *r
 		return nil, err
 	}
 	c = c.WithDefaults(p)
-	f := &Fleet{cfg: c, algorithm: algorithm, policy: p, rng: rng, st: st, nodesMax: c.Nodes}
+	if c.Eviction != nil && c.UsesStore() && algorithm == "sliding-log" {
+		return nil, fmt.Errorf("eviction: no memory model of the sliding log's sorted set; run it with another algorithm")
+	}
+	f := &Fleet{cfg: c, algorithm: algorithm, policy: p, rng: rng, nodesMax: c.Nodes}
 	f.nodeShare = share(p, c.Nodes)
 	f.guard = c.Guard
 	if _, err := algorithms.New(algorithm, f.nodeShare); err != nil {
 		return nil, err
 	}
 	var err error
+	if f.st, err = f.newDesigns(st); err != nil {
+		return nil, err
+	}
+	st = f.st
 	switch c.Placement {
 	case "shared", "two-tier":
 		f.shared, err = store.NewLimiter(st, algorithm, p, c.Prefix)
@@ -146,6 +155,7 @@ func (f *Fleet) resize(n int) {
 	}
 	f.active = n
 	f.nodesMax = max(f.nodesMax, n)
+	f.resizeDesigns(n)
 }
 
 // skewOf is node i's clock offset: fixed for the node's life (its clock never jumps),
@@ -224,11 +234,12 @@ func (f *Fleet) route(key uint32) int {
 	return i
 }
 
-// outageAt returns the outage covering elapsed, if any.
+// outageAt returns the store outage covering elapsed, if any (partitions, which leave
+// the store up, aside: see outageFor).
 func (f *Fleet) outageAt(elapsed time.Duration) (int, *Outage) {
 	for i := range f.cfg.Outages {
 		o := &f.cfg.Outages[i]
-		if elapsed >= o.At && elapsed < o.At+o.For {
+		if elapsed >= o.At && elapsed < o.At+o.For && o.Nodes == 0 {
 			return i, o
 		}
 	}
@@ -240,7 +251,7 @@ func (f *Fleet) Allow(key uint32, now int64, cost int64) algorithms.Decision {
 	t := f.begin(key, now, cost)
 	if t.ask {
 		r, err := f.shared.Allow(f.names[key], t.at(), t.cost)
-		t.d = f.fromStore(r, err)
+		t.d = f.storeReply(&t, r, err)
 	}
 	return f.end(t)
 }
@@ -255,6 +266,7 @@ type ticket struct {
 	inOutage           bool
 	trips              int
 	wait               time.Duration // the store client's timeout, when a call waited it out
+	peer               time.Duration // what a forward to another node took (owner.go)
 	breakerOpen        bool          // an open breaker decided without calling the store
 	crashed            bool          // the process died between INCR and EXPIRE
 	d                  algorithms.Decision
@@ -277,8 +289,8 @@ func (f *Fleet) begin(key uint32, now int64, cost int64) ticket {
 	ni := f.route(key)
 	nd := f.nodes[ni]
 	nodeNow := now + nd.skew
-	oi, outage := f.outageAt(elapsed)
-	if outage != nil && f.cfg.UsesStore() && f.alerted <= oi {
+	oi, outage := f.outageFor(ni, elapsed, f.ownLink())
+	if outage != nil && f.cfg.Placement != "local" && f.alerted <= oi {
 		f.raise(oi, outage)
 	}
 	t := ticket{key: key, node: ni, nd: nd, now: now, nodeNow: nodeNow, cost: cost, inOutage: outage != nil && f.cfg.UsesStore()}
@@ -316,7 +328,7 @@ func (f *Fleet) begin(key uint32, now int64, cost int64) ticket {
 		r, err := f.nonAtomic.Allow(name, t.at(), cost, crash)
 		t.trips = r.RoundTrips
 		t.crashed = r.Crashed
-		t.d = f.fromStore(r.Reply, err)
+		t.d = f.storeReply(&t, r.Reply, err)
 	case "shared-racy":
 		if o := f.reach(&t, outage); o != nil {
 			t.d = f.failover(o, nd, key, nodeNow, cost, false)
@@ -324,7 +336,11 @@ func (f *Fleet) begin(key uint32, now int64, cost int64) ticket {
 		}
 		r, trips, err := f.racy.decide(ni, name, now, nodeNow, cost)
 		t.trips = trips
-		t.d = f.fromStore(r, err)
+		t.d = f.storeReply(&t, r, err)
+	case "owner":
+		f.decideOwned(&t)
+	case "global-sync":
+		f.decideGlobal(&t)
 	default: // the store failed earlier
 		t.d = f.blind()
 	}
@@ -354,11 +370,12 @@ func (f *Fleet) end(t ticket) algorithms.Decision {
 	if f.err != nil {
 		t.d = f.blind()
 	}
+	f.designsEnd(&t)
 	if f.observe != nil {
 		o := &f.seen
 		*o = Observation{
 			Key: t.key, Node: t.node, Now: t.now, Cost: t.cost, Allowed: t.d.Allowed, InOutage: t.inOutage,
-			RoundTrips: t.trips, Added: time.Duration(t.trips)*f.cfg.Latency + t.wait,
+			RoundTrips: t.trips, Added: time.Duration(t.trips)*f.cfg.Latency + t.wait + t.peer,
 			TimedOut: t.wait > 0, BreakerOpen: t.breakerOpen, Crashed: t.crashed,
 		}
 		if f.cfg.Placement == "leased" {
@@ -393,6 +410,14 @@ func (f *Fleet) raise(oi int, o *Outage) {
 		"fail-closed":     "nodes fail closed: every request is refused",
 		"fail-open-local": fmt.Sprintf("nodes fall back to their local guard of %d per %s per key", f.guard.Limit, f.guard.Window),
 	}[o.Policy]
+	if o.Nodes > 0 {
+		if f.gs != nil && f.gs.sync > 0 {
+			what = "nodes decide alone, from their last read of the counts and their own hits"
+		}
+		from := map[string]string{CutStore: " from the store", CutPeers: " from their peers"}[o.Cut]
+		f.alert = fmt.Sprintf("nodes 0–%d cut off%s at %s for %s; they %s", o.Nodes-1, from, o.At, o.For, strings.TrimPrefix(what, "nodes "))
+		return
+	}
 	f.alert = fmt.Sprintf("store unreachable at %s for %s; %s", o.At, o.For, what)
 }
 
@@ -416,6 +441,9 @@ func (f *Fleet) spendLease(t *ticket, outage *Outage) (d algorithms.Decision, tr
 		}
 		want := max(f.cfg.Lease, cost)
 		granted, full, err := f.leaser.Lease(f.names[key], at, want)
+		if f.oomRefused(t, err) {
+			return t.d, 1
+		}
 		f.fail(err)
 		if err != nil {
 			return f.blind(), 1

@@ -11,8 +11,9 @@ import (
 // move on their own, whatever the store answers. It does not hold for leased (a grant
 // decides whether the node asks again) nor for shared-nonatomic (the INCR's reply decides
 // whether a PEXPIRE follows), nor for local, which has no store to batch for.
+// Nor does it hold under memory pressure, where the store may refuse one call of a batch.
 func (f *Fleet) Pipelines() bool {
-	return f.cfg.Placement == "shared" || f.cfg.Placement == "two-tier"
+	return (f.cfg.Placement == "shared" || f.cfg.Placement == "two-tier") && f.cfg.Eviction == nil
 }
 
 // Defer takes a request's decision up to the shared script and holds it until Flush,

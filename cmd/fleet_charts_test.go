@@ -186,3 +186,47 @@ func TestFleetDecisionsNameTheVariant(t *testing.T) {
 		}
 	}
 }
+
+// A design's parameter run at several values is drawn against its outcomes, and its
+// figures are in the CSV: cluster-failover's replica lag against the free passes.
+func TestDesignChartAndCSV(t *testing.T) {
+	dir := t.TempDir()
+	if _, errOut, code := rlsim(t, "run", "cluster-failover", "--charts", "svg", "--out", dir); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	files := readTree(t, dir)
+	svg := string(files["cluster-failover/failover-lag.svg"])
+	for _, want := range []string{"effective limit and free passes against the replica", "free passes", "fixed-window, shared",
+		"gcra, shared", "replica lag at the failover (s)", "advertised (100)"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("failover-lag.svg lacks %q", want)
+		}
+	}
+	if !strings.Contains(string(files["index.html"]), "cluster-failover/failover-lag.svg") {
+		t.Error("index.html does not include the failover chart")
+	}
+	if _, ok := files["cluster-failover/sync.svg"]; ok {
+		t.Error("a scenario with no global-sync fleet draws a sync chart")
+	}
+
+	out, errOut, code := rlsim(t, "run", "cluster-failover", "--format", "csv")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var found bool
+	for _, row := range csvRecords(t, out) {
+		if row["algorithm"] != "fixed-window" || row["variant"] != "lag-1s" {
+			continue
+		}
+		found = true
+		for name, want := range map[string]string{"failovers": "1", "failover_lag_s": "1", "free_passes": "95", "lost_writes": "95",
+			"effective_limit": "120", "peer_hops": "0", "eviction_policy": ""} {
+			if row[name] != want {
+				t.Errorf("fixed-window lag-1s: %s = %q, want %q", name, row[name], want)
+			}
+		}
+	}
+	if !found {
+		t.Error("no fixed-window lag-1s row")
+	}
+}

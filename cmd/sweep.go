@@ -167,6 +167,9 @@ func (c *chartOptions) validate(params []sweep.Param, charts string) error {
 	if !slices.ContainsFunc(params, func(p sweep.Param) bool { return p.Name == c.param }) {
 		return usagef("--chart-param: %q is not a swept parameter", c.param)
 	}
+	if c.param == "cluster.sync_to" || c.param == "cluster.eviction_policy" {
+		return usagef("--chart-param: %s names choices, not numbers to draw along an axis; chart another parameter and it draws a panel per choice", c.param)
+	}
 	formats, err := parseCharts(charts)
 	if err != nil {
 		return err

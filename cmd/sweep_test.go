@@ -74,7 +74,7 @@ func TestSweepBadCommandLines(t *testing.T) {
 	}{
 		{[]string{"sweep", "--param", "seed=1"}, "--scenario: required"},
 		{[]string{"sweep", "--scenario", "steady-poisson"}, "--param: give at least one"},
-		{[]string{"sweep", "--scenario", "steady-poisson", "--param", "policy.colour=1"}, `unknown parameter "policy.colour" (want one of policy.limit, policy.window, policy.burst, seed, duration)`},
+		{[]string{"sweep", "--scenario", "steady-poisson", "--param", "policy.colour=1"}, `unknown parameter "policy.colour" (want one of policy.limit, policy.window, policy.burst, seed, duration, cluster.sync, cluster.sync_to, cluster.nodes, cluster.failover_lag, cluster.maxmemory, cluster.eviction_policy)`},
 		{[]string{"sweep", "--scenario", "steady-poisson", "--param", "seed=1", "--param", "seed=2"}, "--param: seed given twice"},
 		{[]string{"sweep", "--scenario", "steady-poisson", "--param", "seed=1", "--shard", "0/2"}, "--shard: want K/N"},
 		{[]string{"sweep", "--scenario", "steady-poisson", "--param", "seed=1", "--shard", "1/2", "--format", "csv"}, "--shard: a shard prints its partial results as JSON"},

@@ -62,6 +62,7 @@ func Figures(r *Report) []*chart.Figure {
 		windows = nil
 	}
 	figs = append(figs, RaceFigures(r)...)
+	figs = append(figs, DesignFigures(r)...)
 	if len(runs) > 0 && windows != nil {
 		figs = append(figs,
 			chart.WindowFigure(chart.Meta{

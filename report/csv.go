@@ -34,6 +34,12 @@ var CSVColumns = []string{
 	"crashes", "blocked_forever", "leaked_keys", "leaked_bytes", "added_latency_ms_mean", "added_latency_ms_max",
 	"added_latency_ms_p50", "added_latency_ms_p99", "store_latency_ms", "store_timeouts",
 	"breaker_open_decisions", "breaker_opens", "stale_reads", "lost_writes",
+	// kind=result on a fleet running one of the designs beyond the notes (owners, global
+	// sync, failovers and slot moves, eviction, partitions).
+	"peer_hops", "peer_messages", "forward", "sync_s", "sync_to", "sync_exchanges", "ownership_moves",
+	"membership_over_admission", "failovers", "reshards", "failover_lag_s", "failover_over_admission",
+	"free_passes", "free_pass_keys", "maxmemory", "eviction_policy", "evicted_keys", "oom_errors",
+	"store_keys_max", "store_bytes_max", "partitioned_nodes",
 	// kind=layer: what one layer of a layered limit did under one algorithm.
 	"layer_key", "checked", "refused", "attacker_passed",
 	// kind=retry: one algorithm and retry strategy of a scenario's retrying clients.
@@ -251,6 +257,7 @@ func fleetCells(row *csvRow, d *Distributed) {
 	row.int("breaker_opens", d.BreakerOpens)
 	row.int("stale_reads", d.StaleReads)
 	row.int("lost_writes", d.LostWrites)
+	designCSVCells(row, &d.Designs)
 }
 
 func retryCells(row *csvRow, x RetryResult) {

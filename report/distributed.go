@@ -88,6 +88,8 @@ type Distributed struct {
 	// Events are the variant's store outages and node-count changes in time order, for
 	// the charts to mark (the scenario file already states them; JSON leaves them out).
 	Events []FleetEvent `json:"-"`
+	// Designs are the figures of the designs beyond the notes' (fleet_designs.go).
+	Designs
 }
 
 func hasDistributed(r *Report) bool {
@@ -182,6 +184,61 @@ var fleetTableColumns = []column[Result]{
 		d := fleetOf(x)
 		return dashUnless(d.StaleReads, d.Placement == "shared-racy")
 	}},
+	{name: "added_latency_ms", header: "latency ms\np50–p99", cell: func(x Result) string {
+		d := fleetOf(x)
+		if d.AddedLatencyMaxMS == 0 {
+			return "-"
+		}
+		p50, p99 := strconv.FormatFloat(d.AddedLatencyP50MS, 'f', 2, 64), strconv.FormatFloat(d.AddedLatencyP99MS, 'f', 2, 64)
+		if p50 == p99 {
+			return p50
+		}
+		return p50 + "–" + p99
+	}},
+	{name: "peer_hops", header: "peer\nhops", cell: func(x Result) string {
+		d := fleetOf(x)
+		return floatUnless(d.PeerHops, 3, peersInPlay(d))
+	}},
+	{name: "peer_messages", header: "peer\nmsgs", cell: func(x Result) string {
+		d := fleetOf(x)
+		return floatUnless(d.PeerMessages, 3, peersInPlay(d))
+	}},
+	{name: "membership_over_admission", header: "after a\nnode change", cell: func(x Result) string {
+		d := fleetOf(x)
+		return floatUnless(d.MembershipOverAdmission, 2, d.NodesMax != d.Nodes && (d.Placement == "owner" || d.SyncTo == "owner"))
+	}},
+	{name: "failover_over_admission", header: "after a\nfailover", cell: func(x Result) string {
+		d := fleetOf(x)
+		return floatUnless(d.FailoverOverAdmission, 2, d.Failovers+d.Reshards > 0)
+	}},
+	{name: "free_passes", header: "free\npasses", cell: func(x Result) string {
+		d := fleetOf(x)
+		return dashUnless(d.FreePasses, storeLosesCounts(d))
+	}},
+	{name: "free_pass_keys", header: "keys with\na free pass", cell: func(x Result) string {
+		d := fleetOf(x)
+		return dashUnless(d.FreePassKeys, storeLosesCounts(d))
+	}},
+	{name: "evicted_keys", header: "evicted\nor OOM", cell: func(x Result) string {
+		// Under noeviction nothing is evicted: the cell counts the writes refused instead.
+		d := fleetOf(x)
+		if d.EvictionPolicy == "noeviction" {
+			return "OOM " + strconv.FormatInt(d.OOMErrors, 10)
+		}
+		return dashUnless(d.EvictedKeys, d.EvictionPolicy != "")
+	}},
+	{name: "oom_errors", header: "OOM\nrefusals", cell: func(x Result) string {
+		d := fleetOf(x)
+		return dashUnless(d.OOMErrors, d.EvictionPolicy == "noeviction")
+	}},
+	{name: "store_keys_max", header: "store keys,\nmost", cell: func(x Result) string {
+		d := fleetOf(x)
+		return dashUnless(d.StoreKeysMax, d.EvictionPolicy != "")
+	}},
+	{name: "ownership_moves", header: "keys\nmoved", cell: func(x Result) string {
+		d := fleetOf(x)
+		return dashUnless(d.OwnershipMoves, d.Placement == "owner" || d.SyncTo == "owner")
+	}},
 }
 
 // fleetOf is x's fleet figures, zero for a result that ran on no fleet.
@@ -200,11 +257,14 @@ func dashUnless(v int64, show bool) string {
 	return strconv.FormatInt(v, 10)
 }
 
-func msUnless(v float64, show bool) string {
+func msUnless(v float64, show bool) string { return floatUnless(v, 2, show) }
+
+// floatUnless prints v with prec decimals, or "-" where the figure means nothing.
+func floatUnless(v float64, prec int, show bool) string {
 	if !show {
 		return "-"
 	}
-	return strconv.FormatFloat(v, 'f', 2, 64)
+	return strconv.FormatFloat(v, 'f', prec, 64)
 }
 
 // fleetPreferred are the columns a fleet table shows by default, the most important
@@ -220,8 +280,12 @@ func fleetPreferred(r *Report) []string {
 		when(d(func(d *Distributed) bool { return d.LeasesOutstandingMax > 0 }), "leases_outstanding_max"),
 		when(d(func(d *Distributed) bool { return d.BlockedForever > 0 || d.LeakedKeys > 0 }), "blocked_forever", "leaked_keys"),
 		when(d(func(d *Distributed) bool { return d.Placement == "shared-racy" }), "stale_reads"),
+		when(d(storeLosesCounts), "free_passes"),
+		when(d(func(d *Distributed) bool { return d.Failovers+d.Reshards > 0 }), "failover_over_admission"),
+		when(d(func(d *Distributed) bool { return d.EvictionPolicy != "" }), "evicted_keys"),
+		when(d(peersInPlay), "peer_hops", "added_latency_ms", "peer_messages"),
 		[]string{"store_round_trips"},
-		when(d(func(d *Distributed) bool { return d.AddedLatencyMaxMS > 0 }), "added_latency_ms_mean", "added_latency_ms_p99"),
+		when(d(func(d *Distributed) bool { return d.AddedLatencyMaxMS > 0 && !peersInPlay(d) }), "added_latency_ms_mean", "added_latency_ms_p99"),
 		[]string{"client_share", "node_peak_window_admitted"},
 		when(d(func(d *Distributed) bool { return d.Alerts > 0 }), "store_timeouts", "breaker_open_decisions", "outage_node_peak"),
 		[]string{"placement", "balancer", "admitted", "requests"},
@@ -238,6 +302,17 @@ func DistributedTable(r *Report, c Columns) Table {
 		if d := x.Distributed; d != nil && d.Alert != "" {
 			t.Notes = append(t.Notes, fmt.Sprintf("%s %s: alert: %s", x.Algorithm, d.Variant, d.Alert))
 		}
+	}
+	shown := dropEmptyColumns(t).Names
+	if slices.Contains(shown, "peer_hops") || slices.Contains(shown, "peer_messages") {
+		t.Notes = append(t.Notes, "peer hops: requests forwarded to their key's owner, per decision; peer msgs: "+
+			"messages between nodes per decision (a batch of forwards is one; a global-sync node's exchanges with the owner and its broadcasts)")
+	}
+	if slices.Contains(shown, "evicted_keys") && anyResult(r.Results, func(x Result) bool { return fleetOf(x).EvictionPolicy == "noeviction" }) {
+		t.Notes = append(t.Notes, "evicted or OOM: the keys the store evicted, or under noeviction (OOM) the requests whose write it refused")
+	}
+	if slices.Contains(shown, "added_latency_ms") {
+		t.Notes = append(t.Notes, "latency ms p50–p99: the latency a decision added, median and 99th percentile")
 	}
 	return t
 }

@@ -13,11 +13,13 @@ import (
 )
 
 // FleetEvent is something a fleet went through during a run: a store outage from At for
-// For (For > 0) under an outage policy, or a change to Nodes nodes at At (Nodes > 0).
+// For (For > 0) under an outage policy, or a change to Nodes nodes at At (Nodes > 0); or,
+// with a Label, whatever the label says (a partition, a failover, a slot move).
 type FleetEvent struct {
 	At, For time.Duration
 	Nodes   int
 	Policy  string
+	Label   string
 }
 
 // maxIdenticalNoted is how many variants a fleet chart's caption names series that
@@ -97,6 +99,10 @@ func FleetFigures(r *Report) []*chart.Figure {
 		}
 		panel.Steps = true
 		for _, e := range v.d.Events {
+			if e.Label != "" {
+				panel.Spans = append(panel.Spans, chart.Span{Name: e.Label, From: e.At.Seconds(), To: (e.At + e.For).Seconds()})
+				continue
+			}
 			if e.For > 0 {
 				panel.Spans = append(panel.Spans, chart.Span{Name: "store down", From: e.At.Seconds(), To: (e.At + e.For).Seconds()})
 			} else {

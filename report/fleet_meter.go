@@ -48,6 +48,7 @@ type FleetMeter struct {
 	leasesOutstandingMax           int64
 	crashes, timeouts, breakerOpen int64
 	latency                        histogram
+	afterEvents                    // the windows after a fleet's events (fleet_designs.go)
 }
 
 type fleetKey struct {
@@ -110,6 +111,7 @@ func (m *FleetMeter) Observe(d *FleetDecision) {
 	}
 	ks.admitted.Push(d.Now, d.Cost)
 	ks.peak = max(ks.peak, ks.admitted.Sum())
+	m.afterEvents.observe(d.Now, ks.admitted.Sum())
 	nl.Push(d.Now, d.Cost)
 	m.nodePeak = max(m.nodePeak, nl.Sum())
 	if d.InOutage {
@@ -125,6 +127,7 @@ func (m *FleetMeter) Observe(d *FleetDecision) {
 // Fill puts the measured figures into d; the fleet's own facts (variant, placement,
 // nodes, alerts, the store's audit) are the run's to fill.
 func (m *FleetMeter) Fill(d *Distributed) {
+	m.afterEvents.fill(d, m.limit)
 	d.StoreRoundTripsTotal = m.roundTrips
 	if m.decisions > 0 {
 		d.StoreRoundTrips = float64(m.roundTrips) / float64(m.decisions)

@@ -52,6 +52,7 @@ func fleetVariants(s *scenario.Scenario, pol algorithms.Policy) []fleetVariant {
 			base.CrashProbability = ft.Crash.Probability
 		}
 	}
+	designBase(s, &base)
 	if len(c.Variants) == 0 {
 		base = base.WithDefaults(pol)
 		return []fleetVariant{{name: base.Placement, cfg: base}}
@@ -95,6 +96,7 @@ func fleetVariants(s *scenario.Scenario, pol algorithms.Policy) []fleetVariant {
 				cfg.Outages[i].Policy = v.OutagePolicy
 			}
 		}
+		designVariant(&cfg, v)
 		out = append(out, fleetVariant{name: v.Name, cfg: cfg.WithDefaults(pol)})
 	}
 	return out
@@ -102,18 +104,26 @@ func fleetVariants(s *scenario.Scenario, pol algorithms.Policy) []fleetVariant {
 
 // clusterAlgorithms are the algorithms a fleet variant runs: the placements with a fixed
 // mechanism (leased, shared-nonatomic) run once; the shared ones only the algorithms the
-// store has a script for, shared-racy those with a read-decide-write form (the others are
-// left out of that variant's rows).
-func clusterAlgorithms(placement string, algs []string) []string {
-	switch placement {
+// store has a script for, shared-racy those with a read-decide-write form, global-sync
+// those kept as window counts, and a store under memory pressure those whose keys it has
+// a memory model of (not the sliding log's sorted set); the others are left out of that
+// variant's rows.
+func clusterAlgorithms(cfg cluster.Config, algs []string) []string {
+	switch cfg.Placement {
 	case "leased":
 		return []string{"token-bucket"}
 	case "shared-nonatomic":
 		return []string{"fixed-window"}
 	case "shared-racy":
 		return keep(algs, cluster.RacyAlgorithms)
+	case "global-sync":
+		return keep(algs, cluster.GlobalAlgorithms)
 	case "shared", "two-tier":
-		return keep(algs, store.Algorithms)
+		algs = keep(algs, store.Algorithms)
+		if cfg.Eviction != nil {
+			algs = slices.DeleteFunc(algs, func(a string) bool { return a == "sliding-log" })
+		}
+		return algs
 	}
 	return algs
 }
@@ -163,7 +173,7 @@ func runFleets(sc *scenario.Scenario, rep *report.Report, pol algorithms.Policy,
 		s.Prefixes = append(s.Prefixes, scenarioPrefix(sc))
 	}
 	for vi, v := range fleetVariants(sc, pol) {
-		for _, alg := range clusterAlgorithms(v.cfg.Placement, algs) {
+		for _, alg := range clusterAlgorithms(v.cfg, algs) {
 			res, err := runFleet(sc, v, vi, alg, pol, layers, seed, o)
 			if err != nil {
 				return err
@@ -225,6 +235,7 @@ func runFleet(sc *scenario.Scenario, v fleetVariant, vi int, alg string, pol alg
 	}
 	fleet.SetLabel(v.name)
 	meter := report.NewFleetMeter(pol.Limit, pol.Window)
+	meter.After(eventTimes(cfg))
 	// The two types have the same fields: a conversion, not a copy per decision.
 	fleet.Observe(func(o *cluster.Observation) { meter.Observe((*report.FleetDecision)(o)) })
 	var res report.Result
@@ -244,6 +255,7 @@ func runFleet(sc *scenario.Scenario, v fleetVariant, vi int, alg string, pol alg
 	}
 	res.Distributed = fleetFigures(v, stats, meter)
 	res.Distributed.EffectiveLimit = res.PeakWindowAdmitted
+	addDesigns(res.Distributed, v.cfg, fleet.Designs(), res.Requests)
 	return res, nil
 }
 
@@ -268,7 +280,19 @@ func fleetFigures(v fleetVariant, s cluster.Stats, m *report.FleetMeter) *report
 func fleetEvents(cfg cluster.Config) []report.FleetEvent {
 	var out []report.FleetEvent
 	for _, o := range cfg.Outages {
-		out = append(out, report.FleetEvent{At: o.At, For: o.For, Policy: o.Policy})
+		e := report.FleetEvent{At: o.At, For: o.For, Policy: o.Policy}
+		if o.Nodes > 0 {
+			e.Label = fmt.Sprintf("nodes 0–%d cut off", o.Nodes-1)
+		}
+		out = append(out, e)
+	}
+	if cfg.UsesStore() {
+		for _, f := range cfg.Failovers {
+			out = append(out, report.FleetEvent{At: f.At, Label: fmt.Sprintf("failover (lag %s)", f.Lag)})
+		}
+		for _, r := range cfg.Reshards {
+			out = append(out, report.FleetEvent{At: r.At, For: r.For, Label: "slots on the move"})
+		}
 	}
 	nodes := cfg.Nodes
 	for _, st := range cfg.Scale {

@@ -43,6 +43,8 @@ type ClusterSpec struct {
 	// Variants run the scenario once per entry, each overriding some fields, and put the
 	// results side by side; without variants the cluster runs as written.
 	Variants []VariantSpec `yaml:"variants"`
+	// DesignFields are the owner and global-sync placements' settings (designs.go).
+	DesignFields `yaml:",inline"`
 }
 
 // ScaleSpec changes the node count at a time.
@@ -69,6 +71,8 @@ type VariantSpec struct {
 	Clock        string       `yaml:"clock"`
 	// Skew replaces the skew fault's max (node clocks spread over ±skew).
 	Skew *Duration `yaml:"skew"`
+	// DesignOverrides change the designs' settings and faults (designs.go).
+	DesignOverrides `yaml:",inline"`
 }
 
 // BreakerSpec is a circuit breaker on each node's store client: it opens after Failures
@@ -80,10 +84,14 @@ type BreakerSpec struct {
 
 // FaultSpec is one entry of the faults list: exactly one fault.
 type FaultSpec struct {
-	Outage  *OutageSpec  `yaml:"outage"`
-	Latency *LatencySpec `yaml:"latency"`
-	Skew    *SkewSpec    `yaml:"skew"`
-	Crash   *CrashSpec   `yaml:"crash_between_incr_expire"`
+	Outage    *OutageSpec    `yaml:"outage"`
+	Latency   *LatencySpec   `yaml:"latency"`
+	Skew      *SkewSpec      `yaml:"skew"`
+	Crash     *CrashSpec     `yaml:"crash_between_incr_expire"`
+	Failover  *FailoverSpec  `yaml:"failover"`
+	Reshard   *ReshardSpec   `yaml:"reshard"`
+	Eviction  *EvictionSpec  `yaml:"eviction"`
+	Partition *PartitionSpec `yaml:"partition"`
 }
 
 // OutageSpec makes the store unreachable from At for For; nodes follow Policy meanwhile.
@@ -204,17 +212,24 @@ func (s *Scenario) validateCluster(file string) error {
 			return s.fail(file, f+".skew", "must not be negative")
 		}
 	}
+	if err := s.validateDesigns(file); err != nil {
+		return err
+	}
 	var lastOutageEnd time.Duration
 	for i, ft := range s.Faults {
 		f := fmt.Sprintf("faults[%d]", i)
 		n := 0
-		for _, set := range []bool{ft.Outage != nil, ft.Latency != nil, ft.Skew != nil, ft.Crash != nil} {
+		for _, set := range []bool{ft.Outage != nil, ft.Latency != nil, ft.Skew != nil, ft.Crash != nil,
+			ft.Failover != nil, ft.Reshard != nil, ft.Eviction != nil, ft.Partition != nil} {
 			if set {
 				n++
 			}
 		}
 		if n != 1 {
-			return s.fail(file, f, "each fault entry holds exactly one fault (outage, latency, skew or crash_between_incr_expire), found %d", n)
+			return s.fail(file, f, "each fault entry holds exactly one fault (outage, latency, skew, crash_between_incr_expire, failover, reshard, eviction or partition), found %d", n)
+		}
+		if err := s.validateDesignFault(file, f, &s.Faults[i], &lastOutageEnd); err != nil {
+			return err
 		}
 		switch {
 		case ft.Outage != nil:

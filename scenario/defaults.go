@@ -52,6 +52,14 @@ func (s *Scenario) applyDefaults(file string) {
 		if o := f.Outage; o != nil {
 			o.Policy = orDefault(o.Policy, "fail-closed")
 		}
+		if p := f.Partition; p != nil {
+			p.Policy = orDefault(p.Policy, "fail-closed")
+			p.Cut = orDefault(p.Cut, "both")
+		}
+		if e := f.Eviction; e != nil {
+			e.Policy = orDefault(e.Policy, "allkeys-lru")
+			e.OutagePolicy = orDefault(e.OutagePolicy, "fail-closed")
+		}
 	}
 	if s.Clients != nil {
 		s.Clients.defaults()

@@ -41,7 +41,7 @@ func ExampleParseParam() {
 	fmt.Println(err)
 	// Output:
 	// policy.window [1s 10s 1m] <nil>
-	// "policy.colour=red": unknown parameter "policy.colour" (want one of policy.limit, policy.window, policy.burst, seed, duration)
+	// "policy.colour=red": unknown parameter "policy.colour" (want one of policy.limit, policy.window, policy.burst, seed, duration, cluster.sync, cluster.sync_to, cluster.nodes, cluster.failover_lag, cluster.maxmemory, cluster.eviction_policy)
 }
 
 func ExamplePointValues() {

@@ -7,7 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/report/chart"
+	"github.com/rlsim/rlsim/scenario"
 )
 
 // maxPanels is the most panels a sweep chart splits into; a grid with more combinations
@@ -58,7 +60,7 @@ func Figure(res *Results, metric, param string) (*chart.Figure, error) {
 			if !ok {
 				continue
 			}
-			s := seriesNamed(&panels[i], r.Algorithm)
+			s := seriesNamed(&panels[i], report.ResultName(r))
 			s.Points = append(s.Points, chart.Point{X: x, Y: y * scale})
 		}
 	}
@@ -136,8 +138,12 @@ func caption(res *Results, metric, param string) string {
 // paramAxis labels a parameter's axis with its unit.
 func paramAxis(param string) string {
 	switch param {
-	case "policy.window", "duration":
+	case "policy.window", "duration", "cluster.sync", "cluster.failover_lag":
 		return param + " (s)"
+	case "cluster.maxmemory":
+		return param + " (bytes)"
+	case "cluster.nodes":
+		return param + " (nodes)"
 	case "policy.limit":
 		return param + " (units per window)"
 	case "policy.burst":
@@ -168,9 +174,13 @@ func metricAxis(metric string) (label string, scale float64) {
 
 // axisValue is a parameter value as a number: seconds for durations.
 func axisValue(param, value string) (float64, error) {
-	if strings.HasSuffix(param, "window") || param == "duration" {
+	if strings.HasSuffix(param, "window") || param == "duration" || param == "cluster.sync" || param == "cluster.failover_lag" {
 		d, err := time.ParseDuration(value)
 		return d.Seconds(), err
+	}
+	if param == "cluster.maxmemory" {
+		b, err := scenario.ParseBytes(value)
+		return float64(b), err
 	}
 	return strconv.ParseFloat(value, 64)
 }

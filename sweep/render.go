@@ -31,7 +31,7 @@ func Table(res *Results, raw bool) report.Table {
 	for _, row := range res.Rows {
 		for _, r := range row.Results {
 			m := Metrics(r)
-			line := append(slices.Clone(row.Values), r.Algorithm)
+			line := append(slices.Clone(row.Values), report.ResultName(r))
 			for _, name := range tableMetrics {
 				v, ok := m[name]
 				line = append(line, formatMetric(name, v, ok, raw))

@@ -24,7 +24,7 @@ import (
 )
 
 // Names lists the parameters a sweep can vary, as written in --param.
-var Names = []string{"policy.limit", "policy.window", "policy.burst", "seed", "duration"}
+var Names = append([]string{"policy.limit", "policy.window", "policy.burst", "seed", "duration"}, clusterParams...)
 
 // Param is one swept parameter and the values it takes, in the order given.
 type Param struct {
@@ -60,6 +60,7 @@ func ParseParam(s string) (Param, error) {
 type setting struct {
 	opts     run.Options
 	duration time.Duration
+	cluster  clusterSetting
 }
 
 // apply parses value for the parameter name into s.
@@ -94,6 +95,8 @@ func apply(s *setting, name, value string) error {
 			return fmt.Errorf("want a whole number, got %q", value)
 		}
 		s.opts.Seed = &n
+	case "cluster.sync", "cluster.sync_to", "cluster.nodes", "cluster.failover_lag", "cluster.maxmemory", "cluster.eviction_policy":
+		return applyCluster(&s.cluster, name, value)
 	default:
 		return fmt.Errorf("unknown parameter %q", name)
 	}
@@ -267,8 +270,14 @@ func runPoint(sc *scenario.Scenario, params []Param, i int, o Options) (Row, err
 		}
 	}
 	point := sc
+	if s.cluster.set() {
+		var err error
+		if point, err = s.cluster.on(sc); err != nil {
+			return Row{}, err
+		}
+	}
 	if s.duration > 0 {
-		cp := *sc
+		cp := *point
 		cp.Duration = scenario.Duration(s.duration)
 		point = &cp
 	}

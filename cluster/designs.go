@@ -1,0 +1,200 @@
+package cluster
+
+import (
+	"time"
+
+	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/store"
+)
+
+// designs are the placements and store faults beyond the notes' (owner.go,
+// globalsync.go, failover.go, eviction.go, partitions in Outage.Nodes). Fleet embeds it.
+type designs struct {
+	own   *owners
+	gs    *globalSync
+	repl  *replicatedStore
+	evict *evictingStore
+
+	// shadow decides every request the shared script decides on a store that never loses
+	// a write (no failover, no slot move, no eviction). Per key, what the fleet admitted
+	// beyond what the shadow admitted of the same requests are the fault's free passes.
+	shadow   *store.Limiter
+	admitted []shadowCount
+	oom      int64 // requests whose write the store refused for want of memory
+	decided  int64 // decisions, for the figures per decision
+}
+
+// DesignFigures are what the designs measured in a run.
+type DesignFigures struct {
+	// PeerHops is the forwarded hops per decision (owner; global-sync deciding at sync
+	// 0 through the owner); PeerMessages the peer requests per decision (owner: with
+	// batching, fewer than the hops; global-sync to owners: the exchanges).
+	PeerHops, PeerMessages float64
+	// OwnershipMoves counts keys whose owner changed at a membership change;
+	// MembershipChanges the changes.
+	OwnershipMoves    int64
+	MembershipChanges int
+	// Syncs are the global-sync nodes' periodic exchanges with their target (one a tick
+	// from a node's first request for a key to its last); SyncFailures the sends a
+	// partition stopped.
+	Syncs, SyncFailures int64
+	// LostWrites are the writes a failover lost (its replica's lag).
+	LostWrites int64
+	// FreePasses are, summed over the client keys, the requests the fleet admitted beyond
+	// those a store losing nothing would have admitted of the same requests (decided by
+	// the shared script, shared and two-tier); FreePassKeys the keys that got any.
+	FreePasses, FreePassKeys int64
+	// EvictedKeys, OOMErrors, StoreKeysMax and StoreBytesMax are the store's evictions,
+	// the requests whose write it refused for want of memory, and the most keys and bytes
+	// (tables included) its keys held at once.
+	EvictedKeys, OOMErrors int64
+	StoreKeysMax           int
+	StoreBytesMax          int64
+}
+
+// Designs returns the designs' figures so far.
+func (f *Fleet) Designs() DesignFigures {
+	var d DesignFigures
+	if o := f.own; o != nil {
+		d.OwnershipMoves, d.MembershipChanges = o.moves, o.changes
+		if f.decided > 0 {
+			d.PeerHops = float64(o.forwarded) / float64(f.decided)
+			d.PeerMessages = float64(o.messages) / float64(f.decided)
+		}
+	}
+	if g := f.gs; g != nil {
+		d.Syncs, d.SyncFailures = g.exchanges(), g.fails
+		if f.decided > 0 && g.toOwner {
+			d.PeerHops = float64(g.hops) / float64(f.decided)
+			d.PeerMessages = float64(d.Syncs+g.hops) / float64(f.decided)
+		}
+	}
+	if f.repl != nil {
+		d.LostWrites = f.repl.lostWrites
+	}
+	if e := f.evict; e != nil {
+		d.EvictedKeys, d.StoreKeysMax, d.StoreBytesMax = e.evicted, e.keysMax, e.usedMax
+	}
+	d.OOMErrors = f.oom
+	for _, c := range f.admitted {
+		if c.fleet > c.shadow {
+			d.FreePasses += c.fleet - c.shadow
+			d.FreePassKeys++
+		}
+	}
+	return d
+}
+
+// newDesigns wraps the store for the configured faults and builds the placement's
+// mechanism; it returns the store the fleet is to use.
+func (f *Fleet) newDesigns(st store.Store) (store.Store, error) {
+	c, p, alg := f.cfg, f.policy, f.algorithm
+	if len(c.Failovers)+len(c.Reshards) > 0 && c.UsesStore() {
+		f.repl = newReplicatedStore(st, c)
+		st = f.repl
+	}
+	if c.Eviction != nil && !c.Eviction.Server && c.UsesStore() {
+		var err error
+		if f.evict, err = newEvictingStore(st, *c.Eviction); err != nil {
+			return nil, err
+		}
+		st = f.evict
+	}
+	switch c.Placement {
+	case "owner":
+		f.own = newOwners(c, alg, p)
+	case "global-sync":
+		var err error
+		if f.gs, err = newGlobalSync(c, alg, p, st); err != nil {
+			return nil, err
+		}
+	case "shared", "two-tier":
+		if f.repl != nil || f.evict != nil || c.Eviction != nil {
+			var err error
+			if f.shadow, err = store.NewLimiter(store.NewModel(), alg, p, c.Prefix); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return st, nil
+}
+
+// resizeDesigns follows a change of the node count.
+func (f *Fleet) resizeDesigns(n int) {
+	if f.own != nil {
+		f.own.resize(n, f.names)
+	}
+	if f.gs != nil {
+		f.gs.resize(n)
+	}
+}
+
+// shadowCount is what the fleet and the shadow admitted of one key's requests.
+type shadowCount struct{ fleet, shadow int64 }
+
+// designsEnd counts t, and has the shadow decide it as well when the shared script did.
+func (f *Fleet) designsEnd(t *ticket) {
+	f.decided++
+	if f.shadow == nil || !t.ask {
+		return
+	}
+	r, err := f.shadow.Allow(f.names[t.key], t.at(), t.cost)
+	if err != nil {
+		return
+	}
+	for int(t.key) >= len(f.admitted) {
+		f.admitted = append(f.admitted, shadowCount{})
+	}
+	c := &f.admitted[t.key]
+	if t.d.Allowed {
+		c.fleet += t.cost
+	}
+	if r.Allowed {
+		c.shadow += t.cost
+	}
+}
+
+// oomRefused decides t by the eviction's outage policy when err is the store's refusal
+// to write for want of memory, and reports whether it was.
+func (f *Fleet) oomRefused(t *ticket, err error) bool {
+	if !store.IsOOM(err) || f.cfg.Eviction == nil {
+		return false
+	}
+	f.oom++
+	t.d = f.failover(&Outage{Policy: f.cfg.Eviction.OutagePolicy}, t.nd, t.key, t.nodeNow, t.cost, f.cfg.Placement == "two-tier")
+	return true
+}
+
+// storeReply is the decision a store call answered: by the eviction's outage policy when
+// the store refused its write for want of memory (oomRefused), else as fromStore.
+func (f *Fleet) storeReply(t *ticket, r store.Reply, err error) algorithms.Decision {
+	if f.oomRefused(t, err) {
+		return t.d
+	}
+	return f.fromStore(r, err)
+}
+
+// outageFor returns the outage that cuts node off from link (CutStore, CutPeers) at
+// elapsed, if any: a store outage (all nodes; none for a placement without a store), or a
+// partition that holds the node and cuts that link.
+func (f *Fleet) outageFor(node int, elapsed time.Duration, link string) (int, *Outage) {
+	for i := range f.cfg.Outages {
+		o := &f.cfg.Outages[i]
+		if o.Nodes == 0 && !f.cfg.UsesStore() || o.Nodes > 0 && (node >= o.Nodes || o.Cut != "" && o.Cut != link) {
+			continue
+		}
+		if elapsed >= o.At && elapsed < o.At+o.For {
+			return i, o
+		}
+	}
+	return -1, nil
+}
+
+// ownLink is the link a node's decisions depend on: the store's, or for the placements
+// without one (owner, global-sync to owners) its peers'.
+func (f *Fleet) ownLink() string {
+	if f.cfg.UsesStore() {
+		return CutStore
+	}
+	return CutPeers
+}

@@ -1,0 +1,493 @@
+package cluster
+
+import (
+	"container/heap"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/store"
+)
+
+// GlobalAlgorithms are the algorithms the global-sync placement runs: those whose state
+// is window counts, to which a node can add the hits it admitted and which it can read
+// back as totals.
+var GlobalAlgorithms = []string{"fixed-window", "sliding-window"}
+
+// SyncTargets are where global-sync nodes send their hits and read the totals from.
+//
+//	owner  the key's owner on the consistent-hash ring (ring.go), which keeps the counts
+//	       in its memory: no store (Gubernator's GLOBAL behaviour)
+//	store  the shared store: INCRBY the window counters, then read them (Kong's
+//	       rate-limiting plugins with sync_rate and the redis strategy)
+var SyncTargets = []string{"owner", "store"}
+
+// DefaultSync is the sync interval a scenario's global-sync fleet runs with when it names
+// none: Gubernator's GlobalSyncWait default (500µs, config.go).
+const DefaultSync = 500 * time.Microsecond
+
+// globalSync is the global-sync placement: every node decides from its own view of the
+// key's global counts and exchanges hits and totals with the target periodically.
+//
+// Each node runs a timer of period Sync (node i's ticks offset by i·Sync/N, so the nodes
+// do not tick in step). At each tick, for every key it has seen, it sends the hits it
+// admitted since the last tick — the target adds them to the window counters half a round
+// trip later — and reads the totals of the current and previous windows, which reach it
+// a round trip after the tick. A node's view of a window's count is the total of its last
+// read that has arrived, plus its own hits that total does not hold yet (sent later, or
+// not sent). Everything the other nodes admitted since that read is invisible to it, so
+// the fleet can admit about rate × (Sync + round trip) beyond the limit — what Kong's
+// documentation means by a counter that is accurate only when sync_rate is 0, and
+// Gubernator's by GLOBAL trading consistency for scale. Gubernator's owner broadcasts the
+// totals to every node after it applies hits; the periodic read stands for that.
+//
+// The model reads lazily: a node's read of a tick is taken at its next decision, from the
+// target's counters then, less what the target applied after the read's moment (the
+// fleet logs each increment it applies for the last interval), so the figures are those
+// of the periodic reads without a store call per node and tick.
+//
+// What the exchanges cost the target: with the store, each node's timer makes one round
+// trip a tick (a pipeline of every key's diff and read, as Kong's timer does), from the
+// node's first request to its last; with owners, what Gubernator sends — a node's hits
+// when it has some (one request to the owner a tick), and each owner's broadcast of the
+// totals it changed to the other nodes, one a tick in which it applied hits.
+//
+// Sync 0 is synchronous: each decision reads the totals and adds its own hit at once, one
+// round trip, which is exact.
+//
+// The owner of a key (target owner) decides from the counts it keeps, at once and exactly;
+// after a membership change the key's new owner starts its counts afresh. A node cut off
+// by a partition (Outage.Nodes) can neither send nor read: it keeps its hits and goes on
+// deciding from its last read and its own admissions — it enforces the whole limit alone
+// — until the partition ends.
+type globalSync struct {
+	rw      store.ReadWriter // the target's counters: the store, or the owners' memory
+	toOwner bool
+	ring    *ring // target owner
+	sync    int64 // ns
+	rtt     int64 // ns: the round trip of an exchange
+	nodes   int   // the node count at the start, for the timers' offsets
+	limit   int64
+	window  int64 // µs
+	ttl     int64 // ms: the counters' TTL, for garbage collection only
+	prefix  string
+	sliding bool
+	views   map[viewKey]*view
+	applied map[string][]applied // per counter, the increments of the last interval
+	events  eventQueue
+	seq     int64
+	sends   int64 // sends that reached the target
+	fails   int64 // sends a partition stopped
+	hops    int64 // synchronous decisions forwarded to an owner (sync 0, target owner)
+	// active is, per node, the first and last request it decided (target store); cast
+	// the owners' broadcasts (target owner), lastCast each owner's last broadcast tick.
+	active   [][2]int64
+	casts    int64
+	lastCast map[int]int64
+}
+
+type viewKey struct {
+	node int
+	key  uint32
+}
+
+// view is one node's view of one key's global counts.
+type view struct {
+	readTick int64    // the tick of the read base holds (-1: none yet)
+	readAt   int64    // ns: the moment the target read base
+	baseIdx  int64    // the window index of base[1]; base[0] is the window before
+	base     [2]int64 // the totals read
+	sent     []hit    // hits sent, with the moment the target applies them
+	pending  []hit    // admitted, not yet sent
+	sendNext bool     // a send is scheduled
+	first    int64    // ns: the node's first request for the key
+}
+
+type hit struct{ idx, cost, at int64 }
+
+type applied struct{ at, cost int64 }
+
+type eventKind uint8
+
+const (
+	sendEvent  eventKind = iota // the node sends its pending hits
+	applyEvent                  // the target applies hits
+)
+
+type event struct {
+	at   int64
+	seq  int64
+	kind eventKind
+	vk   viewKey
+	hits []hit
+}
+
+type eventQueue []event
+
+func (q eventQueue) Len() int { return len(q) }
+func (q eventQueue) Less(i, j int) bool {
+	return q[i].at < q[j].at || q[i].at == q[j].at && q[i].seq < q[j].seq
+}
+func (q eventQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *eventQueue) Push(x any)   { *q = append(*q, x.(event)) }
+func (q *eventQueue) Pop() any {
+	old := *q
+	e := old[len(old)-1]
+	old[len(old)-1] = event{}
+	*q = old[:len(old)-1]
+	return e
+}
+
+func newGlobalSync(c Config, algorithm string, p algorithms.Policy, st store.Store) (*globalSync, error) {
+	if !slices.Contains(GlobalAlgorithms, algorithm) {
+		return nil, fmt.Errorf("placement global-sync: no counter form of %q (want one of %s)", algorithm, strings.Join(GlobalAlgorithms, ", "))
+	}
+	if err := store.CheckPolicy(p); err != nil {
+		return nil, err
+	}
+	g := &globalSync{
+		toOwner: c.SyncTo != "store", sync: int64(c.Sync), nodes: c.Nodes, limit: p.Limit, window: p.Window.Microseconds(),
+		prefix: c.Prefix + "gs:", sliding: algorithm == "sliding-window", views: map[viewKey]*view{}, applied: map[string][]applied{},
+		lastCast: map[int]int64{},
+	}
+	g.ttl = ceilDiv(int64(2*p.Window+2*c.Skew+c.Latency+c.PeerLatency), int64(time.Millisecond))
+	if g.toOwner {
+		g.rw, g.ring, g.rtt = store.NewModel(), newRing(c.VNodes), int64(c.PeerLatency)
+		return g, nil
+	}
+	rw, ok := st.(store.ReadWriter)
+	if !ok {
+		return nil, fmt.Errorf("placement global-sync: the store has no plain read and write commands")
+	}
+	g.rw, g.rtt = rw, int64(c.Latency)
+	return g, nil
+}
+
+// resize follows a membership change: with target owner, keys move to new owners that
+// start their counts afresh.
+func (g *globalSync) resize(n int) {
+	if g.ring != nil {
+		g.ring.resize(n)
+	}
+}
+
+// counter names the target's counter of window idx for the client name, at the owner
+// that keeps it (target owner: the owner's index is part of the name, so a new owner
+// starts empty).
+func (g *globalSync) counter(name string, idx int64) string {
+	p := g.prefix
+	if g.toOwner {
+		p = "o" + strconv.Itoa(g.ring.owner(name)) + ":"
+	}
+	return p + name + ":" + strconv.FormatInt(idx, 10)
+}
+
+// tick is the number of node's last tick at or before at (ns); tickAt its moment.
+func (g *globalSync) tick(node int, at int64) int64 {
+	return floorDiv(at-g.offset(node), g.sync)
+}
+
+func (g *globalSync) tickAt(node int, n int64) int64 { return n*g.sync + g.offset(node) }
+
+func (g *globalSync) offset(node int) int64 {
+	return int64(node%max(g.nodes, 1)) * g.sync / int64(max(g.nodes, 1))
+}
+
+func (g *globalSync) push(e event) {
+	g.seq++
+	e.seq = g.seq
+	heap.Push(&g.events, e)
+}
+
+// advanceGlobal runs, in time order, every send and apply due at or before now.
+func (f *Fleet) advanceGlobal(now int64) error {
+	g := f.gs
+	for len(g.events) > 0 && g.events[0].at <= now {
+		e := heap.Pop(&g.events).(event)
+		name := f.names[e.vk.key]
+		switch e.kind {
+		case sendEvent:
+			v := g.views[e.vk]
+			v.sendNext = false
+			if f.cutOff(e.vk.node, name, e.at) {
+				g.fails++
+				v.sendNext = true // the hits stay pending for the next tick
+				g.push(event{at: g.tickAt(e.vk.node, g.tick(e.vk.node, e.at)+1), kind: sendEvent, vk: e.vk})
+				continue
+			}
+			apply := e.at + g.rtt/2
+			for i := range v.pending {
+				v.pending[i].at = apply
+			}
+			v.sent = append(v.sent, v.pending...)
+			g.push(event{at: apply, kind: applyEvent, vk: e.vk, hits: v.pending})
+			v.pending = nil
+			g.sends++
+		case applyEvent:
+			if err := g.rw.SetNow(e.at); err != nil {
+				return err
+			}
+			for _, h := range e.hits {
+				c := g.counter(name, h.idx)
+				if _, err := g.rw.IncrExpire(c, h.cost, g.ttl); err != nil {
+					return err
+				}
+				g.applied[c] = append(g.applied[c], applied{e.at, h.cost})
+			}
+			g.broadcast(name, e.at)
+		}
+	}
+	return nil
+}
+
+// cutOff reports whether node cannot reach the target at at: a store outage, or a
+// partition of the node or, for target owner, of the key's owner.
+func (f *Fleet) cutOff(node int, name string, at int64) bool {
+	elapsed := time.Duration(at - f.cfg.Epoch)
+	if _, o := f.outageFor(node, elapsed, f.ownLink()); o != nil {
+		return true
+	}
+	if f.gs.toOwner {
+		_, o := f.outageFor(f.gs.ring.owner(name), elapsed, CutPeers)
+		return o != nil
+	}
+	return false
+}
+
+// asOf reads the counters now and takes back what the target applied after at.
+func (g *globalSync) asOf(names []string, at int64) ([]int64, error) {
+	counts, err := g.rw.Get(names...)
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range names {
+		log := g.applied[c]
+		// Increments older than an interval and a round trip are never taken back.
+		keep := slices.IndexFunc(log, func(a applied) bool { return a.at >= at-g.sync-g.rtt })
+		if keep < 0 {
+			delete(g.applied, c)
+			continue
+		}
+		log = log[keep:]
+		g.applied[c] = log
+		for _, a := range log {
+			if a.at > at {
+				counts[i] -= a.cost
+			}
+		}
+	}
+	return counts, nil
+}
+
+// decideGlobal takes t's decision under the global-sync placement.
+func (f *Fleet) decideGlobal(t *ticket) {
+	g := f.gs
+	if err := f.advanceGlobal(t.now); err != nil {
+		f.fail(err)
+		return
+	}
+	name := f.names[t.key]
+	us := floorDiv(t.nodeNow, 1000)
+	idx := floorDiv(us, g.window)
+	owner := g.toOwner && g.ring.owner(name) == t.node
+	if g.sync == 0 || owner {
+		f.decideGlobalNow(t, name, us, idx, owner)
+		if owner && g.sync > 0 && t.d.Allowed {
+			g.broadcast(name, t.now)
+		}
+		return
+	}
+	g.seen(t.node, t.now)
+	vk := viewKey{t.node, t.key}
+	v := g.views[vk]
+	if v == nil {
+		v = &view{readTick: -1, first: t.now}
+		g.views[vk] = v
+	}
+	cut := f.cutOff(t.node, name, t.now)
+	t.inOutage = cut
+	// The read of the last tick whose reply has arrived, and that came after the node's
+	// first request (it has no view before).
+	if n := g.tick(t.node, t.now-g.rtt); !cut && g.tickAt(t.node, n) >= v.first && (n != v.readTick || idx != v.baseIdx) {
+		at := g.tickAt(t.node, n) + g.rtt/2
+		if err := g.rw.SetNow(t.now); err != nil {
+			f.fail(err)
+			return
+		}
+		counts, err := g.asOf([]string{g.counter(name, idx-1), g.counter(name, idx)}, at)
+		if err != nil {
+			f.fail(err)
+			return
+		}
+		v.readTick, v.readAt, v.baseIdx, v.base = n, at, idx, [2]int64{counts[0], counts[1]}
+		v.sent = slices.DeleteFunc(v.sent, func(h hit) bool { return h.at <= at })
+	}
+	count := func(i int64) int64 {
+		var c int64
+		if v.readTick >= 0 {
+			switch i {
+			case v.baseIdx:
+				c = v.base[1]
+			case v.baseIdx - 1:
+				c = v.base[0]
+			}
+		}
+		for _, h := range v.sent {
+			if h.idx == i && (v.readTick < 0 || h.at > v.readAt) {
+				c += h.cost
+			}
+		}
+		for _, h := range v.pending {
+			if h.idx == i {
+				c += h.cost
+			}
+		}
+		return c
+	}
+	t.d = g.decide(us, idx, count(idx-1), count(idx), t.cost)
+	// Every request queues a hit for the next tick (Gubernator sends over-limit hits
+	// too); only admitted ones add to the counts.
+	if !v.sendNext {
+		v.sendNext = true
+		g.push(event{at: g.tickAt(t.node, g.tick(t.node, t.now)+1), kind: sendEvent, vk: vk})
+	}
+	if !t.d.Allowed {
+		return
+	}
+	if n := len(v.pending); n > 0 && v.pending[n-1].idx == idx {
+		v.pending[n-1].cost += t.cost
+	} else {
+		v.pending = append(v.pending, hit{idx: idx, cost: t.cost})
+	}
+}
+
+// broadcast counts, for target owner, the owner of name broadcasting the totals it
+// changed at at to the other nodes: once a tick (its own timer's) whatever it applied.
+func (g *globalSync) broadcast(name string, at int64) {
+	if !g.toOwner {
+		return
+	}
+	owner := g.ring.owner(name)
+	if tick, seen := g.lastCast[owner]; seen && tick == g.tick(owner, at) {
+		return
+	}
+	g.lastCast[owner] = g.tick(owner, at)
+	g.casts += int64(max(g.ring.nodes-1, 0))
+}
+
+// seen records that node decided a request at now.
+func (g *globalSync) seen(node int, now int64) {
+	for len(g.active) <= node {
+		g.active = append(g.active, [2]int64{-1, -1})
+	}
+	if g.active[node][0] < 0 {
+		g.active[node][0] = now
+	}
+	g.active[node][1] = now
+}
+
+// exchanges is what the exchanges cost the target: the store's round trips, or the
+// messages between owners and nodes (see globalSync).
+func (g *globalSync) exchanges() int64 {
+	if g.toOwner {
+		return g.sends + g.casts
+	}
+	var n int64
+	for node, a := range g.active {
+		if a[0] >= 0 {
+			n += g.tick(node, a[1]) - g.tick(node, a[0]) + 1
+		}
+	}
+	return n
+}
+
+// decideGlobalNow decides from the target's totals and counts the hit at once: sync 0, or
+// the owner deciding its own key.
+func (f *Fleet) decideGlobalNow(t *ticket, name string, us, idx int64, owner bool) {
+	g := f.gs
+	if !owner && f.cutOff(t.node, name, t.now) {
+		t.inOutage = true
+		t.wait = f.cfg.StoreTimeout
+		_, o := f.outageFor(t.node, time.Duration(t.now-f.cfg.Epoch), f.ownLink())
+		if o == nil {
+			_, o = f.outageFor(g.ring.owner(name), time.Duration(t.now-f.cfg.Epoch), CutPeers)
+		}
+		t.d = f.failover(o, t.nd, t.key, t.nodeNow, t.cost, false)
+		return
+	}
+	if err := g.rw.SetNow(t.now); err != nil {
+		f.fail(err)
+		return
+	}
+	counts, err := g.rw.Get(g.counter(name, idx-1), g.counter(name, idx))
+	if err != nil {
+		f.fail(err)
+		return
+	}
+	t.d = g.decide(us, idx, counts[0], counts[1], t.cost)
+	if t.d.Allowed {
+		c := g.counter(name, idx)
+		if _, err := g.rw.IncrExpire(c, t.cost, g.ttl); err != nil {
+			f.fail(err)
+			return
+		}
+		if g.sync > 0 {
+			g.applied[c] = append(g.applied[c], applied{t.now, t.cost})
+		}
+	}
+	switch {
+	case owner:
+	case g.toOwner:
+		g.hops++
+		t.peer = time.Duration(g.rtt)
+	default:
+		t.trips = 1
+	}
+}
+
+// decide is the algorithm's rule on the counts of the previous and current windows: the
+// arithmetic of fixed_window.lua and sliding_window.lua, their RetryAfter and Reset
+// included, as the node can tell them from its view.
+func (g *globalSync) decide(us, idx, prev, curr, cost int64) algorithms.Decision {
+	limit, window := g.limit, g.window
+	var v []int64 // the script's reply: allowed, remaining, retry_after, reset (µs)
+	if !g.sliding {
+		toEnd := (idx+1)*window - us
+		switch {
+		case curr+cost <= limit:
+			v = []int64{1, max(limit-curr-cost, 0), 0, toEnd}
+		case cost > limit:
+			v = []int64{0, max(limit-curr, 0), store.Never, 0}
+		default:
+			reset := int64(0)
+			if curr > 0 {
+				reset = toEnd
+			}
+			v = []int64{0, max(limit-curr, 0), toEnd, reset}
+		}
+	} else {
+		elapsed := us - idx*window
+		carried := prev * (window - elapsed)
+		remaining := func(c int64) int64 {
+			room := limit*window - carried - c*window
+			if room < 0 {
+				return 0
+			}
+			return floorDiv(room, window)
+		}
+		if carried+(curr+cost)*window > limit*window {
+			v = []int64{0, remaining(curr), store.SlidingWindowRetry(limit, window, prev, curr, elapsed, cost), store.SlidingWindowReset(window, prev, curr, elapsed)}
+		} else {
+			v = []int64{1, remaining(curr + cost), 0, store.SlidingWindowReset(window, prev, curr+cost, elapsed)}
+		}
+	}
+	script := store.FixedWindowScript
+	if g.sliding {
+		script = store.SlidingWindowScript
+	}
+	r, _ := store.ReplyOf(script, v)
+	return algorithms.Decision{Allowed: r.Allowed, Remaining: r.Remaining, RetryAfter: r.RetryAfter, Reset: r.Reset}
+}
