@@ -30,9 +30,11 @@ type compareOptions struct {
 	worstBudget int
 	memory      bool
 	workers     int
-	// redis and pipeline put cluster scenarios' shared store on a real Redis (pipeline.go).
+	// redis and pipeline put cluster scenarios' shared store on a real Redis (pipeline.go);
+	// redis is also where --lua scripts run.
 	redis    string
 	pipeline int
+	own      ownOptions
 }
 
 func newCompareCmd(g *globalOptions, streams IO) *cobra.Command {
@@ -50,7 +52,11 @@ func newCompareCmd(g *globalOptions, streams IO) *cobra.Command {
   rlsim compare --scenario nat-crowd --key ip
 
   # two algorithms at a tighter policy, one CSV row per request and no files in out/
-  rlsim compare --scenario flood-one-key --algorithms token-bucket,gcra --limit 50 --window 10s --decisions decisions.csv --out ""`,
+  rlsim compare --scenario flood-one-key --algorithms token-bucket,gcra --limit 50 --window 10s --decisions decisions.csv --out ""
+
+  # your own limiters beside the built-in two-counter window: a Lua script and a program
+  rlsim compare --scenario two-counter-timed --algorithms sliding-window --lua examples/lua/notes_two_counter.lua --out ""
+  rlsim compare --scenario boundary-burst --algorithms token-bucket --limiter-exec 'python3 examples/exec/token_bucket.py' --out ""`,
 		Args: argCount(0, 0),
 		RunE: func(*cobra.Command, []string) error {
 			return runCompare(o, streams)
@@ -67,6 +73,7 @@ func newCompareCmd(g *globalOptions, streams IO) *cobra.Command {
 	f.IntVar(&o.worstBudget, "worst-budget", defaultCompareWorstBudget, "local-search budget of the worst_over_admission column (0: structured attacks only)")
 	addScaleFlags(c, o)
 	addStoreFlags(c, o)
+	addOwnFlags(c, &o.own)
 	addRunFlags(c, g)
 	return c
 }
@@ -80,7 +87,10 @@ func newRunCmd(g *globalOptions, streams IO) *cobra.Command {
   rlsim run cluster-outage --format json --charts png,svg
 
   # a scenario file of your own (rlsim scenarios show NAME prints one to start from)
-  rlsim run scenarios/boundary-burst.yaml --seed 7 --decisions decisions.csv`,
+  rlsim run scenarios/boundary-burst.yaml --seed 7 --decisions decisions.csv
+
+  # a Lua script of your own on a cluster's shared store, beside the built-ins
+  rlsim run cluster-shared --lua examples/lua/fixed_window.lua --format json --out ""`,
 		Args: argCount(1, 1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			o.scenarios = args
@@ -89,6 +99,7 @@ func newRunCmd(g *globalOptions, streams IO) *cobra.Command {
 	}
 	addScaleFlags(c, o)
 	addStoreFlags(c, o)
+	addOwnFlags(c, &o.own)
 	addRunFlags(c, g)
 	return c
 }
@@ -169,8 +180,14 @@ func runCompare(o *compareOptions, streams IO) error {
 	if err := o.useRedis(loaded); err != nil {
 		return err
 	}
+	own, err := o.own.open(o.redis, streams)
+	if err != nil {
+		return err
+	}
+	defer own.close(streams)
 	defer tuneGCForHeavy(loaded)()
-	opts := run.Options{Algorithms: o.algorithms, Limit: o.limit, Window: o.window, Burst: o.burst, Workers: o.workers, Pipeline: o.pipeline}
+	opts := run.Options{Algorithms: o.algorithms, Limit: o.limit, Window: o.window, Burst: o.burst, Workers: o.workers, Pipeline: o.pipeline,
+		Own: own.makers}
 	var meter storeMeter
 	if o.seedSet {
 		opts.Seed = &o.seed
@@ -190,14 +207,16 @@ func runCompare(o *compareOptions, streams IO) error {
 			var rep *report.Report
 			err := meter.run(func(stats *run.StoreStats) (err error) {
 				opts.StoreStats = stats
-				rep, err = run.Run(sc, opts)
-				return err
+				return own.measure(func() (err error) {
+					rep, err = run.Run(sc, opts)
+					return err
+				})
 			})
 			opts.StoreStats = nil
 			if err != nil {
 				return err
 			}
-			if err := addWorstOverAdmission(&worst, rep, sc.EpochTime(), o.worstBudget); err != nil {
+			if err := addWorstOverAdmission(&worst, rep, sc.EpochTime(), o.worstBudget, own); err != nil {
 				return err
 			}
 			// The keying chart compares the scenario's key with its compare_keys, unless

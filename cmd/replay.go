@@ -38,6 +38,8 @@ type replayOptions struct {
 	window     time.Duration
 	burst      int64
 	timeScale  float64
+	own        ownOptions
+	redis      string
 }
 
 func newReplayCmd(g *globalOptions, streams IO) *cobra.Command {
@@ -59,7 +61,10 @@ under --out (a folder named after the log) and index.html over them.`,
   rlsim replay access.log --key user --limit 10 --window 1s --time-scale 0.5
 
   # two algorithms, as JSON, with one CSV row per request
-  rlsim replay access.log --algorithms fixed-window,sliding-window --format json --decisions decisions.csv`,
+  rlsim replay access.log --algorithms fixed-window,sliding-window --format json --decisions decisions.csv
+
+  # your own Lua script beside the built-in fixed window
+  rlsim replay access.log --algorithms fixed-window --lua examples/lua/incr_expire.lua --out ""`,
 		Args: argCount(1, 1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			o.file = args[0]
@@ -74,6 +79,8 @@ under --out (a folder named after the log) and index.html over them.`,
 	f.DurationVar(&o.window, "window", replayDefaultWindow, "the policy's window")
 	f.Int64Var(&o.burst, "burst", 0, "the bucket algorithms' burst (default: the limit)")
 	f.Float64Var(&o.timeScale, "time-scale", 1, "multiply the gaps between requests (0.5 plays the log twice as fast)")
+	addOwnFlags(c, &o.own)
+	addOwnRedisFlag(c, &o.redis)
 	g.addFormatFlag(c, allFormats...)
 	g.addOutFlags(c)
 	g.addSeedFlag(c)
@@ -115,6 +122,9 @@ func (o *replayOptions) validate() error {
 	if !(o.timeScale > 0) || o.timeScale > 1e6 {
 		return usagef("--time-scale: must be a positive factor, got %g", o.timeScale)
 	}
+	if o.redis != "" && len(o.own.lua) == 0 {
+		return usagef("--redis: replay runs only --lua scripts on a Redis server, and none is given")
+	}
 	return nil
 }
 
@@ -139,21 +149,28 @@ func runReplay(o *replayOptions, streams IO) error {
 	if err != nil {
 		return fmt.Errorf("replay %s: %w", o.file, err)
 	}
-	opts := run.Options{Algorithms: o.algorithms}
+	own, err := o.own.open(o.redis, streams)
+	if err != nil {
+		return err
+	}
+	defer own.close(streams)
+	opts := run.Options{Algorithms: o.algorithms, Own: own.makers}
 	if o.seedSet {
 		opts.Seed = &o.seed
 	}
 	var rep *report.Report
 	err = withDecisions(o.decisions, func(dw *run.DecisionWriter) error {
 		opts.Decisions = dw
-		rep, err = run.Run(sc, opts)
-		return err
+		return own.measure(func() (err error) {
+			rep, err = run.Run(sc, opts)
+			return err
+		})
 	})
 	if err != nil {
 		return err
 	}
 	var worst worstcase.Cache
-	if err := addWorstOverAdmission(&worst, rep, sc.EpochTime(), defaultCompareWorstBudget); err != nil {
+	if err := addWorstOverAdmission(&worst, rep, sc.EpochTime(), defaultCompareWorstBudget, own); err != nil {
 		return err
 	}
 	rep.Reproduce = o.command(rep.Seed)
@@ -201,6 +218,7 @@ func (o *replayOptions) command(seed uint64) string {
 	if len(o.algorithms) > 0 {
 		parts = append(parts, "--algorithms", strings.Join(o.algorithms, ","))
 	}
+	parts = append(parts, o.own.args()...)
 	parts = append(parts, "--seed", strconv.FormatUint(seed, 10))
 	return strings.Join(parts, " ")
 }

@@ -36,6 +36,8 @@ type worstCaseOptions struct {
 	budget      int
 	spans       []float64
 	scheduleOut string
+	own         ownOptions
+	redis       string
 }
 
 func newWorstCaseCmd(g *globalOptions, streams IO) *cobra.Command {
@@ -58,7 +60,10 @@ curve of the most admitted in any window of length T against T (--charts png,svg
 
   # write the worst schedules as scenario files and replay one
   rlsim worst-case --algorithms sliding-window --schedule-out worst
-  rlsim run worst/worst-sliding-window.yaml`,
+  rlsim run worst/worst-sliding-window.yaml
+
+  # the worst case of your own Lua script beside the built-in fixed window, structured attacks only
+  rlsim worst-case --algorithms fixed-window --lua examples/lua/incr_expire.lua --limit 10 --window 10s --budget 0 --spans 1`,
 		Args: argCount(0, 0),
 		RunE: func(*cobra.Command, []string) error {
 			return runWorstCase(o, streams)
@@ -72,6 +77,8 @@ curve of the most admitted in any window of length T against T (--charts png,svg
 	f.IntVar(&o.budget, "budget", 300, "local-search candidates per algorithm after the structured attacks (0: structured only; the curve uses a quarter per window length)")
 	f.Float64SliceVar(&o.spans, "spans", defaultSpans, "window lengths T of the curve, in windows W")
 	f.StringVar(&o.scheduleOut, "schedule-out", "", "write each algorithm's worst schedule as a scenario file worst-ALGORITHM.yaml into this folder")
+	addOwnFlags(c, &o.own)
+	addOwnRedisFlag(c, &o.redis)
 	g.addFormatFlag(c, allFormats...)
 	g.addOutFlags(c)
 	g.addSeedFlag(c)
@@ -99,6 +106,9 @@ func (o *worstCaseOptions) validate() error {
 	if len(o.spans) == 0 {
 		return usagef("--spans: needs at least one window length")
 	}
+	if o.redis != "" && len(o.own.lua) == 0 {
+		return usagef("--redis: worst-case runs only --lua scripts on a Redis server, and none is given")
+	}
 	for _, s := range o.spans {
 		if !(s > 0) || s > 1000 || time.Duration(s*float64(o.window)) <= 0 {
 			return usagef("--spans: %g is not a positive number of windows (at most 1000, at least a nanosecond)", s)
@@ -124,6 +134,11 @@ func runWorstCase(o *worstCaseOptions, streams IO) error {
 	if len(algs) == 0 {
 		algs = algorithms.Names
 	}
+	own, err := o.own.open(o.redis, streams)
+	if err != nil {
+		return err
+	}
+	defer own.close(streams)
 	seed := uint64(scenario.DefaultSeed)
 	if o.seedSet {
 		seed = o.seed
@@ -139,9 +154,14 @@ func runWorstCase(o *worstCaseOptions, streams IO) error {
 	slices.Sort(spans)
 	spans = slices.Compact(spans)
 
-	runs := make([]worstcase.Findings, 0, len(algs))
+	targets := make([]worstcase.Target, 0, len(algs))
 	for _, a := range algs {
-		run, err := worstcase.Find(worstcase.Target{Algorithm: a, Policy: pol, Epoch: epoch.UnixNano()}, o.budget, spans, rng)
+		targets = append(targets, worstcase.Target{Algorithm: a, Policy: pol, Epoch: epoch.UnixNano()})
+	}
+	targets = append(targets, own.targets(pol, epoch.UnixNano())...)
+	runs := make([]worstcase.Findings, 0, len(targets))
+	for _, t := range targets {
+		run, err := worstcase.Find(t, o.budget, spans, rng)
 		if err != nil {
 			return err
 		}
@@ -213,6 +233,13 @@ func worstCaseCommand(o *worstCaseOptions, seed uint64) string {
 	if len(o.algorithms) > 0 {
 		parts = append(parts, "--algorithms "+strings.Join(o.algorithms, ","))
 	}
+	for i, a := range o.own.args() {
+		if i%2 == 1 {
+			parts[len(parts)-1] += " " + a
+			continue
+		}
+		parts = append(parts, a)
+	}
 	parts = append(parts, "--budget "+strconv.Itoa(o.budget))
 	if !slices.Equal(o.spans, defaultSpans) {
 		spans := make([]string, len(o.spans))
@@ -252,7 +279,10 @@ func worstCaseSummary(runs []worstcase.Findings, seed uint64, budget int) report
 				p.Limit, p.Window, p.EffectiveBurst(), p.Window, budget, seed)
 		}
 		bound := formatFloat(x.Bound.Value)
-		if !x.Bound.Reached {
+		switch {
+		case !x.Known:
+			bound = "—"
+		case !x.Bound.Reached:
 			bound = "<" + bound
 		}
 		t.Rows = append(t.Rows, []string{
@@ -315,7 +345,11 @@ func worstCaseCurveTable(runs []worstcase.Findings, seed uint64, raw bool) repor
 		row := []string{p0.Target.T.String(), strconv.FormatFloat(float64(p0.Target.T)/float64(p0.Target.Policy.Window), 'g', 4, 64)}
 		for _, r := range runs {
 			p := r.Curve[i]
-			row = append(row, fmt.Sprintf("%d (%s)", p.Worst.Peak, formatFloat(p.Bound.Value)))
+			bound := formatFloat(p.Bound.Value)
+			if !p.Known {
+				bound = "—"
+			}
+			row = append(row, fmt.Sprintf("%d (%s)", p.Worst.Peak, bound))
 		}
 		t.Rows = append(t.Rows, row)
 	}
@@ -342,7 +376,7 @@ const maxWorstCaseUnits = 200000
 // addWorstOverAdmission fills worst_over_admission in every result of rep for the run's
 // policy, seed and epoch, searched once per run through its cache, and leaves it null
 // when the policy is beyond compareWorstMaxUnits.
-func addWorstOverAdmission(cache *worstcase.Cache, rep *report.Report, epoch time.Time, budget int) error {
+func addWorstOverAdmission(cache *worstcase.Cache, rep *report.Report, epoch time.Time, budget int, own *owned) error {
 	pol := algorithms.Policy{Limit: rep.Policy.Limit, Window: time.Duration(rep.Policy.Window), Burst: rep.Policy.Burst}
 	if max(pol.Limit, pol.EffectiveBurst()) > compareWorstMaxUnits {
 		return nil
@@ -355,6 +389,9 @@ func addWorstOverAdmission(cache *worstcase.Cache, rep *report.Report, epoch tim
 			continue
 		}
 		t := worstcase.Target{Algorithm: r.Algorithm, Policy: pol, Epoch: epoch.UnixNano(), T: pol.Window}
+		if m := own.byName(r.Algorithm); m != nil {
+			t.Own = m
+		}
 		v, err := cache.OverAdmission(t, budget, rep.Seed)
 		if err != nil {
 			return fmt.Errorf("scenario %s: worst case of %s: %w", rep.Scenario, r.Algorithm, err)

@@ -147,7 +147,11 @@ func openStore(s *scenario.Scenario) (store.Store, error) {
 func runFleets(sc *scenario.Scenario, rep *report.Report, pol algorithms.Policy, layers []scenario.LimitSpec, algs []string, seed uint64, o Options) error {
 	rep.Results = []report.Result{} // a list in JSON even when no algorithm fits a variant
 	for vi, v := range fleetVariants(sc, pol) {
-		for _, alg := range clusterAlgorithms(v.cfg.Placement, algs) {
+		fleetAlgs := clusterAlgorithms(v.cfg.Placement, algs)
+		for _, own := range ownFleets(v, o) {
+			fleetAlgs = append(fleetAlgs, own.Name())
+		}
+		for _, alg := range fleetAlgs {
 			res, err := runFleet(sc, v, vi, alg, pol, layers, seed, o)
 			if err != nil {
 				return err
@@ -159,21 +163,21 @@ func runFleets(sc *scenario.Scenario, rep *report.Report, pol algorithms.Policy,
 }
 
 func runFleet(sc *scenario.Scenario, v fleetVariant, vi int, alg string, pol algorithms.Policy, layers []scenario.LimitSpec, seed uint64, o Options) (report.Result, error) {
-	st, err := openStore(sc)
+	st, carrier, err := fleetStore(sc, alg, pol, o)
 	if err != nil {
 		return report.Result{}, err
 	}
 	defer st.Close()
-	redisFace, onRedis := st.(*store.Redis)
+	face, onRedis := redisFace(st)
 	if onRedis && o.StoreStats != nil {
 		defer func() {
-			o.StoreStats.ScriptCalls += redisFace.ScriptCalls()
-			o.StoreStats.RoundTrips += redisFace.RoundTrips()
+			o.StoreStats.ScriptCalls += face.ScriptCalls()
+			o.StoreStats.RoundTrips += face.RoundTrips()
 		}()
 	}
 	cfg := v.cfg
 	cfg.Prefix = fmt.Sprintf("%s%s:%d:%s:", sc.Cluster.Prefix, sc.Name, vi, alg)
-	if r, ok := st.(*store.Redis); ok && st.Name() == "redis" {
+	if r, ok := redisFace(st); ok && st.Name() == "redis" {
 		// Touch only keys this run writes: refuse a prefix someone already uses, and
 		// delete what the run wrote when it ends.
 		keys, err := r.Keys(cfg.Prefix)
@@ -193,7 +197,7 @@ func runFleet(sc *scenario.Scenario, v fleetVariant, vi int, alg string, pol alg
 			}
 		}()
 	}
-	fleet, err := cluster.New(cfg, alg, pol, st, sim.NewRNG(seed^uint64(vi+1)*0x9e3779b97f4a7c15, sim.RunStream))
+	fleet, err := cluster.New(cfg, carrier, pol, st, sim.NewRNG(seed^uint64(vi+1)*0x9e3779b97f4a7c15, sim.RunStream))
 	if err != nil {
 		return report.Result{}, fmt.Errorf("scenario %s: cluster variant %s, %s: %w", sc.Name, v.name, alg, err)
 	}
@@ -202,15 +206,21 @@ func runFleet(sc *scenario.Scenario, v fleetVariant, vi int, alg string, pol alg
 	// The two types have the same fields: a conversion, not a copy per decision.
 	fleet.Observe(func(o *cluster.Observation) { meter.Observe((*report.FleetDecision)(o)) })
 	var res report.Result
-	if onRedis && o.Pipeline > 1 && fleet.Pipelines() {
+	switch {
+	case carrier != alg: // a user's script, run one call at a time and named after itself
+		res, err = runOneWith(sc, builder{name: alg}, layers, seed, o.Decisions, nil, namedFleet{fleet, alg + "@" + v.name})
+	case onRedis && o.Pipeline > 1 && fleet.Pipelines():
 		res, err = runFleetPipelined(sc, alg, layers, seed, o.Decisions, fleet, o.Pipeline)
-	} else {
-		res, err = runOneWith(sc, alg, layers, seed, o.Decisions, nil, fleet)
+	default:
+		res, err = runOneWith(sc, builder{name: alg}, layers, seed, o.Decisions, nil, fleet)
 	}
 	if err != nil {
 		return res, err
 	}
 	res.Algorithm = fleet.Algorithm()
+	if carrier != alg {
+		res.Algorithm = alg
+	}
 	stats, err := fleet.Finish()
 	if err != nil {
 		return res, fmt.Errorf("scenario %s: cluster variant %s, %s: store: %w", sc.Name, v.name, alg, err)

@@ -93,12 +93,23 @@ type pass struct {
 	dec      *DecisionWriter
 	writeErr error
 	progress []*progressCounter // per limiter; nil entries count nothing
+	// ahead holds, per limiter, what a limiter written ahead (aheadLimiter) has been sent
+	// and not yet measured; nil for one that decides at once. named says some limiter
+	// wants key names, so every request carries its key's name.
+	ahead []*aheadQueue
+	named bool
 }
 
 // decide has every limiter of the pass decide r for key id, and the collectors measure.
 func (p *pass) decide(id uint32, r *traffic.Request) {
 	at := int64(r.At)
 	for i, lim := range p.lims {
+		if q := p.ahead[i]; q != nil {
+			if q.send(id, p.epoch+at, r) {
+				p.receive(i)
+			}
+			continue
+		}
 		d := lim.Allow(id, p.epoch+at, r.Cost)
 		ref := p.cols[i].Observe(id, at, r.Cost, r.Class, d)
 		p.progress[i].count(r.At)
@@ -108,11 +119,32 @@ func (p *pass) decide(id uint32, r *traffic.Request) {
 	}
 }
 
+// receive measures the oldest request sent to limiter i, written ahead.
+func (p *pass) receive(i int) {
+	s, d := p.ahead[i].receive()
+	ref := p.cols[i].Observe(s.id, int64(s.at), s.cost, s.class, d)
+	p.progress[i].count(s.at)
+	if p.dec != nil && p.writeErr == nil {
+		r := traffic.Request{At: s.at, Key: s.key, Cost: s.cost}
+		p.writeErr = p.dec.write(p.name, p.lims[i].Name(), &r, s.key, d.Allowed, ref)
+	}
+}
+
+// drain measures every request still waiting for its decision.
+func (p *pass) drain() {
+	for i, q := range p.ahead {
+		for q != nil && q.pending() > 0 {
+			p.receive(i)
+		}
+	}
+}
+
 func runPass(sc *scenario.Scenario, lims []algorithms.Limiter, cols []*report.Collector, seed uint64, dec *DecisionWriter, progress []*progressCounter) (int64, error) {
 	var loop sim.Loop
 	p := newPass(sc, lims, cols, seed, dec, &loop)
 	copy(p.progress, progress)
 	loop.Run(sc.Horizon())
+	p.drain()
 	if p.writeErr != nil {
 		return 0, fmt.Errorf("writing decisions: %w", p.writeErr)
 	}
@@ -123,7 +155,11 @@ func runPass(sc *scenario.Scenario, lims []algorithms.Limiter, cols []*report.Co
 func newPass(sc *scenario.Scenario, lims []algorithms.Limiter, cols []*report.Collector, seed uint64, dec *DecisionWriter, loop *sim.Loop) *pass {
 	sources := sc.Sources(sim.NewRNG(seed, sim.RunStream))
 	p := &pass{name: sc.Name, lims: lims, cols: cols, epoch: sc.EpochTime().UnixNano(), keys: newKeySpace(sources), dec: dec,
-		progress: make([]*progressCounter, len(lims))}
+		progress: make([]*progressCounter, len(lims)), ahead: make([]*aheadQueue, len(lims))}
+	for i, lim := range lims {
+		p.ahead[i] = newAheadQueue(lim)
+		p.named = p.named || p.ahead[i] != nil
+	}
 	// Size the reference's per-key windows for the generated key space up front, so they
 	// are not regrown (leaving the old arrays to the garbage collector) as keys arrive;
 	// capped, so a sparse generator with a huge key space costs nothing it does not use.
@@ -180,7 +216,7 @@ type indexedFeeder struct {
 }
 
 func (f *indexedFeeder) Fire(l *sim.Loop) {
-	if f.pass.dec != nil {
+	if f.pass.dec != nil || f.pass.named {
 		f.req.Key = f.src.KeyName(f.k)
 	}
 	f.pass.decide(f.pass.keys.blockID(f.block, f.k), &f.req)

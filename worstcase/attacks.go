@@ -107,8 +107,12 @@ func (s *searcher) structured() ([]attack, error) {
 // after a refusal exactly when its RetryAfter says one could pass. It returns prefix
 // followed by the admitted requests (refused probes change no limiter's state, so they
 // are left out). The schedule is measured again like any other candidate.
+//
+// A limiter the user brings (Target.Own) may give no RetryAfter, or a wrong one: after a
+// refusal it is probed again no sooner than W/L later, and at most capacity refused
+// probes are sent, so the attack ends whatever it answers.
 func (s *searcher) greedy(prefix Schedule, from, until int64) (Schedule, error) {
-	lim, err := algorithms.New(s.t.Algorithm, s.t.Policy)
+	lim, err := s.t.limiter()
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +124,7 @@ func (s *searcher) greedy(prefix Schedule, from, until int64) (Schedule, error) 
 		}
 		sent += b.Count
 	}
-	now := from
+	now, refused := from, int64(0)
 	for now <= until && sent < s.capacity {
 		d := lim.Allow(0, s.t.Epoch+now, 1)
 		if d.Allowed {
@@ -131,7 +135,17 @@ func (s *searcher) greedy(prefix Schedule, from, until int64) (Schedule, error) 
 		if d.RetryAfter == algorithms.Never {
 			break
 		}
-		now += max(int64(d.RetryAfter), 1)
+		step := max(int64(d.RetryAfter), 1)
+		if s.t.Own != nil {
+			if refused++; refused > s.capacity {
+				break
+			}
+			step = max(step, s.gap)
+		}
+		now += step
+	}
+	if err := done(lim); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
