@@ -42,7 +42,7 @@ func (s *session) close() {
 // "decisions.csv" after --decisions becomes a file of the session; "URL" after --redis the
 // configured server.
 func (s *session) exec(args ...string) ([]byte, *Evidence, error) {
-	ev := &Evidence{Args: args}
+	ev := &Evidence{Args: wide(args)}
 	s.evidence = append(s.evidence, ev)
 	key := strings.Join(args, "\x00")
 	if out, ok := s.outputs[key]; ok {
@@ -72,6 +72,15 @@ func (s *session) exec(args ...string) ([]byte, *Evidence, error) {
 	}
 	s.outputs[key] = out
 	return out, ev, nil
+}
+
+// wide is the command a user types to see every figure a claim cites: compare, run and
+// replay print by default only the columns that matter most for each scenario.
+func wide(args []string) []string {
+	if len(args) == 0 || !slices.Contains([]string{"compare", "run", "replay"}, args[0]) || slices.Contains(args, "--format") {
+		return args
+	}
+	return append(slices.Clone(args), "--wide")
 }
 
 // decode runs args and decodes its JSON output into v.

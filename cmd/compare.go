@@ -35,6 +35,7 @@ type compareOptions struct {
 	redis    string
 	pipeline int
 	own      ownOptions
+	tables   tableOptions
 }
 
 func newCompareCmd(g *globalOptions, streams IO) *cobra.Command {
@@ -75,6 +76,7 @@ func newCompareCmd(g *globalOptions, streams IO) *cobra.Command {
 	addStoreFlags(c, o)
 	addOwnFlags(c, &o.own)
 	addRunFlags(c, g)
+	o.tables.addFlags(c)
 	return c
 }
 
@@ -101,6 +103,7 @@ func newRunCmd(g *globalOptions, streams IO) *cobra.Command {
 	addStoreFlags(c, o)
 	addOwnFlags(c, &o.own)
 	addRunFlags(c, g)
+	o.tables.addFlags(c)
 	return c
 }
 
@@ -140,6 +143,9 @@ func (o *compareOptions) validate() error {
 	}
 	if o.workers < 0 {
 		return usagef("--workers: must not be negative, got %d", o.workers)
+	}
+	if err := o.tables.check(o.format); err != nil {
+		return err
 	}
 	return o.checkStoreFlags()
 }
@@ -193,9 +199,9 @@ func runCompare(o *compareOptions, streams IO) error {
 		opts.Seed = &o.seed
 	}
 
-	bar := newProgressBar(streams.Err, len(loaded))
+	bar := newProgress(streams.Err, streams.Out, o.format, len(loaded), o.out != "")
 	if bar != nil {
-		opts.Progress = bar.update
+		opts.Progress = bar.simulating
 	}
 	var reports []*report.Report
 	var requests int64
@@ -226,7 +232,7 @@ func runCompare(o *compareOptions, streams IO) error {
 					return err
 				}
 			}
-			bar.scenarioDone()
+			bar.scenarioDone(sc.Name)
 			for _, x := range rep.Results {
 				requests += x.Requests
 			}
@@ -237,17 +243,17 @@ func runCompare(o *compareOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
-	bar.finish(requests)
 	meter.report(streams.Err, o.pipeline)
 	var buf bytes.Buffer
-	if err := renderReports(&buf, o.format, reports); err != nil {
+	if err := renderReports(&buf, o.format, reports, o.tables.choice(), true); err != nil {
 		return err
 	}
 	if o.out != "" {
-		if err := writeResults(o.out, chartFormats, reports); err != nil {
+		if err := writeResults(o.out, chartFormats, reports, bar.drawing); err != nil {
 			return err
 		}
 	}
+	bar.finish(requests)
 	_, err = streams.Out.Write(buf.Bytes())
 	return err
 }
@@ -268,73 +274,4 @@ func withDecisions(path string, fn func(*run.DecisionWriter) error) error {
 		}
 		return nil
 	})
-}
-
-func renderReports(w io.Writer, format string, reports []*report.Report) error {
-	switch format {
-	case "json":
-		if len(reports) == 1 {
-			return report.WriteJSON(w, reports[0])
-		}
-		return report.WriteJSON(w, reports)
-	case "csv":
-		if onlyRetries(reports) {
-			return report.WriteRetriesCSV(w, reports)
-		}
-		return report.WriteCSV(w, reports)
-	}
-	for i, r := range reports {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		var tables []report.Table
-		if len(r.Results) > 0 || len(r.Retries) == 0 {
-			t := report.ResultsTable(r)
-			if r.Memory != nil {
-				t.Notes = append(t.Notes, r.Memory.String())
-			}
-			tables = append(tables, t)
-			if who, ok := report.WhoTable(r); ok {
-				tables = append(tables, who)
-			}
-		}
-		if len(r.Retries) > 0 {
-			tables = append(tables, report.RetriesTable(r))
-		}
-		if err := writeTables(w, format, tables); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// writeTables renders tables one after another, a blank line apart, as Markdown or as
-// text tables.
-func writeTables(w io.Writer, format string, tables []report.Table) error {
-	for i, t := range tables {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		var err error
-		if format == "markdown" {
-			err = report.WriteMarkdown(w, t)
-		} else {
-			err = report.WriteText(w, t)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// onlyRetries reports whether the reports hold retry results and no open-loop results (a
-// clients-only scenario such as retry-storm), whose CSV is the retries table.
-func onlyRetries(reports []*report.Report) bool {
-	for _, r := range reports {
-		if len(r.Results) > 0 || len(r.Retries) == 0 {
-			return false
-		}
-	}
-	return len(reports) > 0
 }

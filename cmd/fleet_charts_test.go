@@ -2,12 +2,15 @@ package cmd
 
 import (
 	"bytes"
+	"encoding/csv"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/scenario"
 )
 
@@ -54,11 +57,11 @@ func TestFleetEffectiveLimitChart(t *testing.T) {
 	if tl := string(a["cluster-outage/admitted-timeline.svg"]); !strings.Contains(tl, "sliding-window@fail-open-local") {
 		t.Error("admitted-timeline.svg does not name the variants")
 	}
-	// results.csv carries the fleet figures as trailing columns.
-	csvText := string(a["cluster-outage/results.csv"])
-	if !strings.Contains(csvText, ",effective_limit,") || !strings.Contains(csvText, ",blocked_forever,leaked_keys,") ||
-		!strings.Contains(csvText, ",fail-open-local,shared,round-robin,10,10,model,node,0,200,") {
-		t.Errorf("results.csv lacks the fleet columns:\n%s", csvText)
+	// results.csv carries the fleet figures.
+	rows := csvRecords(t, string(a["cluster-outage/results.csv"]))
+	if len(rows) != 4 || rows[2]["variant"] != "fail-open-local" || rows[2]["placement"] != "shared" || rows[2]["nodes"] != "10" ||
+		rows[2]["store"] != "model" || rows[2]["effective_limit"] != "200" || rows[2]["guard_limit"] != "20" || rows[2]["blocked_forever"] != "0" {
+		t.Errorf("results.csv lacks the fleet figures: %v", rows)
 	}
 	if c := run("2"); bytes.Equal(c["cluster-outage/effective-limit.svg"], svg) {
 		t.Error("effective-limit.svg is the same with another seed: the seed does not reach it")
@@ -123,14 +126,38 @@ func TestFleetCSVOnStdout(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	lines := strings.Split(out, "\n")
-	if !strings.HasSuffix(lines[0], ",crashes,blocked_forever,leaked_keys,leaked_bytes,added_latency_ms_mean,added_latency_ms_max,"+
-		"added_latency_ms_p50,added_latency_ms_p99,store_latency_ms,store_timeouts,breaker_open_decisions,breaker_opens,stale_reads,lost_writes") {
-		t.Fatalf("header %q", lines[0])
+	rows := csvRecords(t, out)
+	ttl := rows[0]
+	for name, want := range map[string]string{
+		"kind": "result", "variant": "incr-expire-ttl-window", "placement": "shared-nonatomic", "nodes": "5", "store": "model",
+		"effective_limit": "11", "store_round_trips": "1.2445687952600395", "crashes": "18", "blocked_forever": "10",
+		"leaked_keys": "8", "leaked_bytes": "704", "lost_writes": "0", "window_s": "60", "strategy": "",
+	} {
+		if ttl[name] != want {
+			t.Errorf("ttl-window row: %s = %q, want %q", name, ttl[name], want)
+		}
 	}
-	if !strings.HasSuffix(lines[1], ",incr-expire-ttl-window,shared-nonatomic,round-robin,5,5,model,node,0,11,0.3,1,1.2445687952600395,3781,6,0,0,0,0,0,0,0,18,10,8,704,0,0,0,0,0,0,0,0,0,0") {
-		t.Errorf("ttl-window row %q", lines[1])
+}
+
+// csvRecords reads a results CSV into one map per row, by column name.
+func csvRecords(t *testing.T, text string) []map[string]string {
+	t.Helper()
+	rows, err := csv.NewReader(strings.NewReader(text)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
 	}
+	if !slices.Equal(rows[0], report.CSVColumns) {
+		t.Fatalf("header %v", rows[0])
+	}
+	var out []map[string]string
+	for _, row := range rows[1:] {
+		m := map[string]string{}
+		for i, c := range row {
+			m[rows[0][i]] = c
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 // A fleet's decision rows name their variant, so the variants of one run stay apart.

@@ -41,8 +41,9 @@ type outFile struct {
 // results.csv, timeline.csv, summary.md and the charts in each format, and index.html
 // over them all. Everything is rendered in memory first and each file then replaces its
 // old version by rename, so a run that fails leaves the previous results as they were.
-func writeResults(dir string, formats []string, reports []*report.Report) error {
-	files, err := renderResults(formats, reports)
+// drawing, when not nil, is told of each file before it is drawn (see progress.drawing).
+func writeResults(dir string, formats []string, reports []*report.Report, drawing func(index, file, files int, name string)) error {
+	files, err := renderResults(formats, reports, drawing)
 	if err != nil {
 		return err
 	}
@@ -67,13 +68,23 @@ func writeOutFiles(dir string, files []outFile) error {
 	return nil
 }
 
-func renderResults(formats []string, reports []*report.Report) ([]outFile, error) {
+func renderResults(formats []string, reports []*report.Report, drawing func(index, file, files int, name string)) ([]outFile, error) {
 	var files []outFile
 	var pages []report.IndexPage
 	used := map[string]bool{"index.html": true}
-	for _, r := range reports {
+	for i, r := range reports {
 		dir := folderName(r.Scenario, used)
+		var figs []*chart.Figure
+		if len(formats) > 0 {
+			figs = report.Figures(r)
+		}
+		const tables = 4 // results.json, results.csv, timeline.csv, summary.md
+		count, drawn := len(figs)*len(formats)+tables, 0
 		add := func(name string, render func(io.Writer) error) ([]byte, error) {
+			if drawing != nil {
+				drawing(i, drawn, count, dir+"/"+name)
+			}
+			drawn++
 			var b bytes.Buffer
 			if err := render(&b); err != nil {
 				return nil, fmt.Errorf("scenario %s: %s: %w", r.Scenario, name, err)
@@ -82,28 +93,21 @@ func renderResults(formats []string, reports []*report.Report) ([]outFile, error
 			return b.Bytes(), nil
 		}
 		page := report.IndexPage{Report: r, Dir: dir}
-		var linked []report.ChartFile
-		if len(formats) > 0 {
-			for _, fig := range report.Figures(r) {
-				var ic report.IndexChart
-				for _, format := range formats {
-					name := fig.Name + "." + format
-					data, err := add(name, func(w io.Writer) error { return fig.Render(w, format) })
-					if err != nil {
-						return nil, err
-					}
-					// Link one file per chart: the SVG when there is one, it scales.
-					if format == "svg" || ic.Name == "" {
-						ic.ChartFile = report.ChartFile{Name: name, Title: fig.Meta.Title}
-					}
-					if format == "svg" {
-						ic.SVG = data
-					}
+		for _, fig := range figs {
+			var linked report.ChartFile
+			for _, format := range formats {
+				name := fig.Name + "." + format
+				if _, err := add(name, func(w io.Writer) error { return fig.Render(w, format) }); err != nil {
+					return nil, err
 				}
-				page.Charts = append(page.Charts, ic)
-				linked = append(linked, ic.ChartFile)
+				// Link one file per chart: the SVG when there is one, it scales.
+				if format == "svg" || linked.Name == "" {
+					linked = report.ChartFile{Name: name, Title: fig.Meta.Title}
+				}
 			}
+			page.Charts = append(page.Charts, linked)
 		}
+		linked := page.Charts
 		steps := []struct {
 			name   string
 			render func(io.Writer) error
@@ -112,12 +116,6 @@ func renderResults(formats []string, reports []*report.Report) ([]outFile, error
 			{"results.csv", func(w io.Writer) error { return report.WriteCSV(w, []*report.Report{r}) }},
 			{"timeline.csv", func(w io.Writer) error { return report.WriteTimelineCSV(w, r) }},
 			{"summary.md", func(w io.Writer) error { return report.WriteSummary(w, r, linked) }},
-		}
-		if len(r.Retries) > 0 {
-			steps = append(steps, struct {
-				name   string
-				render func(io.Writer) error
-			}{"retries.csv", func(w io.Writer) error { return report.WriteRetriesCSV(w, []*report.Report{r}) }})
 		}
 		for _, s := range steps {
 			if _, err := add(s.name, s.render); err != nil {

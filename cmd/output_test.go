@@ -56,15 +56,16 @@ func TestOutFolderHoldsResultsSummaryChartsAndIndex(t *testing.T) {
 		t.Error("boundary-burst/results.json differs from `compare --scenario boundary-burst --format json`")
 	}
 	summary := string(files["boundary-burst/summary.md"])
-	for _, want := range []string{"# boundary-burst", "| algorithm |", "| fixed-window | 200 | 200 |",
+	for _, want := range []string{"# boundary-burst", "| algorithm |", "| over-admission |", "| fixed-window | 200 | 2.00 |",
 		"Over the limit of 100 in some trailing 1m0s window: fixed-window 2.00× (200).", "![", "(window-timeline.svg)"} {
 		if !strings.Contains(summary, want) {
 			t.Errorf("summary.md lacks %q:\n%s", want, summary)
 		}
 	}
 	index := string(files["index.html"])
-	for _, want := range []string{`<a href="#boundary-burst">`, `<a href="#sliding-estimate">`, "<svg class=\"chart\"",
-		"<th>peak_window_admitted</th>", `href="boundary-burst/summary.md"`, "fixed-window 2.00× (200)"} {
+	for _, want := range []string{`<table class="verdict">`, `<td class="broke" title="boundary-burst, fixed-window: the promise broke"><a href="#boundary-burst">✗ 2.00`,
+		`<a href="#sliding-estimate">`, `<img src="boundary-burst/window-timeline.svg"`,
+		"<th>over-<br>admission</th>", `href="boundary-burst/summary.md"`, "fixed-window 2.00× (200)"} {
 		if !strings.Contains(index, want) {
 			t.Errorf("index.html lacks %q", want)
 		}
@@ -74,8 +75,11 @@ func TestOutFolderHoldsResultsSummaryChartsAndIndex(t *testing.T) {
 			t.Errorf("index.html contains %q: it must be static and self-contained", bad)
 		}
 	}
-	if n := strings.Count(index, "<svg"); n != 8 {
-		t.Errorf("index.html embeds %d SVGs, want 4 per scenario", n)
+	// The charts are files the page links, not documents it embeds: four per scenario,
+	// and the boundary burst's zoom on its 200 ms.
+	if n := strings.Count(index, "<img src="); n != 9 || strings.Contains(index, "<svg") ||
+		!strings.Contains(index, `<img src="boundary-burst/window-zoom.svg"`) {
+		t.Errorf("index.html links %d images, want 9, and embeds none", n)
 	}
 }
 
@@ -114,12 +118,12 @@ func TestOutFilesGolden(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	files := readTree(t, dir)
-	for _, name := range []string{"admitted-timeline.png", "window-timeline.png", "accuracy.png", "memory.png"} {
+	for _, name := range []string{"admitted-timeline.png", "window-timeline.png", "window-zoom.png", "accuracy.png", "memory.png"} {
 		if !bytes.HasPrefix(files["boundary-burst/"+name], []byte("\x89PNG")) {
 			t.Errorf("boundary-burst/%s is not a PNG", name)
 		}
 	}
-	for _, name := range []string{"results.json", "results.csv", "summary.md", "window-timeline.svg"} {
+	for _, name := range []string{"results.json", "results.csv", "summary.md", "window-timeline.svg", "window-zoom.svg"} {
 		golden(t, "out-boundary-burst-"+name, string(files["boundary-burst/"+name]))
 	}
 }

@@ -4,83 +4,138 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/mattn/go-isatty"
+	"github.com/schollz/progressbar/v3"
 
 	"github.com/rlsim/rlsim/run"
 )
 
 // progressDelay is how long a run goes before a bar appears: quick runs stay silent.
-const progressDelay = time.Second
+var progressDelay = time.Second
 
 // progressInterval is the shortest time between two redraws.
-const progressInterval = 100 * time.Millisecond
+var progressInterval = 100 * time.Millisecond
 
 // progressWidth is the number of cells in the bar.
 const progressWidth = 30
 
-// progressBar draws how far a run of several scenarios has come on a terminal and then a
-// summary line with the simulated requests per second. It reads the wall clock, which only
-// the command line may do: the simulation reports virtual progress and never waits for it.
-type progressBar struct {
-	w         io.Writer
-	now       func() time.Time
-	start     time.Time
-	lastDraw  time.Time
-	drawn     bool
-	scenarios int // how many scenarios the run holds
-	done      int // how many have finished
+// Each scenario counts progressUnits for its simulation and, when the run writes a
+// results folder, as many for drawing and writing its files, so the bar covers the whole
+// run and not only the simulation.
+const progressUnits = 1000
+
+// progress draws how far a whole run has come on a terminal — each scenario's simulation,
+// in virtual time, then the drawing of its charts and files — and ends with a summary line
+// of the simulated requests per second. It reads the wall clock, which only the command
+// line may do: the simulation reports virtual progress and never waits for the bar.
+type progress struct {
+	w     io.Writer
+	now   func() time.Time
+	start time.Time
+	// throttle is the shortest time between two redraws (tests draw every step).
+	throttle time.Duration
+	// scenarios is how many scenarios the run holds, simulated how many have finished.
+	scenarios, simulated int
+	// rendering says whether the run writes files, whose drawing the bar covers too.
+	rendering bool
+	bar       *progressbar.ProgressBar // nil until the run has gone on for progressDelay
+	done      int64                    // units done
+	label     string
 }
 
-// newProgressBar returns a bar drawing on w, or nil when w is not a terminal (a file, a
-// pipe, a test's buffer): then there is no progress output at all.
-func newProgressBar(w io.Writer, scenarios int) *progressBar {
-	f, ok := w.(*os.File)
-	if !ok || !(isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())) {
+// newProgress returns the progress of a run of scenarios that prints format on out and
+// draws on errw, or nil — no progress output at all — when errw is not a terminal (a file,
+// a pipe, a test's buffer), or when machine output (JSON, CSV) goes to something other
+// than a terminal, where a script is reading. rendering says whether the run writes a
+// results folder.
+func newProgress(errw, out io.Writer, format string, scenarios int, rendering bool) *progress {
+	if !isTerminal(errw) || (format == "json" || format == "csv") && !isTerminal(out) {
 		return nil
 	}
-	return &progressBar{w: w, now: time.Now, start: time.Now(), scenarios: scenarios}
+	return &progress{w: errw, now: time.Now, start: time.Now(), throttle: progressInterval, scenarios: scenarios, rendering: rendering}
 }
 
-// update is the run.Options.Progress callback.
-func (b *progressBar) update(p run.Progress) {
-	if b == nil {
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}
+
+// total is the run's units.
+func (p *progress) total() int64 {
+	per := int64(progressUnits)
+	if p.rendering {
+		per += progressUnits
+	}
+	return int64(max(p.scenarios, 1)) * per
+}
+
+// simulating is the run.Options.Progress callback.
+func (p *progress) simulating(s run.Progress) {
+	if p == nil {
 		return
 	}
-	t := b.now()
-	if t.Sub(b.start) < progressDelay || t.Sub(b.lastDraw) < progressInterval {
-		return
-	}
-	b.lastDraw = t
 	within := 0.0
-	if p.Horizon > 0 {
-		within = min(float64(p.Now)/float64(p.Horizon), 1)
+	if s.Horizon > 0 {
+		within = min(float64(s.Now)/float64(s.Horizon), 1)
 	}
-	frac := (float64(b.done) + (float64(p.Index)+within)/float64(max(p.Count, 1))) / float64(max(b.scenarios, 1))
-	cells := int(frac * progressWidth)
-	fmt.Fprintf(b.w, "\r[%s%s] %3.0f%% %s %s\033[K", strings.Repeat("=", cells), strings.Repeat(" ", progressWidth-cells),
-		frac*100, p.Scenario, p.Algorithm)
-	b.drawn = true
+	frac := (float64(s.Index) + within) / float64(max(s.Count, 1))
+	p.set(int64(p.simulated)*progressUnits+int64(frac*progressUnits), fmt.Sprintf("simulating %s %s", s.Scenario, s.Algorithm))
 }
 
-// scenarioDone moves the bar on to the next scenario.
-func (b *progressBar) scenarioDone() {
-	if b != nil {
-		b.done++
+// scenarioDone moves the bar on past the simulation of the scenario named.
+func (p *progress) scenarioDone(name string) {
+	if p == nil {
+		return
 	}
+	p.simulated++
+	p.set(int64(p.simulated)*progressUnits, "simulated "+name)
+}
+
+// drawing reports that file (name, the file-th of files) of the index-th scenario is being
+// drawn or written.
+func (p *progress) drawing(index, file, files int, name string) {
+	if p == nil || !p.rendering {
+		return
+	}
+	base := int64(p.scenarios) * progressUnits
+	p.set(base+int64(index)*progressUnits+int64(file)*progressUnits/int64(max(files, 1)), "drawing "+name)
+}
+
+// set moves the bar to done units with label, drawing it once the run has gone on for
+// progressDelay.
+func (p *progress) set(done int64, label string) {
+	p.done, p.label = max(p.done, min(done, p.total()-1)), label
+	if p.bar == nil {
+		if p.now().Sub(p.start) < progressDelay {
+			return
+		}
+		p.bar = progressbar.NewOptions64(p.total(),
+			progressbar.OptionSetWriter(p.w),
+			progressbar.OptionSetWidth(progressWidth),
+			progressbar.OptionThrottle(p.throttle),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionUseANSICodes(true),
+			progressbar.OptionClearOnFinish(),
+			progressbar.OptionSetTheme(progressbar.Theme{Saucer: "=", SaucerPadding: " ", BarStart: "[", BarEnd: "]"}),
+		)
+	}
+	p.bar.Describe(p.label)
+	// The bar writes to a terminal; a failed write there is nothing the run can act on.
+	_ = p.bar.Set64(p.done)
 }
 
 // finish clears the bar and prints the summary line.
-func (b *progressBar) finish(requests int64) {
-	if b == nil {
+func (p *progress) finish(requests int64) {
+	if p == nil {
 		return
 	}
-	if b.drawn {
-		fmt.Fprint(b.w, "\r\033[K")
+	if p.bar != nil {
+		_ = p.bar.Clear()
+		fmt.Fprint(p.w, "\r\033[K")
 	}
-	elapsed := b.now().Sub(b.start)
+	elapsed := p.now().Sub(p.start)
 	rate := float64(requests) / max(elapsed.Seconds(), 1e-9)
-	fmt.Fprintf(b.w, "rlsim: simulated %d requests in %s (%.0f requests/s)\n", requests, elapsed.Round(time.Millisecond), rate)
+	fmt.Fprintf(p.w, "rlsim: simulated %d requests in %s (%.0f requests/s)\n", requests, elapsed.Round(time.Millisecond), rate)
 }

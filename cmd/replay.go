@@ -40,6 +40,7 @@ type replayOptions struct {
 	timeScale  float64
 	own        ownOptions
 	redis      string
+	tables     tableOptions
 }
 
 func newReplayCmd(g *globalOptions, streams IO) *cobra.Command {
@@ -85,6 +86,7 @@ under --out (a folder named after the log) and index.html over them.`,
 	g.addOutFlags(c)
 	g.addSeedFlag(c)
 	g.addDecisionsFlag(c)
+	o.tables.addFlags(c)
 	return c
 }
 
@@ -125,7 +127,7 @@ func (o *replayOptions) validate() error {
 	if o.redis != "" && len(o.own.lua) == 0 {
 		return usagef("--redis: replay runs only --lua scripts on a Redis server, and none is given")
 	}
-	return nil
+	return o.tables.check(o.format)
 }
 
 func runReplay(o *replayOptions, streams IO) error {
@@ -188,11 +190,11 @@ func runReplay(o *replayOptions, streams IO) error {
 		}
 	}
 	var buf bytes.Buffer
-	if err := renderReports(&buf, o.format, []*report.Report{rep}); err != nil {
+	if err := renderReports(&buf, o.format, []*report.Report{rep}, o.tables.choice(), false); err != nil {
 		return err
 	}
 	if o.out != "" {
-		if err := writeResults(o.out, chartFormats, []*report.Report{rep}); err != nil {
+		if err := writeResults(o.out, chartFormats, []*report.Report{rep}, nil); err != nil {
 			return err
 		}
 	}

@@ -2,7 +2,8 @@ package cmd
 
 import (
 	"encoding/json"
-	"strings"
+	"fmt"
+	"slices"
 	"testing"
 )
 
@@ -40,9 +41,21 @@ func TestRunRetryStorm(t *testing.T) {
 	if peaks["exponential"] < 400 || peaks["full-jitter"]*10 > peaks["exponential"] {
 		t.Fatalf("peak_arrivals per strategy %v: want a wave for exponential and none for full-jitter", peaks)
 	}
-	// The CSV form on the small copy of the storm: one row per algorithm and strategy.
+	// The CSV form on the small copy of the storm: a row per algorithm and strategy, each
+	// followed by a row per wave of its first run.
 	csvOut, _, code := rlsim(t, "compare", "--scenario", "testdata/small-storm.yaml", "--format", "csv")
-	if code != 0 || !strings.HasPrefix(csvOut, "scenario,seed,algorithm,strategy,") || strings.Count(csvOut, "\n") != 3 {
-		t.Fatalf("csv:\n%s", csvOut)
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	var kinds []string
+	for _, row := range csvRecords(t, csvOut) {
+		kinds = append(kinds, row["strategy"]+"/"+row["kind"]+row["wave"])
+	}
+	want := []string{"exponential/retry"}
+	for i := 1; i <= 10; i++ {
+		want = append(want, fmt.Sprintf("exponential/wave%d", i))
+	}
+	if want = append(want, "full-jitter/retry"); !slices.Equal(kinds, want) {
+		t.Fatalf("rows %v, want %v", kinds, want)
 	}
 }

@@ -57,7 +57,7 @@ type scenarioEntry struct {
 
 func runScenariosList(g *globalOptions, streams IO) error {
 	var entries []scenarioEntry
-	t := report.Table{Header: []string{"scenario", "description"}, Prose: true}
+	t := report.Table{Header: []string{"scenario", "description"}, Prose: true, Width: report.DefaultWidth}
 	for _, n := range scenario.Builtins() {
 		sc, err := scenario.Load(n)
 		if err != nil {

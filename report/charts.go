@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/rlsim/rlsim/report/chart"
@@ -64,8 +66,17 @@ func Figures(r *Report) []*chart.Figure {
 		figs = append(figs,
 			chart.WindowFigure(chart.Meta{
 				Title:   r.Scenario + ": busiest key's count in the trailing window vs the limit",
-				Caption: caption,
+				Caption: withNote(caption, identicalNote(windows)),
 			}, windows, float64(r.Policy.Limit), time.Duration(r.Policy.Window)))
+		if e, ok := boundaryEvent(r); ok {
+			zoom := zoomSeries(r, e)
+			from, to := time.Duration(e.from).Seconds(), time.Duration(e.to).Seconds()
+			figs = append(figs, chart.ZoomFigure(chart.Meta{
+				Title: fmt.Sprintf("%s: the busiest key's trailing window from %.3g s to %.3g s, request by request",
+					r.Scenario, from, to),
+				Caption: withNote(caption, identicalNote(zoom)),
+			}, zoom, float64(r.Policy.Limit), time.Duration(r.Policy.Window), from, to))
+		}
 	}
 	if len(runs) > 0 {
 		figs = append(figs,
@@ -79,19 +90,20 @@ func Figures(r *Report) []*chart.Figure {
 		return append(figs, RetryFigures(r)...)
 	}
 	var names []string
-	var over, falseReject, memory []float64
+	var over, falseAllow, falseReject, memory []float64
 	hasMemory := false
 	for _, x := range r.Results {
 		names = append(names, ResultName(x))
 		over = append(over, x.OverAdmission)
+		falseAllow = append(falseAllow, x.FalseAllowRate)
 		falseReject = append(falseReject, x.FalseRejectRate)
 		memory = append(memory, x.StateBytesPerKey)
 		hasMemory = hasMemory || x.StateBytesPerKey > 0
 	}
 	figs = append(figs, chart.AccuracyFigure(chart.Meta{
-		Title:   r.Scenario + ": over-admission and false rejects, per algorithm",
+		Title:   r.Scenario + ": over-admission, false allows and false rejects, per algorithm",
 		Caption: caption,
-	}, names, over, falseReject))
+	}, names, over, falseAllow, falseReject))
 	if hasMemory {
 		series := []chart.BarSeries{{Name: "in-process", Values: memory}}
 		if redis, ok := redisModelSeries(r); ok {
@@ -104,4 +116,39 @@ func Figures(r *Report) []*chart.Figure {
 	}
 	figs = append(figs, KeyingFigures(r)...)
 	return append(figs, RetryFigures(r)...)
+}
+
+// identicalNote names the series that coincide point for point ("identical here: gcra =
+// token-bucket"), or is empty when none do: a reader who sees one line where there are
+// two is told why.
+func identicalNote(series []chart.Series) string {
+	var groups []string
+	seen := make([]bool, len(series))
+	for i := range series {
+		if seen[i] {
+			continue
+		}
+		same := []string{series[i].Name}
+		for j := i + 1; j < len(series); j++ {
+			if !seen[j] && slices.Equal(series[i].Points, series[j].Points) {
+				seen[j] = true
+				same = append(same, series[j].Name)
+			}
+		}
+		if len(same) > 1 {
+			groups = append(groups, strings.Join(same, " = "))
+		}
+	}
+	if len(groups) == 0 {
+		return ""
+	}
+	return "identical here: " + strings.Join(groups, "; ")
+}
+
+// withNote adds a line to a caption, if there is one to add.
+func withNote(caption, note string) string {
+	if note == "" {
+		return caption
+	}
+	return caption + "\n" + note
 }

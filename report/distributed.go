@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -97,66 +98,143 @@ func hasDistributed(r *Report) bool {
 	return false
 }
 
-// distributedColumns are the columns of a fleet run's table.
-var distributedColumns = []string{
-	"algorithm", "variant", "placement", "balancer", "nodes", "requests", "admitted", "rejected", "legit_reject_rate",
-	"effective_limit", "over_admission", "client_share", "store_round_trips", "node_peak",
-	"leases_outstanding_max", "outage_admitted", "outage_refused", "outage_node_peak", "guard", "alerts", "blocked_forever",
-	"leaked_keys", "added_latency_ms", "latency_p50_ms", "latency_p99_ms", "store_timeouts", "breaker_open",
-	"stale_reads",
-}
-
-// DistributedTable is the human table of a fleet run.
-func DistributedTable(r *Report) Table {
-	t := Table{
-		Title: fmt.Sprintf("%s — limit %d per %s, burst %d, key %s, seed %d (fleet)",
-			r.Scenario, r.Policy.Limit, time.Duration(r.Policy.Window), r.Policy.Burst, r.Key, r.Seed),
-		Header: distributedColumns,
-	}
-	for _, x := range r.Results {
-		d := x.Distributed
-		if d == nil {
-			d = &Distributed{}
-		}
+// fleetTableColumns are the columns of a fleet run's table, in order.
+var fleetTableColumns = []column[Result]{
+	{name: "algorithm", header: "algorithm", key: true, cell: func(x Result) string { return x.Algorithm }},
+	{name: "variant", header: "variant", key: true, cell: func(x Result) string { return fleetOf(x).Variant }},
+	{name: "placement", header: "placement", cell: func(x Result) string { return fleetOf(x).Placement }},
+	{name: "balancer", header: "balancer", cell: func(x Result) string { return fleetOf(x).Balancer }},
+	{name: "nodes", header: "nodes", cell: func(x Result) string {
+		d := fleetOf(x)
 		nodes := strconv.Itoa(d.Nodes)
 		if d.NodesMax != d.Nodes {
 			nodes += "→" + strconv.Itoa(d.NodesMax)
 		}
-		share := "-"
-		if d.ClientShareMax > 0 {
-			share = strconv.FormatFloat(d.ClientShareMin, 'f', 2, 64)
-			if d.ClientShareMax != d.ClientShareMin {
-				share += "–" + strconv.FormatFloat(d.ClientShareMax, 'f', 2, 64)
-			}
+		return nodes
+	}},
+	{name: "requests", header: "requests", cell: func(x Result) string { return strconv.FormatInt(x.Requests, 10) }},
+	{name: "admitted", header: "admitted", cell: func(x Result) string { return strconv.FormatInt(x.Admitted, 10) }},
+	{name: "rejected", header: "refused", cell: func(x Result) string { return strconv.FormatInt(x.Rejected, 10) }},
+	{name: "legit_reject_rate", header: "legit\nrefused", cell: func(x Result) string { return optionalPercent(x.LegitRejectRate) }},
+	{name: "effective_limit", header: "effective\nlimit", cell: func(x Result) string { return strconv.FormatInt(fleetOf(x).EffectiveLimit, 10) }},
+	{name: "over_admission", header: "over-\nadmission", cell: func(x Result) string { return strconv.FormatFloat(x.OverAdmission, 'f', 2, 64) }},
+	{name: "client_share", header: "client\nshare", cell: func(x Result) string {
+		d := fleetOf(x)
+		if d.ClientShareMax == 0 {
+			return "-"
 		}
-		dash := func(v int64, show bool) string {
-			if !show {
-				return "-"
-			}
-			return strconv.FormatInt(v, 10)
+		share := strconv.FormatFloat(d.ClientShareMin, 'f', 2, 64)
+		if d.ClientShareMax != d.ClientShareMin {
+			share += "–" + strconv.FormatFloat(d.ClientShareMax, 'f', 2, 64)
 		}
-		ms := func(v float64, show bool) string {
-			if !show {
-				return "-"
-			}
-			return strconv.FormatFloat(v, 'f', 2, 64)
-		}
-		t.Rows = append(t.Rows, []string{
-			x.Algorithm, d.Variant, d.Placement, d.Balancer, nodes,
-			strconv.FormatInt(x.Requests, 10), strconv.FormatInt(x.Admitted, 10), strconv.FormatInt(x.Rejected, 10),
-			optionalPercent(x.LegitRejectRate),
-			strconv.FormatInt(d.EffectiveLimit, 10), strconv.FormatFloat(x.OverAdmission, 'f', 2, 64), share,
-			strconv.FormatFloat(d.StoreRoundTrips, 'f', 3, 64), strconv.FormatInt(d.NodePeakWindowAdmitted, 10),
-			dash(d.LeasesOutstandingMax, d.LeasesOutstandingMax > 0),
-			dash(d.OutageAdmitted, d.Alerts > 0), dash(d.OutageRefused, d.Alerts > 0), dash(d.OutageNodePeak, d.Alerts > 0),
-			dash(d.GuardLimit, d.GuardLimit > 0), strconv.Itoa(d.Alerts),
-			strconv.FormatInt(d.BlockedForever, 10), strconv.FormatInt(d.LeakedKeys, 10),
-			strconv.FormatFloat(d.AddedLatencyMeanMS, 'f', 2, 64),
-			ms(d.AddedLatencyP50MS, d.AddedLatencyMaxMS > 0), ms(d.AddedLatencyP99MS, d.AddedLatencyMaxMS > 0),
-			dash(d.StoreTimeouts, d.Alerts > 0), dash(d.BreakerOpenDecisions, d.Alerts > 0),
-			dash(d.StaleReads, d.Placement == "shared-racy"),
-		})
-		if d.Alert != "" {
+		return share
+	}},
+	{name: "store_round_trips", header: "round trips\nper decision", cell: func(x Result) string {
+		return strconv.FormatFloat(fleetOf(x).StoreRoundTrips, 'f', 3, 64)
+	}},
+	{name: "node_peak_window_admitted", header: "node\npeak", cell: func(x Result) string {
+		return strconv.FormatInt(fleetOf(x).NodePeakWindowAdmitted, 10)
+	}},
+	{name: "leases_outstanding_max", header: "leased,\nmost", cell: func(x Result) string {
+		d := fleetOf(x)
+		return dashUnless(d.LeasesOutstandingMax, d.LeasesOutstandingMax > 0)
+	}},
+	{name: "outage_admitted", header: "outage\nadmitted", cell: func(x Result) string {
+		d := fleetOf(x)
+		return dashUnless(d.OutageAdmitted, d.Alerts > 0)
+	}},
+	{name: "outage_refused", header: "outage\nrefused", cell: func(x Result) string {
+		d := fleetOf(x)
+		return dashUnless(d.OutageRefused, d.Alerts > 0)
+	}},
+	{name: "outage_node_peak", header: "outage\nnode peak", cell: func(x Result) string {
+		d := fleetOf(x)
+		return dashUnless(d.OutageNodePeak, d.Alerts > 0)
+	}},
+	{name: "guard_limit", header: "guard", cell: func(x Result) string {
+		d := fleetOf(x)
+		return dashUnless(d.GuardLimit, d.GuardLimit > 0)
+	}},
+	{name: "alerts", header: "alerts", cell: func(x Result) string { return strconv.Itoa(fleetOf(x).Alerts) }},
+	{name: "blocked_forever", header: "blocked\nforever", cell: func(x Result) string { return strconv.FormatInt(fleetOf(x).BlockedForever, 10) }},
+	{name: "leaked_keys", header: "leaked\nkeys", cell: func(x Result) string { return strconv.FormatInt(fleetOf(x).LeakedKeys, 10) }},
+	{name: "added_latency_ms_mean", header: "latency\nms", cell: func(x Result) string {
+		return strconv.FormatFloat(fleetOf(x).AddedLatencyMeanMS, 'f', 2, 64)
+	}},
+	{name: "added_latency_ms_p50", header: "latency\np50 ms", cell: func(x Result) string {
+		d := fleetOf(x)
+		return msUnless(d.AddedLatencyP50MS, d.AddedLatencyMaxMS > 0)
+	}},
+	{name: "added_latency_ms_p99", header: "latency\np99 ms", cell: func(x Result) string {
+		d := fleetOf(x)
+		return msUnless(d.AddedLatencyP99MS, d.AddedLatencyMaxMS > 0)
+	}},
+	{name: "store_timeouts", header: "store\ntimeouts", cell: func(x Result) string {
+		d := fleetOf(x)
+		return dashUnless(d.StoreTimeouts, d.Alerts > 0)
+	}},
+	{name: "breaker_open_decisions", header: "breaker\nopen", cell: func(x Result) string {
+		d := fleetOf(x)
+		return dashUnless(d.BreakerOpenDecisions, d.Alerts > 0)
+	}},
+	{name: "stale_reads", header: "stale\nreads", cell: func(x Result) string {
+		d := fleetOf(x)
+		return dashUnless(d.StaleReads, d.Placement == "shared-racy")
+	}},
+}
+
+// fleetOf is x's fleet figures, zero for a result that ran on no fleet.
+func fleetOf(x Result) *Distributed {
+	if x.Distributed == nil {
+		return &Distributed{}
+	}
+	return x.Distributed
+}
+
+// dashUnless prints v, or "-" where the figure means nothing for the run.
+func dashUnless(v int64, show bool) string {
+	if !show {
+		return "-"
+	}
+	return strconv.FormatInt(v, 10)
+}
+
+func msUnless(v float64, show bool) string {
+	if !show {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+// fleetPreferred are the columns a fleet table shows by default, the most important
+// first: what the fleet enforced and who it refused, then what the scenario is about
+// (outages, leases, crashes, races, latency), then the rest.
+func fleetPreferred(r *Report) []string {
+	d := func(f func(d *Distributed) bool) bool {
+		return anyResult(r.Results, func(x Result) bool { return f(fleetOf(x)) })
+	}
+	return slices.Concat(
+		[]string{"over_admission", "effective_limit", "legit_reject_rate", "nodes"},
+		when(d(func(d *Distributed) bool { return d.Alerts > 0 }), "outage_admitted", "outage_refused", "guard_limit"),
+		when(d(func(d *Distributed) bool { return d.LeasesOutstandingMax > 0 }), "leases_outstanding_max"),
+		when(d(func(d *Distributed) bool { return d.BlockedForever > 0 || d.LeakedKeys > 0 }), "blocked_forever", "leaked_keys"),
+		when(d(func(d *Distributed) bool { return d.Placement == "shared-racy" }), "stale_reads"),
+		[]string{"store_round_trips"},
+		when(d(func(d *Distributed) bool { return d.AddedLatencyMaxMS > 0 }), "added_latency_ms_mean", "added_latency_ms_p99"),
+		[]string{"client_share", "node_peak_window_admitted"},
+		when(d(func(d *Distributed) bool { return d.Alerts > 0 }), "store_timeouts", "breaker_open_decisions", "outage_node_peak"),
+		[]string{"placement", "balancer", "admitted", "requests"},
+	)
+}
+
+// DistributedTable is the human table of a fleet run, with the columns c chooses; each
+// alert is a note under it.
+func DistributedTable(r *Report, c Columns) Table {
+	t := chooseTable(fmt.Sprintf("%s — limit %d per %s, burst %d, key %s, seed %d (fleet)",
+		r.Scenario, r.Policy.Limit, time.Duration(r.Policy.Window), r.Policy.Burst, r.Key, r.Seed),
+		fleetTableColumns, r.Results, c, fleetPreferred(r))
+	for _, x := range r.Results {
+		if d := x.Distributed; d != nil && d.Alert != "" {
 			t.Notes = append(t.Notes, fmt.Sprintf("%s %s: alert: %s", x.Algorithm, d.Variant, d.Alert))
 		}
 	}

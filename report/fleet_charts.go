@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"gonum.org/v1/plot/vg"
@@ -18,6 +19,10 @@ type FleetEvent struct {
 	Nodes   int
 	Policy  string
 }
+
+// maxIdenticalNoted is how many variants a fleet chart's caption names series that
+// coincide in, before it counts the rest.
+const maxIdenticalNoted = 2
 
 // ResultName names a result in charts and per-row files: the algorithm, and for a fleet
 // run "<algorithm>@<variant>", as the decisions file does, so variants stay apart.
@@ -68,10 +73,14 @@ func FleetFigures(r *Report) []*chart.Figure {
 	if fig.Columns == 2 {
 		fig.Width = 13 * vg.Inch // room for each panel's title: variant, nodes, peak
 	}
+	var identical []string
 	for i, v := range variants {
 		series := make([]chart.Series, len(v.series))
 		for j, s := range v.series {
 			series[j] = chart.Series{Name: s.Name, Points: chart.Downsample(s.Points, chart.MaxPoints, chart.Max)}
+		}
+		if note := identicalNote(series); note != "" {
+			identical = append(identical, v.d.Variant+": "+strings.TrimPrefix(note, "identical here: "))
 		}
 		panel := chart.EffectiveLimitFigure(meta, "", series, limit).Panels[0].(chart.LinePanel)
 		nodes := fmt.Sprintf("%d nodes", v.d.Nodes)
@@ -95,6 +104,12 @@ func FleetFigures(r *Report) []*chart.Figure {
 			}
 		}
 		fig.Panels = append(fig.Panels, panel)
+	}
+	if n := len(identical); n > 0 {
+		if n > maxIdenticalNoted {
+			identical = append(identical[:maxIdenticalNoted], fmt.Sprintf("and in %d more variants", n-maxIdenticalNoted))
+		}
+		fig.Meta.Caption = withNote(fig.Meta.Caption, "identical here (drawn one on another) — "+strings.Join(identical, "; "))
 	}
 	figs := []*chart.Figure{fig}
 	if skew := skewFigure(r); skew != nil {

@@ -2,7 +2,6 @@ package report
 
 import (
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/rlsim/rlsim/report/chart"
@@ -75,22 +74,43 @@ func TestDistributedTableTimingColumns(t *testing.T) {
 	r := &Report{Scenario: "t", Results: []Result{
 		{Algorithm: "gcra", Distributed: &Distributed{Variant: "plain", Placement: "shared"}},
 	}}
-	var b strings.Builder
-	if err := WriteText(&b, DistributedTable(r)); err != nil {
-		t.Fatal(err)
-	}
-	for _, col := range []string{"latency_p99_ms", "store_timeouts", "breaker_open", "stale_reads"} {
-		if strings.Contains(b.String(), col) {
-			t.Errorf("a fleet without latency, outage or race shows %s", col)
+	for _, c := range []Columns{{}, {Wide: true}} {
+		shown := dropEmptyColumns(DistributedTable(r, c)).Names
+		for _, col := range []string{"added_latency_ms_p99", "store_timeouts", "breaker_open_decisions", "stale_reads"} {
+			if slices.Contains(shown, col) {
+				t.Errorf("a fleet without latency, outage or race shows %s (%+v)", col, c)
+			}
 		}
 	}
 	r.Results = append(r.Results, Result{Algorithm: "gcra", Distributed: &Distributed{Variant: "down", Placement: "shared-racy", Alerts: 1,
 		AddedLatencyMaxMS: 50, AddedLatencyP50MS: 1, AddedLatencyP99MS: 50, StoreTimeouts: 12, BreakerOpenDecisions: 345, StaleReads: 6}})
-	tab := DistributedTable(r)
+	tab := DistributedTable(r, Columns{Wide: true})
 	row := tab.Rows[1]
-	for col, want := range map[string]string{"latency_p50_ms": "1.00", "latency_p99_ms": "50.00", "store_timeouts": "12", "breaker_open": "345", "stale_reads": "6"} {
-		if got := row[slices.Index(tab.Header, col)]; got != want {
+	for col, want := range map[string]string{"added_latency_ms_p50": "1.00", "added_latency_ms_p99": "50.00", "store_timeouts": "12", "breaker_open_decisions": "345", "stale_reads": "6"} {
+		if got := row[slices.Index(tab.Names, col)]; got != want {
 			t.Errorf("%s = %q, want %q", col, got, want)
 		}
+	}
+	// By default the outage and race figures come before the latency percentiles.
+	def := DistributedTable(r, Columns{})
+	for _, col := range []string{"over_admission", "effective_limit", "outage_admitted", "stale_reads"} {
+		if !slices.Contains(def.Names, col) {
+			t.Errorf("the default fleet table lacks %s: %v", col, def.Names)
+		}
+	}
+}
+
+// The fleet table shows how often legit clients were refused: behind a lease-based fleet
+// it is the figure a reader asks first.
+func TestDistributedTableShowsLegitRejectRate(t *testing.T) {
+	rate := 0.1234
+	r := &Report{Scenario: "fleet", Results: []Result{
+		{Algorithm: "lease", Requests: 100, Rejected: 20, LegitRejectRate: &rate, Distributed: &Distributed{Variant: "lease-10", Nodes: 4, NodesMax: 4}},
+		{Algorithm: "lease", Requests: 100, Distributed: &Distributed{Variant: "lease-1", Nodes: 4, NodesMax: 4}},
+	}}
+	tb := DistributedTable(r, Columns{})
+	col := slices.Index(tb.Names, "legit_reject_rate")
+	if col < 0 || tb.Rows[0][col] != "12.34%" || tb.Rows[1][col] != "-" || tb.Header[col] != "legit\nrefused" {
+		t.Fatalf("header %v, rows %v", tb.Header, tb.Rows)
 	}
 }

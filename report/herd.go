@@ -34,10 +34,27 @@ func HerdFigures(r *Report) []*chart.Figure {
 		if c := backendCapacity(r); c > 0 {
 			target = fmt.Sprintf("a backend of %g requests/s", c)
 		}
+		caption := Caption(r) + "\nfirst run of each strategy; first tries not counted (they all leave together)"
+		// A strategy that never retried would be a panel of zeros: the caption says so.
+		var drawn []chart.Series
+		var none []string
+		for _, s := range byAlg[alg] {
+			if slices.ContainsFunc(s.Points, func(p chart.Point) bool { return p.Y != 0 }) {
+				drawn = append(drawn, s)
+			} else {
+				none = append(none, s.Name)
+			}
+		}
+		if len(drawn) == 0 {
+			continue
+		}
+		if len(none) > 0 {
+			caption += "; no retries at all: " + strings.Join(none, ", ")
+		}
 		f := chart.HerdFigure(chart.Meta{
 			Title:   fmt.Sprintf("%s: %d clients' retries reaching %s per %s, per strategy", r.Scenario, clients, target, bin),
-			Caption: Caption(r) + "\nfirst run of each strategy; first tries not counted (they all leave together)",
-		}, byAlg[alg], bin)
+			Caption: caption,
+		}, drawn, bin)
 		if len(algs) > 1 {
 			f.Name = "herd-" + alg
 		}
@@ -143,16 +160,24 @@ func RetryFindings(r *Report) []string {
 	return out
 }
 
-// Tables are the tables of one report as a results folder shows them: the algorithms'
-// results table when algorithms ran on open-loop traffic (or nothing else ran), then the
+// Tables are the human tables of one report, with the columns c chooses: the
+// algorithms' results table when algorithms ran on open-loop traffic (or nothing else
+// ran), with the refusals by layer and attacker campaigns when the run has them, then the
 // retry table when the scenario has retrying clients.
-func Tables(r *Report) []Table {
+func Tables(r *Report, c Columns) []Table {
 	var out []Table
 	if len(r.Results) > 0 || len(r.Retries) == 0 {
-		out = append(out, ResultsTable(r))
+		t := ResultsTable(r, c)
+		if r.Memory != nil {
+			t.Notes = append(t.Notes, r.Memory.String())
+		}
+		out = append(out, t)
+		if who, ok := WhoTable(r, c); ok {
+			out = append(out, who)
+		}
 	}
 	if len(r.Retries) > 0 {
-		out = append(out, RetriesTable(r))
+		out = append(out, RetriesTable(r, c))
 	}
 	return out
 }

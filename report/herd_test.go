@@ -39,7 +39,7 @@ func TestHerdFiguresAndRetryFindings(t *testing.T) {
 		t.Fatalf("findings do not name the give-ups: %q", f)
 	}
 	r.Retries[1].GiveUps = 0
-	tables := Tables(r)
+	tables := Tables(r, Columns{})
 	if len(tables) != 1 || tables[0].Header[1] != "strategy" {
 		t.Fatalf("a clients-only report shows the retry table alone: %+v", tables)
 	}
@@ -50,10 +50,10 @@ func TestHerdFiguresAndRetryFindings(t *testing.T) {
 	if err := WriteIndex(&b, []IndexPage{{Report: r, Dir: "storm"}}); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "<th>peak_arrivals</th>") || !strings.Contains(b.String(), "storm/retries.csv") {
+	if !strings.Contains(b.String(), "<th>highest<br>wave</th>") || !strings.Contains(b.String(), "storm/results.csv") {
 		t.Fatalf("index lacks the retry table:\n%s", b.String())
 	}
-	if got := Tables(&Report{Scenario: "x"}); len(got) != 1 || got[0].Header[0] != "algorithm" || got[0].Header[1] != "requests" {
+	if got := Tables(&Report{Scenario: "x"}, Columns{}); len(got) != 1 || got[0].Header[0] != "algorithm" || got[0].Header[1] != "requests" {
 		t.Fatal("a report with nothing keeps the results table")
 	}
 }

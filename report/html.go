@@ -12,47 +12,114 @@ type IndexPage struct {
 	Report *Report
 	// Dir is the scenario's folder, relative to index.html.
 	Dir string
-	// Charts are the charts in Dir; an SVG is embedded in the page, any other format linked.
-	Charts []IndexChart
-}
-
-// IndexChart is one chart of a scenario.
-type IndexChart struct {
-	ChartFile
-	// SVG is the chart's SVG document to embed; empty when it was written only as PNG.
-	SVG []byte
-}
-
-// inlineSVG strips what may not appear inside HTML (the XML declaration and gonum's
-// generator comment) so the document can be embedded as is.
-func inlineSVG(svg []byte) template.HTML {
-	s := string(svg)
-	if i := strings.Index(s, "<svg"); i >= 0 {
-		s = s[i:]
-	}
-	// gonum sizes the document in points; let the page scale it to its column.
-	s = strings.Replace(s, "<svg ", `<svg class="chart" `, 1)
-	// Safe to insert raw: the document comes from our own renderer, which escapes every text.
-	return template.HTML(s)
+	// Charts are the chart files in Dir, shown as images and linked.
+	Charts []ChartFile
 }
 
 type indexChartView struct {
 	Title, Href string
-	SVG         template.HTML
+}
+
+type indexTableView struct {
+	Header []template.HTML
+	Rows   [][]string
 }
 
 type indexPageView struct {
 	Name, Dir, Description, Caption string
 	Findings                        []string
-	Retries                         bool
-	Tables                          []Table
+	Tables                          []indexTableView
 	Charts                          []indexChartView
 }
 
+type indexCellView struct {
+	Class, Ratio, Cost, Href, Title string
+}
+
+type indexGroupView struct {
+	Label string
+	Rows  []struct {
+		Scenario, Href string
+		Cells          []indexCellView
+	}
+}
+
+type indexBlockView struct {
+	Algorithms []string
+	Groups     []indexGroupView
+	// Span is the number of columns: the scenario's and one per algorithm.
+	Span int
+}
+
+type indexFindingView struct {
+	Scenario, Href, Text string
+}
+
+type indexView struct {
+	Blocks    []indexBlockView
+	RetryOnly []indexFindingView
+	Findings  []indexFindingView
+	Pages     []indexPageView
+}
+
+// headerHTML escapes a table header and keeps its line breaks.
+func headerHTML(h string) template.HTML {
+	return template.HTML(strings.ReplaceAll(template.HTMLEscapeString(h), "\n", "<br>"))
+}
+
 // WriteIndex writes index.html: a static page (no script, nothing fetched from the
-// network) that lists every scenario and shows its tables, findings and charts.
+// network) that opens with the verdict — the scenario × algorithm matrix, red where the
+// promise broke, each cell linking to its scenario — and then shows every scenario's
+// tables, findings and charts. The charts are linked files, not embedded, so the page
+// stays small whatever the run.
 func WriteIndex(w io.Writer, pages []IndexPage) error {
-	views := make([]indexPageView, 0, len(pages))
+	reports := make([]*Report, len(pages))
+	anchors := map[string]string{}
+	for i, p := range pages {
+		reports[i] = p.Report
+		anchors[p.Report.Scenario] = "#" + p.Dir
+	}
+	verdict := NewVerdict(reports)
+	var view indexView
+	for _, b := range verdict.Blocks {
+		bv := indexBlockView{Algorithms: b.Algorithms, Span: len(b.Algorithms) + 1}
+		for _, g := range b.Groups {
+			gv := indexGroupView{Label: "over-admission · " + g.Cost.Label()}
+			if g.Cost == CostFleetVariants {
+				gv.Label = g.Cost.Label()
+			}
+			for _, r := range g.Rows {
+				row := struct {
+					Scenario, Href string
+					Cells          []indexCellView
+				}{Scenario: r.Scenario, Href: anchors[r.Scenario]}
+				for i, c := range r.Cells {
+					cv := indexCellView{Class: "none", Ratio: c.Ratio(), Cost: c.Cost, Href: anchors[r.Scenario],
+						Title: r.Scenario + ", " + b.Algorithms[i]}
+					switch {
+					case !c.Ran:
+						cv.Title += ": not run"
+					case c.Broke:
+						cv.Class, cv.Ratio = "broke", brokeMark+" "+cv.Ratio
+						cv.Title += ": the promise broke"
+					default:
+						cv.Class = "kept"
+						cv.Title += ": the promise held"
+					}
+					row.Cells = append(row.Cells, cv)
+				}
+				gv.Rows = append(gv.Rows, row)
+			}
+			bv.Groups = append(bv.Groups, gv)
+		}
+		view.Blocks = append(view.Blocks, bv)
+	}
+	for _, s := range verdict.RetryOnly {
+		view.RetryOnly = append(view.RetryOnly, indexFindingView{Scenario: s, Href: anchors[s]})
+	}
+	for _, f := range verdict.Findings {
+		view.Findings = append(view.Findings, indexFindingView{Scenario: f.Scenario, Href: anchors[f.Scenario], Text: f.Text})
+	}
 	for _, p := range pages {
 		v := indexPageView{
 			Name:        p.Report.Scenario,
@@ -60,24 +127,22 @@ func WriteIndex(w io.Writer, pages []IndexPage) error {
 			Description: p.Report.Description,
 			Caption:     Caption(p.Report),
 			Findings:    AllFindings(p.Report),
-			Retries:     len(p.Report.Retries) > 0,
 		}
-		for _, t := range Tables(p.Report) {
+		for _, t := range Tables(p.Report, Columns{}) {
 			t = dropEmptyColumns(t)
-			t.Title = ""
-			v.Tables = append(v.Tables, t)
+			tv := indexTableView{Rows: t.Rows}
+			for _, h := range t.Header {
+				tv.Header = append(tv.Header, headerHTML(h))
+			}
+			v.Tables = append(v.Tables, tv)
 		}
 		for _, c := range p.Charts {
-			cv := indexChartView{Title: c.Title, Href: p.Dir + "/" + c.Name}
-			if len(c.SVG) > 0 {
-				cv.SVG = inlineSVG(c.SVG)
-			}
-			v.Charts = append(v.Charts, cv)
+			v.Charts = append(v.Charts, indexChartView{Title: c.Title, Href: p.Dir + "/" + c.Name})
 		}
-		views = append(views, v)
+		view.Pages = append(view.Pages, v)
 	}
 	var buf bytes.Buffer
-	if err := indexTemplate.Execute(&buf, views); err != nil {
+	if err := indexTemplate.Execute(&buf, view); err != nil {
 		return err
 	}
 	_, err := w.Write(buf.Bytes())
@@ -91,40 +156,67 @@ var indexTemplate = template.Must(template.New("index").Parse(`<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>rlsim results</title>
 <style>
-body { font-family: "Liberation Sans", Arial, Helvetica, sans-serif; margin: 2em auto; max-width: 1200px; padding: 0 1em; color: #222; }
-h1 { font-size: 1.6em; } h2 { margin-top: 2.2em; border-bottom: 1px solid #ccc; padding-bottom: .2em; }
-nav ul { columns: 2; } nav li { break-inside: avoid; } .wide { overflow-x: auto; } .caption { color: #555; font-size: .9em; }
-table { border-collapse: collapse; font-size: .85em; margin: 1em 0; }
-th, td { border: 1px solid #ccc; padding: .25em .5em; } td { text-align: right; } td:first-child { text-align: left; }
-th { background: #f2f2f2; }
-figure { margin: 1.5em 0; } figcaption { font-size: .9em; color: #444; }
-svg.chart { width: 100%; height: auto; display: block; }
+body { font-family: "Liberation Sans", Arial, Helvetica, sans-serif; margin: 1.5em auto; max-width: 1200px; padding: 0 1em; color: #222; }
+h1 { font-size: 1.6em; margin-bottom: .3em; } h2 { margin-top: 2.2em; border-bottom: 1px solid #ccc; padding-bottom: .2em; }
+.caption { color: #555; font-size: .9em; }
+table { border-collapse: collapse; font-size: .85em; margin: 1em 0; max-width: 100%; }
+th, td { border: 1px solid #ccc; padding: .25em .5em; } td { text-align: right; white-space: nowrap; } td:first-child { text-align: left; }
+th { background: #f2f2f2; font-weight: 600; }
+table.verdict td, table.verdict th { padding: .3em .6em; }
+table.verdict th.group { text-align: left; background: #fff; font-weight: normal; font-style: italic; color: #444; padding-top: .7em; border-left: 0; border-right: 0; }
+table.verdict td a { color: inherit; text-decoration: none; display: block; }
+table.verdict td.broke { background: #f4c7c0; color: #7a1408; font-weight: 600; }
+table.verdict td.kept { background: #d5ebd5; color: #1d4d1d; }
+table.verdict td.none { background: #f7f7f7; color: #aaa; }
+table.verdict .cost { font-weight: normal; opacity: .8; margin-left: .4em; }
+.legend span { display: inline-block; padding: .1em .5em; margin-right: .5em; }
+ul.findings li { margin: .25em 0; }
+figure { margin: 1.5em 0; } figure img { max-width: 100%; height: auto; display: block; border: 1px solid #eee; }
+figcaption { font-size: .9em; color: #444; }
 </style>
 </head>
 <body>
 <h1>rlsim results</h1>
-<p>Every algorithm measured against the exact promise "no more than the limit in any trailing window". Over-admission above 1.00 means the promise was broken; a false reject is a request refused that the promise allowed.</p>
-<nav><ul>
-{{- range .}}
-<li><a href="#{{.Name}}">{{.Name}}</a>{{if .Description}} — {{.Description}}{{end}}</li>
+<p>Did each algorithm keep its promise, at most the limit in any trailing window? A cell: the busiest window over the limit (above 1.00 the promise broke), then the cost its group names; it links to its scenario.</p>
+<p class="legend"><span style="background:#f4c7c0;color:#7a1408">✗ the promise broke</span><span style="background:#d5ebd5;color:#1d4d1d">the promise held</span><span style="background:#f7f7f7;color:#999">not run</span></p>
+{{- range .Blocks}}
+<table class="verdict">
+<thead><tr><th>scenario</th>{{range .Algorithms}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>
+{{- $span := .Span}}
+{{- range .Groups}}
+<tr><th class="group" colspan="{{$span}}">{{.Label}}</th></tr>
+{{- range .Rows}}
+<tr><td><a href="{{.Href}}">{{.Scenario}}</a></td>{{range .Cells}}<td class="{{.Class}}" title="{{.Title}}"><a href="{{.Href}}">{{.Ratio}}{{if .Cost}}<span class="cost">{{.Cost}}</span>{{end}}</a></td>{{end}}</tr>
 {{- end}}
-</ul></nav>
-{{- range .}}
-<section id="{{.Name}}">
+{{- end}}
+</tbody>
+</table>
+{{- end}}
+{{- if .RetryOnly}}
+<p>Clients retrying, no promise to judge: {{range $i, $s := .RetryOnly}}{{if $i}}, {{end}}<a href="{{$s.Href}}">{{$s.Scenario}}</a>{{end}}.</p>
+{{- end}}
+<ul class="findings">
+{{- range .Findings}}
+<li><a href="{{.Href}}">{{.Scenario}}</a>: {{.Text}}</li>
+{{- end}}
+</ul>
+{{- range .Pages}}
+<section id="{{.Dir}}">
 <h2>{{.Name}}</h2>
 {{- if .Description}}
 <p>{{.Description}}</p>
 {{- end}}
 <p class="caption">{{.Caption}}</p>
 {{- range .Tables}}
-<div class="wide"><table>
+<table>
 <thead><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>
 {{- range .Rows}}
 <tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
 {{- end}}
 </tbody>
-</table></div>
+</table>
 {{- end}}
 <ul>
 {{- range .Findings}}
@@ -133,15 +225,11 @@ svg.chart { width: 100%; height: auto; display: block; }
 </ul>
 {{- range .Charts}}
 <figure>
-{{- if .SVG}}
-{{.SVG}}
-{{- else}}
-<img src="{{.Href}}" alt="{{.Title}}" style="max-width:100%">
-{{- end}}
+<a href="{{.Href}}"><img src="{{.Href}}" alt="{{.Title}}" loading="lazy"></a>
 <figcaption>{{.Title}} (<a href="{{.Href}}">{{.Href}}</a>)</figcaption>
 </figure>
 {{- end}}
-<p>Files: <a href="{{.Dir}}/summary.md">summary.md</a>, <a href="{{.Dir}}/results.json">results.json</a>, <a href="{{.Dir}}/results.csv">results.csv</a>, <a href="{{.Dir}}/timeline.csv">timeline.csv</a>{{if .Retries}}, <a href="{{.Dir}}/retries.csv">retries.csv</a>{{end}}</p>
+<p>Files: <a href="{{.Dir}}/summary.md">summary.md</a>, <a href="{{.Dir}}/results.json">results.json</a>, <a href="{{.Dir}}/results.csv">results.csv</a>, <a href="{{.Dir}}/timeline.csv">timeline.csv</a></p>
 </section>
 {{- end}}
 </body>

@@ -32,7 +32,10 @@ func KeyingFigures(r *Report) []*chart.Figure {
 		return nil
 	}
 	if len(r.KeyRuns) > 0 {
-		return []*chart.Figure{keysFigure(r)}
+		if f := keysFigure(r); f != nil {
+			return []*chart.Figure{f}
+		}
+		return nil
 	}
 	var names []string
 	var legit, attacker []float64
@@ -44,6 +47,11 @@ func KeyingFigures(r *Report) []*chart.Figure {
 	if !hasAttacker {
 		// No attacker request was sent: leave the series out rather than draw zeros.
 		attacker = nil
+	}
+	if allZero(legit) && allZero(attacker) {
+		// Nobody legit refused, no attacker through: a panel of zeros says nothing the
+		// table does not.
+		return nil
 	}
 	return []*chart.Figure{chart.KeyingFigure(chart.Meta{
 		Title:   r.Scenario + ": legit requests refused vs attacker requests admitted, per algorithm",
@@ -77,12 +85,9 @@ func keysFigure(r *Report) *chart.Figure {
 		Caption: Caption(r) + fmt.Sprintf("\nthe scenario's own key (%s) first, then the same traffic with rlsim compare --scenario %s %s",
 			keys[0], r.Scenario, strings.Join(commands, " | ")),
 	}}
-	if len(r.Results) == 1 {
-		f.Columns = 1
-	}
-	rows := (len(r.Results) + f.Columns - 1) / f.Columns
-	f.Height = vg.Length(1.4+3.2*float64(rows)) * vg.Inch
-	for i, x := range r.Results {
+	var panels []chart.BarPanel
+	var unharmed []string
+	for _, x := range r.Results {
 		legit := make([]float64, len(keys))
 		var attacker []float64
 		if hasAttacker {
@@ -99,14 +104,42 @@ func keysFigure(r *Report) *chart.Figure {
 				}
 			}
 		}
+		if allZero(legit) && allZero(attacker) {
+			unharmed = append(unharmed, x.Algorithm)
+			continue
+		}
 		panel := chart.KeyingFigure(chart.Meta{}, keys, legit, attacker).Panels[0].(chart.BarPanel)
 		panel.Title = x.Algorithm
+		panels = append(panels, panel)
+	}
+	if len(panels) == 0 {
+		return nil
+	}
+	if len(unharmed) > 0 {
+		f.Meta.Caption += fmt.Sprintf("\n%s: none refused and none admitted under any key", strings.Join(unharmed, ", "))
+	}
+	if len(panels) == 1 {
+		f.Columns = 1
+	}
+	rows := (len(panels) + f.Columns - 1) / f.Columns
+	f.Height = vg.Length(1.4+3.2*float64(rows)) * vg.Inch
+	for i, panel := range panels {
 		if i%f.Columns != 0 {
 			panel.YLabel = ""
 		}
 		f.Panels = append(f.Panels, panel)
 	}
 	return f
+}
+
+// allZero reports whether every value is zero (true for none).
+func allZero(values []float64) bool {
+	for _, v := range values {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // ownKeyLabel shortens a layered report's key ("account=account+ip=ip") to its layer

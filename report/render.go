@@ -73,60 +73,91 @@ func (r *Report) Command() string {
 // Table is a rendered-agnostic table: a title, a header and rows of cells. One model
 // renders as a text table, Markdown or CSV.
 type Table struct {
-	Title  string
+	Title string
+	// Header is what a person reads over each column; a "\n" breaks it over two lines.
 	Header []string
-	Rows   [][]string
+	// Names are the columns' machine names, as JSON and CSV spell them; nil when Header
+	// already is.
+	Names []string
+	Rows  [][]string
 	// Notes are sentences printed under the table.
 	Notes []string
 	// Prose left-aligns every column (tables of sentences rather than numbers).
 	Prose bool
+	// Width, when set, is the display width the text rendering keeps to: the title and
+	// notes wrap, a prose table wraps its last column, and a table still wider is split
+	// into several, each repeating the Keys leading columns that name a row.
+	Width int
+	// Keys is how many leading columns name a row (at least one).
+	Keys int
 }
 
-// resultColumns are the columns of the results table, in order.
-var resultColumns = []string{
-	"algorithm", "requests", "admitted", "rejected", "peak_window_admitted", "over_admission",
-	"worst_over_admission", "false_allow_rate", "false_reject_rate", "legit_reject_rate", "attacker_admit_rate",
-	"backend_peak", "state_bytes_per_key", "delay_ms_mean",
+// MachineNames are t's column names as JSON and CSV spell them.
+func (t Table) MachineNames() []string {
+	if t.Names != nil {
+		return t.Names
+	}
+	return t.Header
+}
+
+// resultTableColumns are the columns of the results table, in order.
+var resultTableColumns = []column[Result]{
+	{name: "algorithm", header: "algorithm", key: true, cell: func(x Result) string { return x.Algorithm }},
+	{name: "requests", header: "requests", cell: func(x Result) string { return strconv.FormatInt(x.Requests, 10) }},
+	{name: "admitted", header: "admitted", cell: func(x Result) string { return strconv.FormatInt(x.Admitted, 10) }},
+	{name: "rejected", header: "refused", cell: func(x Result) string { return strconv.FormatInt(x.Rejected, 10) }},
+	{name: "peak_window_admitted", header: "peak in\nwindow", cell: func(x Result) string { return strconv.FormatInt(x.PeakWindowAdmitted, 10) }},
+	{name: "over_admission", header: "over-\nadmission", cell: func(x Result) string { return strconv.FormatFloat(x.OverAdmission, 'f', 2, 64) }},
+	{name: "worst_over_admission", header: "worst\npossible", cell: func(x Result) string { return optionalRatio(x.WorstOverAdmission) }},
+	{name: "false_allow_rate", header: "false\nallows", cell: func(x Result) string { return percent(x.FalseAllowRate) }},
+	{name: "false_reject_rate", header: "false\nrejects", cell: func(x Result) string { return percent(x.FalseRejectRate) }},
+	{name: "legit_reject_rate", header: "legit\nrefused", cell: func(x Result) string { return optionalPercent(x.LegitRejectRate) }},
+	{name: "attacker_admit_rate", header: "attacker\nadmitted", cell: func(x Result) string { return optionalPercent(x.AttackerAdmitRate) }},
+	{name: "backend_peak", header: "backend\npeak", cell: func(x Result) string { return strconv.FormatInt(x.BackendPeak, 10) }},
+	{name: "state_bytes_per_key", header: "bytes\nper key", cell: func(x Result) string { return strconv.FormatFloat(x.StateBytesPerKey, 'f', 0, 64) }},
+	{name: "delay_ms_mean", header: "delay\nms", cell: func(x Result) string { return strconv.FormatFloat(x.DelayMeanMS, 'f', 1, 64) }},
 	// Identity-aware runs only; "-" elsewhere, and all-"-" columns are dropped.
-	"broken_page_loads", "legit_users_blocked", "long_run_peak", "unkeyed",
+	{name: "broken_page_loads", header: "pages\nbroken", cell: func(x Result) string { return optionalPercent(x.BrokenPageLoads) }},
+	{name: "legit_users_blocked", header: "users\nblocked", cell: usersBlocked},
+	{name: "long_run_peak", header: "long-run\npeak", cell: func(x Result) string { return optionalFloat(x.LongRunPeak) }},
+	{name: "unkeyed", header: "unkeyed", cell: func(x Result) string { return optionalCount(x.Unkeyed) }},
 }
 
-// ResultsTable is the human table of one report.
-func ResultsTable(r *Report) Table {
+// identityRun reports whether r's traffic names who sent it (actors, page loads,
+// attackers, layers): then who was hurt matters more than the single key's figures.
+func identityRun(r *Report) bool {
+	return anyResult(r.Results, func(x Result) bool {
+		return x.LegitUsersBlocked != nil || x.BrokenPageLoads != nil || x.AttackerAdmitRate != nil || len(x.RefusalsByLayer) > 0
+	})
+}
+
+// resultPreferred are the columns the results table of r shows by default, the most
+// important first: the promise (over-admission, false allows and rejects), then who was
+// hurt in an identity run, then what the algorithm costs and how it shaped the traffic.
+func resultPreferred(r *Report) []string {
+	delay := anyResult(r.Results, func(x Result) bool { return x.DelayMeanMS > 0 })
+	if identityRun(r) {
+		return slices.Concat([]string{"over_admission", "legit_reject_rate", "attacker_admit_rate", "broken_page_loads",
+			"legit_users_blocked", "false_allow_rate", "false_reject_rate", "unkeyed", "admitted"},
+			when(delay, "delay_ms_mean"), []string{"worst_over_admission", "long_run_peak", "state_bytes_per_key", "requests"})
+	}
+	return slices.Concat([]string{"over_admission", "false_allow_rate", "false_reject_rate", "admitted", "worst_over_admission"},
+		when(delay, "delay_ms_mean", "backend_peak"), []string{"state_bytes_per_key", "peak_window_admitted", "requests", "rejected"})
+}
+
+// ResultsTable is the human table of one report (the fleet table for a fleet run), with
+// the columns c chooses.
+func ResultsTable(r *Report, c Columns) Table {
 	if hasDistributed(r) {
-		return DistributedTable(r)
+		return DistributedTable(r, c)
 	}
-	t := Table{
-		Title: fmt.Sprintf("%s — limit %d per %s, burst %d, key %s, seed %d",
-			r.Scenario, r.Policy.Limit, time.Duration(r.Policy.Window), r.Policy.Burst, r.Key, r.Seed),
-		Header: resultColumns,
-	}
-	t.Notes = append(t.Notes, identityNotes(r)...)
+	t := chooseTable(fmt.Sprintf("%s — limit %d per %s, burst %d, key %s, seed %d",
+		r.Scenario, r.Policy.Limit, time.Duration(r.Policy.Window), r.Policy.Burst, r.Key, r.Seed),
+		resultTableColumns, r.Results, c, resultPreferred(r))
+	t.Notes = append(t.Notes, identityNotes(r, dropEmptyColumns(t).Names)...)
 	if r.UnreadLines > 0 {
 		t.Notes = append(t.Notes, fmt.Sprintf("%d log lines could not be read and were not replayed; first: %s",
 			r.UnreadLines, strings.Join(r.UnreadLineProblems, "; ")))
-	}
-	for _, x := range r.Results {
-		t.Rows = append(t.Rows, []string{
-			x.Algorithm,
-			strconv.FormatInt(x.Requests, 10),
-			strconv.FormatInt(x.Admitted, 10),
-			strconv.FormatInt(x.Rejected, 10),
-			strconv.FormatInt(x.PeakWindowAdmitted, 10),
-			strconv.FormatFloat(x.OverAdmission, 'f', 2, 64),
-			optionalRatio(x.WorstOverAdmission),
-			percent(x.FalseAllowRate),
-			percent(x.FalseRejectRate),
-			optionalPercent(x.LegitRejectRate),
-			optionalPercent(x.AttackerAdmitRate),
-			strconv.FormatInt(x.BackendPeak, 10),
-			strconv.FormatFloat(x.StateBytesPerKey, 'f', 0, 64),
-			strconv.FormatFloat(x.DelayMeanMS, 'f', 1, 64),
-			optionalPercent(x.BrokenPageLoads),
-			usersBlocked(x),
-			optionalFloat(x.LongRunPeak),
-			optionalCount(x.Unkeyed),
-		})
 	}
 	return t
 }
@@ -159,33 +190,139 @@ func optionalPercent(v *float64) string {
 }
 
 // WriteText renders t as an aligned text table with its title above and notes below.
+// Columns in which every row says "-" are left out. With t.Width set, nothing it writes
+// is wider than t.Width display columns unless one word or one cell is.
 func WriteText(w io.Writer, t Table) error {
+	var b strings.Builder
 	if t.Title != "" {
-		if _, err := fmt.Fprintln(w, t.Title); err != nil {
-			return err
+		for _, line := range wrapTo(t.Title, t.Width) {
+			b.WriteString(line + "\n")
 		}
 	}
 	t = dropEmptyColumns(t)
+	if t.Width > 0 && t.Prose {
+		t = wrapLastColumn(t)
+	}
+	for _, part := range splitColumns(t) {
+		box, err := renderBox(part)
+		if err != nil {
+			return err
+		}
+		b.WriteString(box)
+	}
+	for _, n := range t.Notes {
+		for _, line := range wrapTo(n, t.Width) {
+			b.WriteString(line + "\n")
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// wrapTo wraps text to width, or leaves it on one line when width is 0.
+func wrapTo(text string, width int) []string {
+	if width <= 0 {
+		return []string{text}
+	}
+	return Wrap(text, width, "")
+}
+
+// renderBox draws t's header and rows in a box, without title or notes.
+func renderBox(t Table) (string, error) {
 	align := make(tw.Alignment, len(t.Header))
 	for i := range align {
 		align[i] = tw.AlignRight
+		if i < max(t.Keys, 1) || t.Prose {
+			align[i] = tw.AlignLeft
+		}
 	}
-	if len(align) > 0 {
-		align[0] = tw.AlignLeft
-	}
-	table := tablewriter.NewTable(w,
+	var b strings.Builder
+	table := tablewriter.NewTable(&b,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
 		tablewriter.WithHeaderAlignment(tw.AlignCenter),
 	)
 	table.Header(toAny(t.Header)...)
 	if err := table.Bulk(t.Rows); err != nil {
-		return err
+		return "", err
 	}
 	if err := table.Render(); err != nil {
-		return err
+		return "", err
 	}
-	return writeNotes(w, t.Notes, "")
+	return b.String(), nil
+}
+
+// boxWidth is the display width of t drawn as a box.
+func boxWidth(t Table) int {
+	box, err := renderBox(t)
+	if err != nil {
+		return 0
+	}
+	return maxLineWidth(box)
+}
+
+// wrapLastColumn wraps the cells of a prose table's last column (a description) so the
+// table keeps to t.Width.
+func wrapLastColumn(t Table) Table {
+	last := len(t.Header) - 1
+	if last < 1 || boxWidth(t) <= t.Width {
+		return t
+	}
+	widest := maxLineWidth(t.Header[last])
+	for _, r := range t.Rows {
+		widest = max(widest, maxLineWidth(r[last]))
+	}
+	room := max(t.Width-(boxWidth(t)-widest), 20)
+	out := t
+	out.Rows = make([][]string, len(t.Rows))
+	for i, r := range t.Rows {
+		r = slices.Clone(r)
+		r[last] = strings.Join(Wrap(r[last], room, ""), "\n")
+		out.Rows[i] = r
+	}
+	return out
+}
+
+// splitColumns splits a table wider than t.Width into tables of consecutive columns that
+// each fit, every one repeating the columns that name a row.
+func splitColumns(t Table) []Table {
+	keys := min(max(t.Keys, 1), len(t.Header))
+	if t.Width <= 0 || len(t.Header) <= keys+1 || boxWidth(t) <= t.Width {
+		return []Table{t}
+	}
+	pick := func(cols []int) Table {
+		part := Table{Prose: t.Prose, Keys: keys}
+		for _, c := range cols {
+			part.Header = append(part.Header, t.Header[c])
+		}
+		for _, r := range t.Rows {
+			var row []string
+			for _, c := range cols {
+				row = append(row, r[c])
+			}
+			part.Rows = append(part.Rows, row)
+		}
+		return part
+	}
+	var parts []Table
+	var cols []int
+	for c := keys; c < len(t.Header); c++ {
+		next := append(slices.Clone(cols), c)
+		if len(cols) > 0 && boxWidth(pick(append(keyColumns(keys), next...))) > t.Width {
+			parts = append(parts, pick(append(keyColumns(keys), cols...)))
+			next = []int{c}
+		}
+		cols = next
+	}
+	return append(parts, pick(append(keyColumns(keys), cols...)))
+}
+
+func keyColumns(n int) []int {
+	cols := make([]int, n)
+	for i := range cols {
+		cols[i] = i
+	}
+	return cols
 }
 
 func toAny(s []string) []any {
@@ -194,15 +331,6 @@ func toAny(s []string) []any {
 		out[i] = v
 	}
 	return out
-}
-
-func writeNotes(w io.Writer, notes []string, prefix string) error {
-	for _, n := range notes {
-		if _, err := fmt.Fprintln(w, prefix+n); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // WriteMarkdown renders t as a GitHub-flavoured Markdown table: cells unpadded, "|" in a
@@ -223,7 +351,11 @@ func WriteMarkdown(w io.Writer, t Table) error {
 		}
 		b.WriteString("\n")
 	}
-	row(t.Header)
+	header := make([]string, len(t.Header))
+	for i, h := range t.Header {
+		header[i] = OneLine(h)
+	}
+	row(header)
 	b.WriteString("|")
 	for i := range t.Header {
 		if i == 0 || t.Prose {
@@ -246,56 +378,18 @@ func WriteMarkdown(w io.Writer, t Table) error {
 	return err
 }
 
-// csvColumns are the machine columns of the results CSV: raw numbers, one row per
-// scenario and algorithm.
-var csvColumns = []string{
-	"scenario", "seed", "limit", "window", "burst", "key",
-	"algorithm", "requests", "admitted", "rejected", "peak_window_admitted", "over_admission",
-	"worst_over_admission", "false_allow", "false_reject", "false_allow_rate", "false_reject_rate",
-	"legit_reject_rate", "attacker_admit_rate", "backend_peak", "state_bytes_per_key", "keys",
-	"delay_ms_mean", "delay_ms_max",
-}
-
-// WriteCSV writes the results of every report as one CSV with a header row.
-func WriteCSV(w io.Writer, reports []*Report) error {
-	cw := csv.NewWriter(w)
-	// Fleet figures trail the common columns, and only when some report ran on a fleet,
-	// so files of single-limiter runs keep their shape.
-	fleet := anyFleet(reports)
-	header := csvColumns
-	if fleet {
-		header = append(slices.Clip(csvColumns), fleetCSVColumns...)
-	}
-	if err := cw.Write(header); err != nil {
-		return err
-	}
-	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	opt := func(v *float64) string {
-		if v == nil {
-			return ""
+// OneLine joins a header broken over lines ("over-\nadmission") back into one
+// ("over-admission", "false rejects").
+func OneLine(header string) string {
+	lines := strings.Split(header, "\n")
+	var b strings.Builder
+	for i, l := range lines {
+		if i > 0 && !strings.HasSuffix(lines[i-1], "-") {
+			b.WriteByte(' ')
 		}
-		return f(*v)
+		b.WriteString(l)
 	}
-	i := func(v int64) string { return strconv.FormatInt(v, 10) }
-	for _, r := range reports {
-		for _, x := range r.Results {
-			var extra []string
-			if fleet {
-				extra = fleetCSVCells(x.Distributed)
-			}
-			if err := cw.Write(append([]string{
-				r.Scenario, strconv.FormatUint(r.Seed, 10), i(r.Policy.Limit), time.Duration(r.Policy.Window).String(), i(r.Policy.Burst), r.Key,
-				x.Algorithm, i(x.Requests), i(x.Admitted), i(x.Rejected), i(x.PeakWindowAdmitted), f(x.OverAdmission), opt(x.WorstOverAdmission),
-				i(x.FalseAllow), i(x.FalseReject), f(x.FalseAllowRate), f(x.FalseRejectRate),
-				opt(x.LegitRejectRate), opt(x.AttackerAdmitRate), i(x.BackendPeak), f(x.StateBytesPerKey), i(int64(x.Keys)),
-				f(x.DelayMeanMS), f(x.DelayMaxMS),
-			}, extra...)); err != nil {
-				return err
-			}
-		}
-	}
-	cw.Flush()
-	return cw.Error()
+	return b.String()
 }
 
 // WriteJSON writes v as indented JSON followed by a newline.
@@ -308,7 +402,7 @@ func WriteJSON(w io.Writer, v any) error {
 // WriteTableCSV writes a table model as CSV: the header, then the rows.
 func WriteTableCSV(w io.Writer, t Table) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(t.Header); err != nil {
+	if err := cw.Write(t.MachineNames()); err != nil {
 		return err
 	}
 	if err := cw.WriteAll(t.Rows); err != nil {
@@ -332,7 +426,7 @@ func dropEmptyColumns(t Table) Table {
 			}
 		}
 	}
-	out := Table{Title: t.Title, Notes: t.Notes, Prose: t.Prose}
+	out := Table{Title: t.Title, Notes: t.Notes, Prose: t.Prose, Width: t.Width, Keys: t.Keys}
 	pick := func(cells []string) []string {
 		var c []string
 		for i, v := range cells {
@@ -343,6 +437,9 @@ func dropEmptyColumns(t Table) Table {
 		return c
 	}
 	out.Header = pick(t.Header)
+	if t.Names != nil {
+		out.Names = pick(t.Names)
+	}
 	for _, r := range t.Rows {
 		out.Rows = append(out.Rows, pick(r))
 	}

@@ -2,7 +2,9 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -30,8 +32,9 @@ func optionalCount(v int64) string {
 // WhoTable is the second table of an identity-aware report: per algorithm, how many
 // requests each layer refused and how many attacker requests it passed, and what each
 // attacker campaign got through overall. ok is false when the report has neither layers
-// nor attackers.
-func WhoTable(r *Report) (t Table, ok bool) {
+// nor attackers. Every column shows (a layer or campaign the scenario names matters); a
+// table wider than c allows is split, each part naming the algorithm.
+func WhoTable(r *Report, c Columns) (t Table, ok bool) {
 	if len(r.Results) == 0 {
 		return Table{}, false
 	}
@@ -40,12 +43,14 @@ func WhoTable(r *Report) (t Table, ok bool) {
 		return Table{}, false
 	}
 	t.Title = fmt.Sprintf("%s — refusals by layer and attacker campaigns (admitted/sent)", r.Scenario)
-	t.Header = []string{"algorithm"}
+	t.Header, t.Names, t.Keys = []string{"algorithm"}, []string{"algorithm"}, 1
 	for _, l := range first.RefusalsByLayer {
-		t.Header = append(t.Header, "refused_by_"+l.Layer, "attacker_passed_"+l.Layer)
+		t.Header = append(t.Header, "refused by\n"+l.Layer, "attacker past\n"+l.Layer)
+		t.Names = append(t.Names, "refused_by_"+l.Layer, "attacker_passed_"+l.Layer)
 	}
 	for _, a := range first.Attackers {
 		t.Header = append(t.Header, a.Actor)
+		t.Names = append(t.Names, a.Actor)
 	}
 	for _, x := range r.Results {
 		row := []string{x.Algorithm}
@@ -57,11 +62,15 @@ func WhoTable(r *Report) (t Table, ok bool) {
 		}
 		t.Rows = append(t.Rows, row)
 	}
+	if !c.Wide {
+		t.Width = c.width()
+	}
 	return t, true
 }
 
-// identityNotes explain the identity columns of the results table when it shows them.
-func identityNotes(r *Report) []string {
+// identityNotes explain the identity columns of the results table that it shows
+// (shown: the table's machine names).
+func identityNotes(r *Report, shown []string) []string {
 	var notes []string
 	for _, x := range r.Results {
 		if x.UnkeyedReason != "" {
@@ -72,6 +81,16 @@ func identityNotes(r *Report) []string {
 	if len(r.Results) == 0 || r.Results[0].LongRunPeak == nil {
 		return notes
 	}
-	return append(notes, fmt.Sprintf("long_run_peak: the most units one legit actor had admitted in any %d windows of %s, divided by %d; legit_users_blocked: legit actors refused at least once",
-		LongRunWindows, time.Duration(r.Policy.Window), LongRunWindows))
+	var parts []string
+	if slices.Contains(shown, "long_run_peak") {
+		parts = append(parts, fmt.Sprintf("long-run peak: the most units one legit actor had admitted in any %d windows of %s, divided by %d",
+			LongRunWindows, time.Duration(r.Policy.Window), LongRunWindows))
+	}
+	if slices.Contains(shown, "legit_users_blocked") {
+		parts = append(parts, "users blocked: legit actors refused at least once")
+	}
+	if len(parts) > 0 {
+		notes = append(notes, strings.Join(parts, "; "))
+	}
+	return notes
 }

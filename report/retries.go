@@ -1,9 +1,8 @@
 package report
 
 import (
-	"encoding/csv"
 	"fmt"
-	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -63,18 +62,20 @@ type RetryResult struct {
 // maxWavesShown bounds the wave heights a table cell lists.
 const maxWavesShown = 8
 
-// RetriesTable is the human table of a report's retry results.
-func RetriesTable(r *Report) Table {
-	t := Table{
-		Title: fmt.Sprintf("%s — clients retrying, seed %d", r.Scenario, r.Seed),
-		Header: []string{"algorithm", "strategy", "clients", "runs", "calls_mean", "amplification", "completion_ms_mean",
-			"peak_arrivals", "waves", "wave_heights", "give_ups", "withheld", "duplicates", "retry_after_refused_share"},
-	}
-	withheld := false
-	for _, x := range r.Retries {
-		withheld = withheld || x.Withheld != 0
-	}
-	for _, x := range r.Retries {
+// retryTableColumns are the columns of the retry table, in order.
+var retryTableColumns = []column[RetryResult]{
+	{name: "algorithm", header: "algorithm", key: true, cell: func(x RetryResult) string { return x.Algorithm }},
+	{name: "strategy", header: "strategy", key: true, cell: func(x RetryResult) string { return x.Strategy }},
+	{name: "clients", header: "clients", cell: func(x RetryResult) string { return strconv.Itoa(x.Clients) }},
+	{name: "runs", header: "runs", cell: func(x RetryResult) string { return strconv.Itoa(x.Runs) }},
+	{name: "calls_mean", header: "calls\na run", cell: func(x RetryResult) string { return strconv.FormatFloat(x.CallsMean, 'f', 1, 64) }},
+	{name: "amplification", header: "calls per\nrequest", cell: func(x RetryResult) string { return strconv.FormatFloat(x.Amplification, 'f', 2, 64) }},
+	{name: "completion_ms_mean", header: "drained\nin ms", cell: func(x RetryResult) string {
+		return strconv.FormatFloat(x.CompletionMSMean, 'f', 1, 64)
+	}},
+	{name: "peak_arrivals", header: "highest\nwave", cell: func(x RetryResult) string { return strconv.FormatFloat(x.PeakArrivals, 'f', 1, 64) }},
+	{name: "waves", header: "waves", cell: func(x RetryResult) string { return strconv.Itoa(len(x.WaveHeights)) }},
+	{name: "wave_heights", header: "wave heights", cell: func(x RetryResult) string {
 		heights := make([]string, 0, maxWavesShown+1)
 		for i, h := range x.WaveHeights {
 			if i == maxWavesShown {
@@ -83,73 +84,38 @@ func RetriesTable(r *Report) Table {
 			}
 			heights = append(heights, strconv.FormatInt(h, 10))
 		}
-		share := "-"
-		if x.RetryAfterRefusedShare != nil {
-			share = percent(*x.RetryAfterRefusedShare)
-		}
-		held := "-" // a column no strategy needs is dropped
-		if withheld {
-			held = strconv.FormatFloat(x.Withheld, 'f', 2, 64)
-		}
-		t.Rows = append(t.Rows, []string{
-			x.Algorithm, x.Strategy, strconv.Itoa(x.Clients), strconv.Itoa(x.Runs),
-			strconv.FormatFloat(x.CallsMean, 'f', 1, 64), strconv.FormatFloat(x.Amplification, 'f', 2, 64),
-			strconv.FormatFloat(x.CompletionMSMean, 'f', 1, 64),
-			strconv.FormatFloat(x.PeakArrivals, 'f', 1, 64), strconv.Itoa(len(x.WaveHeights)), strings.Join(heights, " "),
-			strconv.FormatFloat(x.GiveUps, 'f', 2, 64), held, strconv.FormatFloat(x.Duplicates, 'f', 2, 64), share,
-		})
-	}
+		return strings.Join(heights, " ")
+	}},
+	{name: "give_ups", header: "give-ups", cell: func(x RetryResult) string { return strconv.FormatFloat(x.GiveUps, 'f', 2, 64) }},
+	{name: "withheld", header: "withheld", cell: func(x RetryResult) string { return strconv.FormatFloat(x.Withheld, 'f', 2, 64) }},
+	{name: "duplicates", header: "dupli-\ncates", cell: func(x RetryResult) string { return strconv.FormatFloat(x.Duplicates, 'f', 2, 64) }},
+	{name: "retry_after_refused_share", header: "refused after\nRetry-After", cell: func(x RetryResult) string {
+		return optionalPercent(x.RetryAfterRefusedShare)
+	}},
+}
+
+// retryPreferred are the columns the retry table shows by default, the most important
+// first: the load the strategy put on the server and the herd, how long it took, then
+// the figures only some strategies have.
+func retryPreferred(r *Report) []string {
+	has := func(f func(x RetryResult) bool) bool { return anyResult(r.Retries, f) }
+	return slices.Concat(
+		[]string{"amplification", "peak_arrivals", "waves", "completion_ms_mean"},
+		when(has(func(x RetryResult) bool { return x.GiveUps != 0 }), "give_ups"),
+		when(has(func(x RetryResult) bool { return x.Withheld != 0 }), "withheld"),
+		when(has(func(x RetryResult) bool { return x.Duplicates != 0 }), "duplicates"),
+		when(has(func(x RetryResult) bool { return x.RetryAfterRefusedShare != nil }), "retry_after_refused_share"),
+		[]string{"calls_mean", "clients", "runs"},
+	)
+}
+
+// RetriesTable is the human table of a report's retry results, with the columns c chooses.
+func RetriesTable(r *Report, c Columns) Table {
+	t := chooseTable(fmt.Sprintf("%s — clients retrying, seed %d", r.Scenario, r.Seed), retryTableColumns, r.Retries, c, retryPreferred(r))
 	if len(r.Retries) > 0 {
 		x := r.Retries[0]
-		t.Notes = append(t.Notes, fmt.Sprintf("peak_arrivals: most retries in one %s bin (mean over runs); waves: runs of bins with at least %d retries each (first run); completion is the time to drain",
+		t.Notes = append(t.Notes, fmt.Sprintf("highest wave: the most retries in one %s bin (mean over runs); waves: runs of bins with at least %d retries each (first run); drained: until the last client finished",
 			time.Duration(x.Bin), x.WaveThreshold))
 	}
 	return t
-}
-
-// retryCSVColumns are the machine columns of the retries CSV.
-var retryCSVColumns = []string{
-	"scenario", "seed", "algorithm", "strategy", "clients", "runs", "calls_mean", "completion_ms_mean",
-	"peak_arrivals", "waves", "wave_heights", "wave_threshold", "bin", "give_ups", "duplicates",
-	"retry_after_refused_share",
-	"completion_ms_p50", "completion_ms_p99", "completion_ms_max", "load_peak", "requests", "amplification",
-	"wasted", "withheld", "failed", "retried_wrongly", "capacity",
-}
-
-// WriteRetriesCSV writes the retry results of every report as one CSV with a header row;
-// wave_heights is a space-separated list.
-func WriteRetriesCSV(w io.Writer, reports []*Report) error {
-	cw := csv.NewWriter(w)
-	if err := cw.Write(retryCSVColumns); err != nil {
-		return err
-	}
-	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	for _, r := range reports {
-		for _, x := range r.Retries {
-			heights := make([]string, len(x.WaveHeights))
-			for i, h := range x.WaveHeights {
-				heights[i] = strconv.FormatInt(h, 10)
-			}
-			share := ""
-			if x.RetryAfterRefusedShare != nil {
-				share = f(*x.RetryAfterRefusedShare)
-			}
-			capacity := ""
-			if x.Capacity > 0 {
-				capacity = f(x.Capacity)
-			}
-			if err := cw.Write([]string{
-				r.Scenario, strconv.FormatUint(r.Seed, 10), x.Algorithm, x.Strategy, strconv.Itoa(x.Clients), strconv.Itoa(x.Runs),
-				f(x.CallsMean), f(x.CompletionMSMean), f(x.PeakArrivals), strconv.Itoa(len(x.WaveHeights)),
-				strings.Join(heights, " "), strconv.FormatInt(x.WaveThreshold, 10), time.Duration(x.Bin).String(),
-				f(x.GiveUps), f(x.Duplicates), share,
-				f(x.CompletionMSP50), f(x.CompletionMSP99), f(x.CompletionMSMax), f(x.LoadPeak), f(x.Requests), f(x.Amplification),
-				f(x.Wasted), f(x.Withheld), f(x.Failed), f(x.RetriedWrongly), capacity,
-			}); err != nil {
-				return err
-			}
-		}
-	}
-	cw.Flush()
-	return cw.Error()
 }

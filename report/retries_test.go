@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,21 +17,23 @@ func TestRetriesTableAndCSV(t *testing.T) {
 			PeakArrivals: 21, WaveThreshold: 50, Bin: Duration(10 * time.Millisecond), RetryAfterRefusedShare: &share},
 	}}
 	var text bytes.Buffer
-	if err := WriteText(&text, RetriesTable(r)); err != nil {
+	if err := WriteText(&text, RetriesTable(r, Columns{Wide: true})); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"storm — clients retrying, seed 3", "511 471 443 406 370 304 213 101 …", "151226.5", "0%", "time to drain", "at least 50 retries", "most retries in one 10ms bin"} {
+	for _, want := range []string{"storm — clients retrying, seed 3", "511 471 443 406 370 304 213 101 …", "151226.5", "0%", "until the last client finished", "at least 50 retries", "most retries in one 10ms bin"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, text.String())
 		}
 	}
-	var csv bytes.Buffer
-	if err := WriteRetriesCSV(&csv, []*Report{r}); err != nil {
-		t.Fatal(err)
+	// By default: the load, the herd and its waves, the drain time and what only some
+	// strategies have; the list of wave heights is in the wide table and the CSV.
+	def := dropEmptyColumns(RetriesTable(r, Columns{}))
+	for _, want := range []string{"algorithm", "strategy", "amplification", "completion_ms_mean", "peak_arrivals", "waves", "retry_after_refused_share"} {
+		if !slices.Contains(def.Names, want) {
+			t.Errorf("default columns %v lack %s", def.Names, want)
+		}
 	}
-	lines := strings.Split(strings.TrimSpace(csv.String()), "\n")
-	if len(lines) != 3 || !strings.Contains(lines[1], ",9,511 471 443 406 370 304 213 101 69,50,10ms,") ||
-		lines[2] != "storm,3,gcra,full-jitter,1000,2,4020,24821,21,0,,50,10ms,0,0,0,0,0,0,0,0,0,0,0,0,0," {
-		t.Fatalf("csv:\n%s", csv.String())
+	if slices.Contains(def.Names, "wave_heights") {
+		t.Errorf("default columns %v list the wave heights", def.Names)
 	}
 }

@@ -101,7 +101,7 @@ func WriteSummary(w io.Writer, r *Report, charts []ChartFile) error {
 		fmt.Fprintf(&b, "Policy: %d per %s (burst %d), keyed on %s, seed %d. Reproduce with `%s`.\n\n",
 			r.Policy.Limit, time.Duration(r.Policy.Window), r.Policy.Burst, r.Key, r.Seed, r.Command())
 	}
-	for _, t := range Tables(r) {
+	for _, t := range Tables(r, Columns{}) {
 		if err := WriteMarkdown(&b, t); err != nil {
 			return err
 		}

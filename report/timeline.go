@@ -46,10 +46,15 @@ type Timeline struct {
 	// and the count at the bin's start of the key that led before it (so a plateau between
 	// bursts stays drawn). Compare it with the limit: above it, the promise is broken.
 	WindowAdmitted []int64
+	// Admissions are the run's admitted requests one by one, for zooming in on a moment
+	// the bins are too wide to show; nil when the run admitted more than
+	// MaxExactAdmissions (see zoom.go).
+	Admissions []Admission
 }
 
 // timelineRecorder fills a Timeline as the collector observes decisions.
 type timelineRecorder struct {
+	exact   exactLog
 	tl      Timeline
 	current int // index of the bin the last decision fell in
 	leader  int // key with the largest count seen in the current bin; -1 when none yet
@@ -78,6 +83,7 @@ func (r *timelineRecorder) observe(c *Collector, key uint32, t int64, allowed bo
 	i := r.binOf(t)
 	r.advance(c, i)
 	if allowed {
+		r.exact.record(t, key, sum)
 		r.tl.Admitted[i]++
 		if sum >= r.tl.WindowAdmitted[i] {
 			r.tl.WindowAdmitted[i] = sum
@@ -114,5 +120,6 @@ func (r *timelineRecorder) advance(c *Collector, i int) {
 func (r *timelineRecorder) finish(c *Collector) *Timeline {
 	r.advance(c, len(r.tl.Admitted)-1)
 	tl := r.tl
+	tl.Admissions = r.exact.kept()
 	return &tl
 }

@@ -360,6 +360,9 @@ type LinePanel struct {
 	AbsTicks bool
 	// Spans mark stretches or instants of X (outages, scale-outs) behind the data.
 	Spans []Span
+	// XRange, when its second value is above its first, is the X axis' range, whatever
+	// the data's (a zoom).
+	XRange [2]float64
 }
 
 func (p LinePanel) build(leg *legend) (*plot.Plot, error) {
@@ -379,6 +382,8 @@ func (p LinePanel) build(leg *legend) (*plot.Plot, error) {
 		pl.X.Tick.Marker = plot.LogTicks{Prec: -1}
 	}
 	addSpans(pl, leg, p.Spans)
+	// Reference lines go under the data, so a line that runs along the limit stays seen.
+	addLimits(pl, leg, p.Limits)
 	drawn := 0
 	for i, s := range p.Series {
 		pts := make(plotter.XYs, 0, len(s.Points))
@@ -397,8 +402,10 @@ func (p LinePanel) build(leg *legend) (*plot.Plot, error) {
 		}
 		c, _ := leg.color(s.Name)
 		line.Color = c
-		// Later series are drawn thinner so that one lying on another still shows.
+		// Later series are drawn thinner, and each in its own dash pattern, so that one
+		// lying on another still shows.
 		line.Width = vg.Points(max(1.2, 3.0-0.35*float64(i)))
+		line.Dashes = seriesDashes[i%len(seriesDashes)]
 		if p.Steps {
 			line.StepStyle = plotter.PostStep
 		}
@@ -419,7 +426,9 @@ func (p LinePanel) build(leg *legend) (*plot.Plot, error) {
 	if drawn == 0 {
 		return nil, fmt.Errorf("no data to draw")
 	}
-	addLimits(pl, leg, p.Limits)
+	if p.XRange[1] > p.XRange[0] {
+		pl.X.Min, pl.X.Max = p.XRange[0], p.XRange[1]
+	}
 	if p.LogY {
 		if !(pl.Y.Min > 0) {
 			return nil, fmt.Errorf("no positive value to draw on a log scale")
@@ -456,6 +465,17 @@ type markedLine struct {
 func (m markedLine) Thumbnail(c *draw.Canvas) {
 	m.line.Thumbnail(c)
 	m.points.Thumbnail(c)
+}
+
+// seriesDashes are the dash patterns the series of a line panel take in turn: solid,
+// then ever shorter dashes.
+var seriesDashes = [][]vg.Length{
+	nil,
+	{vg.Points(9), vg.Points(3)},
+	{vg.Points(5), vg.Points(3)},
+	{vg.Points(2), vg.Points(2)},
+	{vg.Points(9), vg.Points(3), vg.Points(2), vg.Points(3)},
+	{vg.Points(1), vg.Points(3)},
 }
 
 func addLimits(pl *plot.Plot, leg *legend, limits []HLine) {

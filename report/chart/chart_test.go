@@ -81,7 +81,7 @@ func figures() []*Figure {
 			{Name: "fixed-window", Points: synthetic(600, func(i int) float64 { return float64(min(i, 200)) })},
 			{Name: "sliding-log", Points: synthetic(600, func(i int) float64 { return float64(min(i, 100)) })},
 		}, 100, time.Minute),
-		AccuracyFigure(meta, algs, []float64{2, 1, 1.2}, []float64{0, 0, 0.0187}),
+		AccuracyFigure(meta, algs, []float64{2, 1, 1.2}, []float64{0.5, 0, 0.2}, []float64{0, 0, 0.0187}),
 		MemoryFigure(meta, algs, []BarSeries{{Name: "in-process", Values: []float64{16, 2096, 16}}, {Name: "redis (model)", Values: []float64{72, 6400, 0}}}),
 		BackoffFigure(meta,
 			[]Series{{Name: "none", Points: synthetic(10, func(i int) float64 { return float64(i * i * 100) })}, {Name: "full-jitter", Points: synthetic(10, func(i int) float64 { return float64(i * 150) })}},
@@ -171,12 +171,63 @@ func TestEveryFigureRendersWithTitleLabelsLegendAndCaption(t *testing.T) {
 
 // Rasterizing is slow under -race, so one figure stands for all in PNG.
 func TestPNGIsTenInchesAt96DPI(t *testing.T) {
-	img, err := png.Decode(bytes.NewReader(render(t, figures()[2], "png")))
+	f := figures()[3] // memory: 10 × 5 inches
+	img, err := png.Decode(bytes.NewReader(render(t, f, "png")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w, h := img.Bounds().Dx(), img.Bounds().Dy(); w != 960 || h != 672 {
-		t.Errorf("PNG is %d×%d pixels, want 960×672", w, h)
+	if w, h := img.Bounds().Dx(), img.Bounds().Dy(); w != 960 || h != 480 {
+		t.Errorf("PNG is %d×%d pixels, want 960×480", w, h)
+	}
+}
+
+// A rate no algorithm has gets no panel of zeros: the caption says "none".
+func TestAccuracyLeavesOutAllZeroRates(t *testing.T) {
+	algs := []string{"a", "b"}
+	f := AccuracyFigure(meta, algs, []float64{2, 1}, []float64{0.5, 0}, []float64{0, 0})
+	if len(f.Panels) != 2 || !strings.Contains(f.Panels[1].(BarPanel).Title, "false allows") {
+		t.Fatalf("panels %+v", f.Panels)
+	}
+	if !strings.HasSuffix(f.Meta.Caption, "\nfalse rejects: none, for every algorithm") {
+		t.Errorf("caption %q", f.Meta.Caption)
+	}
+	f = AccuracyFigure(meta, algs, []float64{1, 1}, []float64{0, 0}, []float64{0, 0.001})
+	if len(f.Panels) != 2 || !strings.Contains(f.Panels[1].(BarPanel).Title, "false rejects") ||
+		!strings.HasSuffix(f.Meta.Caption, "\nfalse allows: none, for every algorithm") {
+		t.Errorf("panels %d, caption %q", len(f.Panels), f.Meta.Caption)
+	}
+	if f := AccuracyFigure(meta, algs, []float64{1, 1}, []float64{0, 0}, []float64{0, 0}); len(f.Panels) != 1 ||
+		!strings.HasSuffix(f.Meta.Caption, "false allows and false rejects: none, for every algorithm") {
+		t.Errorf("panels %d, caption %q", len(f.Panels), f.Meta.Caption)
+	}
+}
+
+// The window chart is small multiples, one panel per algorithm titled with its peak, on
+// shared axes; the zoom keeps to its range.
+func TestWindowSmallMultiplesAndZoom(t *testing.T) {
+	series := []Series{
+		{Name: "fixed-window", Points: []Point{{0, 0}, {59.9, 100}, {60.1, 200}, {120, 200}}},
+		{Name: "gcra", Points: []Point{{0, 0}, {59.9, 100}, {120, 100}}},
+	}
+	f := WindowFigure(meta, series, 100, time.Minute)
+	if len(f.Panels) != 2 || !f.SharedX || !f.SharedY || f.Columns != 2 {
+		t.Fatalf("figure %+v", f)
+	}
+	if title := f.Panels[0].(LinePanel).Title; title != "fixed-window · peak 200 = 2.00×" {
+		t.Errorf("title %q", title)
+	}
+	zoom := ZoomFigure(meta, series, 100, time.Minute, 59.7, 60.3)
+	svg := string(render(t, zoom, "svg"))
+	for _, tick := range []string{">59.8<", ">60<", ">60.2<"} {
+		if !strings.Contains(svg, tick) {
+			t.Errorf("zoom lacks the tick %s", tick)
+		}
+	}
+	if strings.Contains(svg, ">100<") && !strings.Contains(svg, "limit (100)") {
+		t.Error("no limit line")
+	}
+	if strings.Contains(svg, ">120<") {
+		t.Error("the zoom's axis reaches the end of the run")
 	}
 }
 
@@ -206,10 +257,10 @@ var textX = regexp.MustCompile(`<text x="([-0-9.e+]+)" y="[-0-9.e+]+" transform=
 // The legend lives in its own column: every legend entry starts to the right of every
 // tick label of the panels.
 func TestLegendDoesNotCoverData(t *testing.T) {
-	f := WindowFigure(meta, []Series{
+	f := ZoomFigure(meta, []Series{
 		{Name: "fixed-window", Points: synthetic(100, func(i int) float64 { return 200 })},
 		{Name: "gcra", Points: synthetic(100, func(i int) float64 { return 100 })},
-	}, 100, time.Minute)
+	}, 100, time.Minute, 0, 99)
 	svg := string(render(t, f, "svg"))
 	legendX, tickX := math.Inf(1), math.Inf(-1)
 	for _, m := range textX.FindAllStringSubmatch(svg, -1) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"gonum.org/v1/plot/vg"
@@ -92,42 +93,94 @@ func TimelineFigure(meta Meta, runs []Run, bin time.Duration) *Figure {
 }
 
 // WindowFigure draws each algorithm's busiest-key count in the trailing window over time
-// against the limit line: a line above the limit is the promise broken (a fixed window
-// on the boundary case reaches twice the limit).
+// against the limit line, one panel per algorithm on shared axes (small multiples: lines
+// that coincide, as the buckets' often do, cannot hide one another), titled with the
+// algorithm and its peak. A line above the limit is the promise broken (a fixed window on
+// the boundary case reaches twice the limit).
 func WindowFigure(meta Meta, series []Series, limit float64, window time.Duration) *Figure {
-	lines := make([]Series, len(series))
-	for i, s := range series {
-		lines[i] = Series{Name: s.Name, Points: Downsample(s.Points, MaxPoints, Max)}
+	f := &Figure{Name: "window-timeline", Meta: meta, SharedX: true, SharedY: true}
+	f.Columns = min(len(series), 3)
+	if rows := (len(series) + 2) / 3; rows > 1 {
+		f.Height = vg.Length(1.4+2.6*float64(rows)) * vg.Inch
 	}
-	return &Figure{Name: "window-timeline", Meta: meta, Panels: []Panel{LinePanel{
+	for i, s := range series {
+		pts := Downsample(s.Points, MaxPoints, Max)
+		peak := 0.0
+		for _, q := range s.Points {
+			peak = math.Max(peak, q.Y)
+		}
+		panel := LinePanel{
+			Title:  fmt.Sprintf("%s · peak %g = %.2f×", s.Name, peak, peak/limit),
+			YLabel: fmt.Sprintf("admitted in trailing %s", window),
+			Steps:  true,
+			Series: []Series{{Name: "busiest key", Points: pts}},
+			Limits: []HLine{{Name: fmt.Sprintf("limit (%g)", limit), Y: limit}},
+		}
+		if i >= len(series)-f.Columns {
+			panel.XLabel = "time since start (s)"
+		}
+		f.Panels = append(f.Panels, panel)
+	}
+	return f
+}
+
+// ZoomFigure draws, over [from, to] seconds only, the busiest-key counts of WindowFigure
+// as exact steps, one line per algorithm in its own dash pattern against the limit: a
+// boundary event that takes a sliver of the whole run's axis (200 ms of two minutes)
+// fills this one.
+func ZoomFigure(meta Meta, series []Series, limit float64, window time.Duration, from, to float64) *Figure {
+	return &Figure{Name: "window-zoom", Meta: meta, Panels: []Panel{LinePanel{
 		XLabel: "time since start (s)",
 		YLabel: fmt.Sprintf("admitted in trailing %s (requests)", window),
 		Steps:  true,
-		Series: lines,
+		Series: series,
 		Limits: []HLine{{Name: fmt.Sprintf("limit (%g)", limit), Y: limit}},
+		XRange: [2]float64{from, to},
 	}}}
 }
 
 // AccuracyFigure draws, per algorithm, the over-admission (peak window count over the
-// limit; 1 = never above) and the false-reject rate in percent.
-func AccuracyFigure(meta Meta, algorithms []string, overAdmission, falseRejectRate []float64) *Figure {
-	percent := make([]float64, len(falseRejectRate))
-	for i, v := range falseRejectRate {
-		percent[i] = v * 100
-	}
-	return &Figure{Name: "accuracy", Meta: meta, Columns: 1, Height: 7 * vg.Inch, Panels: []Panel{
+// limit; 1 = never above), the false-allow rate and the false-reject rate, both in percent
+// of all requests. A rate that is zero for every algorithm gets no panel: the caption
+// says "none" instead.
+func AccuracyFigure(meta Meta, algorithms []string, overAdmission, falseAllowRate, falseRejectRate []float64) *Figure {
+	f := &Figure{Name: "accuracy", Meta: meta, Columns: 1, Panels: []Panel{
 		BarPanel{
 			Title: "over-admission: most admitted in any trailing window, over the limit", YLabel: "peak ÷ limit (×)",
 			Categories: algorithms, ValueFormat: "%.2f",
 			Series: []BarSeries{{Name: "over-admission", Values: overAdmission}},
 			Limits: []HLine{{Name: "the promise (1×)", Y: 1}},
 		},
-		BarPanel{
-			Title: "false rejects: refused though the limit allowed them", YLabel: "% of all requests",
-			Categories: algorithms, ValueFormat: "%.3g",
-			Series: []BarSeries{{Name: "false-reject rate", Values: percent}},
-		},
 	}}
+	var none []string
+	for _, rate := range []struct {
+		title, name, none string
+		values            []float64
+	}{
+		{"false allows: admitted though the promise forbade them", "false-allow rate", "false allows", falseAllowRate},
+		{"false rejects: refused though the promise allowed them", "false-reject rate", "false rejects", falseRejectRate},
+	} {
+		percent := make([]float64, len(rate.values))
+		zero := true
+		for i, v := range rate.values {
+			percent[i] = v * 100
+			zero = zero && v == 0
+		}
+		if zero {
+			none = append(none, rate.none)
+			continue
+		}
+		f.Panels = append(f.Panels, BarPanel{
+			Title: rate.title, YLabel: "% of all requests",
+			Categories: algorithms, ValueFormat: "%.3g",
+			Series: []BarSeries{{Name: rate.name, Values: percent}},
+		})
+	}
+	if len(none) > 0 {
+		f.Meta.Caption += "\n" + strings.Join(none, " and ") + ": none, for every algorithm"
+	}
+	f.Height = vg.Length(1.4+2.8*float64(len(f.Panels))) * vg.Inch
+	return f
 }
 
 // MemoryFigure draws bytes of state per key for each algorithm on a log scale; each

@@ -1,0 +1,109 @@
+package cmd
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rlsim/rlsim/report"
+)
+
+// tableOptions are --columns and --wide: which columns the human tables of a run show.
+type tableOptions struct {
+	columns []string
+	wide    bool
+}
+
+func (t *tableOptions) addFlags(c *cobra.Command) {
+	f := c.Flags()
+	f.StringSliceVar(&t.columns, "columns", nil, "columns the tables show after the algorithm, comma-separated machine names (default: those that matter for each scenario, within 100 columns): "+strings.Join(report.ColumnNames(), ","))
+	f.BoolVar(&t.wide, "wide", false, "show every column of every table, however wide")
+}
+
+// check refuses a column no table has, --columns with --wide, and either with a machine
+// format, which carries every column.
+func (t *tableOptions) check(format string) error {
+	if len(t.columns) == 0 && !t.wide {
+		return nil
+	}
+	if format == "json" || format == "csv" {
+		flag := "--columns"
+		if t.wide {
+			flag = "--wide"
+		}
+		return usagef("%s: --format %s carries every column; %s chooses the columns of table and markdown output", flag, format, flag)
+	}
+	if len(t.columns) > 0 && t.wide {
+		return usagef("--columns and --wide: choose one (--wide shows every column)")
+	}
+	if bad := report.CheckColumns(t.columns); bad != "" {
+		return usagef("--columns: unknown column %q (want %s)", bad, strings.Join(report.ColumnNames(), ", "))
+	}
+	return nil
+}
+
+func (t *tableOptions) choice() report.Columns {
+	names := make([]string, len(t.columns))
+	for i, c := range t.columns {
+		names[i] = strings.TrimSpace(c)
+	}
+	return report.Columns{Names: names, Wide: t.wide}
+}
+
+// renderReports writes reports in format: JSON and CSV carry every metric; a table or
+// Markdown opens, when verdict is set, with the verdict over all reports and then shows
+// each report's tables with the columns cols chooses.
+func renderReports(w io.Writer, format string, reports []*report.Report, cols report.Columns, verdict bool) error {
+	switch format {
+	case "json":
+		if len(reports) == 1 {
+			return report.WriteJSON(w, reports[0])
+		}
+		return report.WriteJSON(w, reports)
+	case "csv":
+		return report.WriteCSV(w, reports)
+	}
+	if verdict {
+		v := report.NewVerdict(reports)
+		var err error
+		if format == "markdown" {
+			err = report.WriteVerdictMarkdown(w, v)
+		} else if err = report.WriteVerdictText(w, v, report.DefaultWidth); err == nil {
+			_, err = io.WriteString(w, "\nBelow, each scenario's table shows the columns that matter for it: --wide shows all of them.\n")
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for i, r := range reports {
+		if i > 0 || verdict {
+			fmt.Fprintln(w)
+		}
+		if err := writeTables(w, format, report.Tables(r, cols)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeTables renders tables one after another, a blank line apart, as Markdown or as
+// text tables.
+func writeTables(w io.Writer, format string, tables []report.Table) error {
+	for i, t := range tables {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		var err error
+		if format == "markdown" {
+			err = report.WriteMarkdown(w, t)
+		} else {
+			err = report.WriteText(w, t)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

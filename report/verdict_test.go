@@ -1,0 +1,144 @@
+package report
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func verdictReports() []*Report {
+	legit, attacker := 0.02, 0.4
+	policy := Policy{Limit: 100, Window: Duration(time.Minute), Burst: 100}
+	return []*Report{
+		{Scenario: "edge", Policy: policy, Results: []Result{
+			{Algorithm: "gcra", PeakWindowAdmitted: 100, OverAdmission: 1, FalseRejectRate: 0.25},
+			{Algorithm: "fixed-window", PeakWindowAdmitted: 101, OverAdmission: 1.01},
+			{Algorithm: "sliding-log", PeakWindowAdmitted: 100, OverAdmission: 1},
+		}},
+		{Scenario: "login", Policy: policy, Results: []Result{
+			{Algorithm: "gcra", OverAdmission: 1.95, LegitRejectRate: &legit, AttackerAdmitRate: &attacker},
+		}},
+		{Scenario: "fleet", Policy: policy, Results: []Result{
+			{Algorithm: "lease", OverAdmission: 0.6, Distributed: &Distributed{Variant: "lease-50"}, LegitRejectRate: &legit},
+			{Algorithm: "lease", OverAdmission: 1.09, Distributed: &Distributed{Variant: "lease-1"}, LegitRejectRate: &legit},
+		}},
+		{Scenario: "storm", Retries: []RetryResult{
+			{Algorithm: "gcra", Strategy: "exponential", Amplification: 6.4, WaveHeights: []int64{500, 400}},
+			{Algorithm: "gcra", Strategy: "full-jitter", Amplification: 4.1},
+		}},
+	}
+}
+
+// One request over the limit breaks the promise; exactly the limit keeps it.
+func TestBrokeIsOneRequestOverTheLimit(t *testing.T) {
+	for _, c := range []struct {
+		peak  int64
+		limit int64
+		broke bool
+	}{{100, 100, false}, {101, 100, true}, {6000, 6000, false}, {6001, 6000, false}, {6031, 6000, true}, {3, 2, true}} {
+		if got := Broke(float64(c.peak) / float64(c.limit)); got != c.broke {
+			t.Errorf("%d of %d: broke %v, want %v", c.peak, c.limit, got, c.broke)
+		}
+	}
+}
+
+func TestVerdictGroupsScenariosByWhatTheyCost(t *testing.T) {
+	v := NewVerdict(verdictReports())
+	if len(v.Blocks) != 2 || len(v.RetryOnly) != 1 || v.RetryOnly[0] != "storm" || len(v.Findings) != 4 {
+		t.Fatalf("verdict %+v", v)
+	}
+	plain := v.Blocks[0]
+	if strings.Join(plain.Algorithms, ",") != "fixed-window,sliding-log,gcra" {
+		t.Errorf("columns %v: want rlsim's order", plain.Algorithms)
+	}
+	if len(plain.Groups) != 2 || plain.Groups[0].Cost != CostFalseRejects || plain.Groups[1].Cost != CostAttackerAdmitted {
+		t.Fatalf("groups %+v", plain.Groups)
+	}
+	edge := plain.Groups[0].Rows[0].Cells
+	if !edge[0].Broke || edge[0].Ratio() != "1.01" || edge[1].Broke || edge[2].Broke || edge[2].Cost != "25%" {
+		t.Errorf("edge cells %+v", edge)
+	}
+	login := plain.Groups[1].Rows[0].Cells
+	if login[0].Ran || login[0].Ratio() != "-" || !login[2].Broke || login[2].Cost != "40%" {
+		t.Errorf("login cells %+v", login)
+	}
+	// A fleet's cell is its worst variant.
+	fleet := v.Blocks[1]
+	if fleet.Algorithms[0] != "lease" || fleet.Groups[0].Cost != CostFleetVariants {
+		t.Fatalf("fleet block %+v", fleet)
+	}
+	if c := fleet.Groups[0].Rows[0].Cells[0]; c.Ratio() != "1.09" || !c.Broke || c.Cost != "" {
+		t.Errorf("fleet cell %+v", c)
+	}
+	want := []string{
+		"fixed-window 1.01× broke the promise; gcra and sliding-log kept it, false rejects from 0% (sliding-log) to 25.00% (gcra).",
+		"gcra 1.95× broke the promise, attacker requests admitted 40.00%.",
+		"lease-1 1.09× broke the promise; lease-50 kept it, legit requests refused 2.00%.",
+		"clients retrying: fewest calls per request full-jitter on gcra (4.10); synchronized retry waves with exponential.",
+	}
+	for i, f := range v.Findings {
+		if f.Text != want[i] {
+			t.Errorf("finding %s = %q\nwant %q", f.Scenario, f.Text, want[i])
+		}
+	}
+}
+
+func TestVerdictTextKeepsToItsWidth(t *testing.T) {
+	for _, width := range []int{100, 60} {
+		var b strings.Builder
+		writeVerdictText(&b, NewVerdict(verdictReports()), width)
+		text := b.String()
+		for _, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+			if DisplayWidth(line) > width {
+				t.Errorf("width %d: line of %d: %q", width, DisplayWidth(line), line)
+			}
+		}
+		if !strings.Contains(text, "edge    ✗1.01  0%") && !strings.Contains(text, "edge      ✗1.01") {
+			t.Errorf("width %d: no marked cell for the edge scenario:\n%s", width, text)
+		}
+	}
+	// Too narrow for all three algorithms side by side: the matrix is split, each part
+	// naming every scenario again.
+	var b strings.Builder
+	writeVerdictText(&b, NewVerdict(verdictReports()[:1]), 32)
+	if n := strings.Count(b.String(), "\nedge "); n != 2 {
+		t.Errorf("narrow matrix names the scenario %d times, want 2 parts:\n%s", n, b.String())
+	}
+}
+
+func TestCompactPercent(t *testing.T) {
+	for v, want := range map[float64]string{0: "0%", 0.0001: "<0.1%", 0.0006: "0.1%", 0.025: "2.5%", 0.0994: "9.9%", 0.0996: "10%", 0.5: "50%", 1: "100%"} {
+		if got := compactPercent(v); got != want {
+			t.Errorf("compactPercent(%g) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+func TestWrapKeepsWordsAndWidth(t *testing.T) {
+	got := Wrap("the busiest key's window × the limit — ✗ broke", 12, "  ")
+	want := []string{"the busiest", "  key's", "  window ×", "  the limit", "  — ✗ broke"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("Wrap = %q, want %q", got, want)
+	}
+	if got := Wrap("a-very-long-file-name.svg fits", 10, ""); got[0] != "a-very-long-file-name.svg" {
+		t.Errorf("a long word is cut: %q", got)
+	}
+}
+
+// A table too wide for its Width is split into parts that each fit and name the row.
+func TestWriteTextSplitsATableWiderThanItsWidth(t *testing.T) {
+	tb := Table{Header: []string{"algorithm", "one", "two", "three"}, Keys: 1, Width: 30,
+		Rows: [][]string{{"sliding-window", "111111", "222222", "333333"}}}
+	var b strings.Builder
+	if err := WriteText(&b, tb); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+		if DisplayWidth(line) > 30 {
+			t.Errorf("line of %d: %s", DisplayWidth(line), line)
+		}
+	}
+	if n := strings.Count(b.String(), "sliding-window"); n != 3 || !strings.Contains(b.String(), "333333") {
+		t.Errorf("want three parts naming the row:\n%s", b.String())
+	}
+}
