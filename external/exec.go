@@ -223,6 +223,7 @@ type execLimiter struct {
 	answers    chan []answer // batches of answers, as they arrive
 	got        []answer      // the batch being read
 	readerDone chan struct{}
+	out        *os.File      // the child's output, read by read
 	exited     chan struct{} // closed when Wait has returned
 	waitErr    error
 	tail       *tailWriter
@@ -258,24 +259,39 @@ func (x *execLimiter) start() error {
 		inW.Close()
 		return fmt.Errorf("%s: %w", x.e.Describe(), err)
 	}
+	// The child's stderr is a pipe of ours too, not a writer exec copies into: Wait then
+	// returns when the child exits, even while a process it started holds the pipe open.
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		outR.Close()
+		outW.Close()
+		return fmt.Errorf("%s: %w", x.e.Describe(), err)
+	}
 	x.e.stderr.mu.Lock()
 	x.e.stderr.w = x.e.Stderr
 	x.e.stderr.mu.Unlock()
 	x.tail = &tailWriter{w: &x.e.stderr}
 	cmd := exec.Command("/bin/sh", "-c", x.e.Command)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, x.tail
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	// Its own process group, so Close can kill whatever it started; and killed with us
 	// should rlsim die without closing it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.WaitDelay = time.Second
 	err = cmd.Start()
 	inR.Close()
 	outW.Close()
+	errW.Close()
 	if err != nil {
 		inW.Close()
 		outR.Close()
+		errR.Close()
 		return fmt.Errorf("%s: %w", x.e.Describe(), err)
 	}
+	go func() {
+		io.Copy(x.tail, errR)
+		errR.Close()
+	}()
 	x.cmd, x.in = cmd, inW
 	x.w = bufio.NewWriterSize(inW, 64<<10)
 	x.answers = make(chan []answer, x.depth+16)
@@ -283,6 +299,7 @@ func (x *execLimiter) start() error {
 	x.exited = make(chan struct{})
 	x.timer = time.NewTimer(time.Hour)
 	x.timer.Stop()
+	x.out = outR
 	go x.read(outR)
 	go func() {
 		x.waitErr = cmd.Wait()
@@ -322,6 +339,10 @@ func (x *execLimiter) read(out *os.File) {
 		}
 	}
 }
+
+// exitedDrain is how long an answer may take to come out of the pipe once the child
+// has exited.
+const exitedDrain = 100 * time.Millisecond
 
 // answerBatch bounds the answers handed over at once.
 const answerBatch = 512
@@ -463,6 +484,16 @@ func (x *execLimiter) Receive() algorithms.Decision {
 			select {
 			case x.got = <-x.answers:
 				x.timer.Stop()
+			case <-x.exited:
+				// The child is gone, though a process it started may hold its output
+				// open: what it wrote before it exited is in the pipe already.
+				x.timer.Stop()
+				select {
+				case x.got = <-x.answers:
+				case <-time.After(exitedDrain):
+					x.fail(r, x.readError(io.EOF))
+					return algorithms.Decision{}
+				}
 			case <-x.timer.C:
 				x.fail(r, fmt.Errorf("no answer within %s: the program hangs, or waits for more input before it answers (flush after each answer)", x.timeout))
 				return algorithms.Decision{}
@@ -613,6 +644,13 @@ func (x *execLimiter) shutdown() error {
 	}
 	x.kill() // whatever the child started goes with it
 	<-x.exited
+	// A process that left the child's group may still hold its output open: stop
+	// reading it rather than wait for it.
+	select {
+	case <-x.readerDone:
+	case <-time.After(grace):
+		x.out.Close()
+	}
 	// Drain what the child wrote after its last answer read (the reader may be blocked
 	// handing it over): any line there is an answer to no request.
 	extra := 0

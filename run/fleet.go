@@ -208,7 +208,7 @@ func runFleet(sc *scenario.Scenario, v fleetVariant, vi int, alg string, pol alg
 	var res report.Result
 	switch {
 	case carrier != alg: // a user's script, run one call at a time and named after itself
-		res, err = runOneWith(sc, builder{name: alg}, layers, seed, o.Decisions, nil, namedFleet{fleet, alg + "@" + v.name})
+		res, err = runOneWith(sc, builder{name: carrier}, layers, seed, o.Decisions, nil, namedFleet{fleet, alg + "@" + v.name})
 	case onRedis && o.Pipeline > 1 && fleet.Pipelines():
 		res, err = runFleetPipelined(sc, alg, layers, seed, o.Decisions, fleet, o.Pipeline)
 	default:
