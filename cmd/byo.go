@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,8 +20,9 @@ import (
 // ownOptions are the flags that bring the user's own limiters to a run: --lua and
 // --limiter-exec, on compare, run, replay and worst-case.
 type ownOptions struct {
-	lua  []string
-	exec []string
+	lua     []string
+	exec    []string
+	timeout time.Duration
 }
 
 // addOwnFlags registers --lua and --limiter-exec on c.
@@ -28,6 +30,7 @@ func addOwnFlags(c *cobra.Command, o *ownOptions) {
 	f := c.Flags()
 	f.StringArrayVar(&o.lua, "lua", nil, "judge your own limiter: a Lua script called by rlsim's convention (README, \"Judge your own limiter\"), reported under its file's name, on an embedded miniredis or --redis (repeatable)")
 	f.StringArrayVar(&o.exec, "limiter-exec", nil, "judge your own limiter: a command (run by /bin/sh -c) answering one JSON line per request, reported under its program's file name (repeatable)")
+	f.DurationVar(&o.timeout, "limiter-timeout", external.DefaultTimeout, "how long a --limiter-exec program may take to answer, or to take more input, before the run fails")
 }
 
 // addOwnRedisFlag registers --redis on a command whose only store is the one --lua
@@ -74,6 +77,9 @@ type owned struct {
 // with the signal's exit status.
 func (o *ownOptions) open(redisURL string, streams IO) (*owned, error) {
 	w := &owned{stop: func() {}}
+	if o.timeout <= 0 {
+		return nil, usagef("--limiter-timeout: must be positive, got %s", o.timeout)
+	}
 	seen := map[string]string{}
 	name := func(n, flag, value string) error {
 		if algorithms.Known(n) {
@@ -107,6 +113,7 @@ func (o *ownOptions) open(redisURL string, streams IO) (*owned, error) {
 		if err := name(e.Name(), "--limiter-exec", fmt.Sprintf("%q", command)); err != nil {
 			return nil, err
 		}
+		e.Timeout = o.timeout
 		w.exec = append(w.exec, e)
 		w.makers = append(w.makers, e)
 		w.runs = append(w.runs, external.Rate{})
