@@ -205,3 +205,68 @@ func TestOwnLimitersInWorstCase(t *testing.T) {
 		t.Errorf("the curve lacks incr_expire's 19 with no bound:\n%s", out)
 	}
 }
+
+// TestHelperMain is rlsim's main in a child process for TestInterruptEndsPrograms; it
+// does nothing in a normal test run.
+func TestHelperMain(t *testing.T) {
+	if os.Getenv("RLSIM_HELPER_MAIN") != "1" {
+		t.Skip("runs only as the child of another test")
+	}
+	args := os.Args
+	for i, a := range args {
+		if a == "--" {
+			args = args[i+1:]
+			break
+		}
+	}
+	os.Exit(Main(args, IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}))
+}
+
+// TestInterruptEndsPrograms: an interrupt while a program decides kills it and what it
+// started, and rlsim exits 130 saying so.
+func TestInterruptEndsPrograms(t *testing.T) {
+	dir := t.TempDir()
+	pids := filepath.Join(dir, "pids")
+	prog := filepath.Join(dir, "slow.sh")
+	if err := os.WriteFile(prog, []byte("echo $$ >> "+pids+"; sleep 300 & read l; exec sleep 300\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := exec.Command(os.Args[0], "-test.run=^TestHelperMain$", "--", "compare", "--scenario", "boundary-burst",
+		"--limiter-exec", "exec sh "+prog, "--limiter-timeout", "1m", "--out", "")
+	c.Env = append(os.Environ(), "RLSIM_HELPER_MAIN=1")
+	var stderr strings.Builder
+	c.Stderr = &stderr
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	for range 500 {
+		if data, err := os.ReadFile(pids); err == nil && strings.HasSuffix(string(data), "\n") {
+			pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if pid == 0 {
+		c.Process.Kill()
+		c.Wait()
+		t.Fatalf("the program never started: %s", stderr.String())
+	}
+	time.Sleep(100 * time.Millisecond) // let it reach the wait for an answer
+	if err := c.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		c.Process.Kill()
+		<-done
+		t.Fatalf("rlsim did not end on an interrupt: %s", stderr.String())
+	}
+	if code := c.ProcessState.ExitCode(); code != 130 || !strings.Contains(stderr.String(), "interrupted by interrupt: the --limiter-exec programs were stopped") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr.String())
+	}
+	waitGroupGone(t, pid)
+}
