@@ -220,3 +220,40 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// TestTokenBucketProgramOnEngines: the program decides as the built-in down the engine
+// path too — identities keyed by address (ip-rotation), layered limits with plans
+// (tenants), a plain scenario forced down the engine — where it is written ahead of its
+// answers through runEngineAhead, or one call at a time in layers.
+func TestTokenBucketProgramOnEngines(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	prog, err := external.NewExec("python3 "+repoFile(t, "examples", "exec", "token_bucket.py"), os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prog.Close()
+	for _, c := range []struct {
+		name  string
+		force bool
+	}{{"ip-rotation", false}, {"tenants", false}, {"flood-one-key", true}} {
+		sc, err := scenario.Load(c.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plainKeys(sc) != c.force {
+			t.Fatalf("%s: plain %v; the test means to take the engine path", c.name, plainKeys(sc))
+		}
+		forceEngine = c.force
+		got, rep := decisionsByAlgorithm(t, sc, Options{Algorithms: []string{"token-bucket"}, Own: []Maker{prog}})
+		forceEngine = false
+		sameDecisions(t, c.name, got["token-bucket"], got["token_bucket"])
+		a, b := result(t, rep, "token-bucket"), result(t, rep, "token_bucket")
+		a.Algorithm, a.StateBytesPerKey, b.Algorithm, b.StateBytesPerKey = "", 0, "", 0
+		a.Timeline, b.Timeline = nil, nil
+		if ja, jb := mustJSON(t, a), mustJSON(t, b); ja != jb {
+			t.Errorf("%s: same decisions, different figures:\n%s\n%s", c.name, ja, jb)
+		}
+	}
+}
