@@ -225,6 +225,10 @@ func runCompare(o *compareOptions, streams IO) error {
 			if err := addWorstOverAdmission(&worst, rep, sc.EpochTime(), o.worstBudget, own); err != nil {
 				return err
 			}
+			if args := o.own.args(); len(args) > 0 && rep.Reproduce == "" {
+				// The summary's command brings the same limiters of the user's again.
+				rep.Reproduce = rep.Command() + " " + strings.Join(args, " ")
+			}
 			// The keying chart compares the scenario's key with its compare_keys, unless
 			// the user chose the key or layers.
 			if len(chartFormats) > 0 && o.out != "" && o.key == "" && len(o.layers) == 0 {
