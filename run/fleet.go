@@ -171,6 +171,13 @@ func runFleet(sc *scenario.Scenario, v fleetVariant, vi int, alg string, pol alg
 	face, onRedis := redisFace(st)
 	if onRedis && o.StoreStats != nil {
 		defer func() {
+			if u, ok := st.(*store.UserStore); ok { // a user's script: one call per round trip
+				if u.Name() == "redis" {
+					o.StoreStats.ScriptCalls += u.Calls()
+					o.StoreStats.RoundTrips += u.Calls()
+				}
+				return
+			}
 			o.StoreStats.ScriptCalls += face.ScriptCalls()
 			o.StoreStats.RoundTrips += face.RoundTrips()
 		}()

@@ -312,6 +312,9 @@ func NewUserStore(r *Redis, s *UserScript, p algorithms.Policy) (*UserStore, err
 	return &UserStore{face: f}, nil
 }
 
+// Calls is how many calls of the script the store made.
+func (u *UserStore) Calls() int64 { return u.calls }
+
 // Face is the user script's face.
 func (u *UserStore) Face() *UserFace { return u.face }
 
