@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/rlsim/rlsim/algorithms"
@@ -275,9 +274,7 @@ func (x *execLimiter) start() error {
 	x.tail = &tailWriter{w: &x.e.stderr}
 	cmd := exec.Command("/bin/sh", "-c", x.e.Command)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	// Its own process group, so Close can kill whatever it started; and killed with us
-	// should rlsim die without closing it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = childAttr()
 	err = cmd.Start()
 	inR.Close()
 	outW.Close()
@@ -582,7 +579,7 @@ func (x *execLimiter) kill() {
 		return
 	}
 	x.killed = true
-	syscall.Kill(-x.cmd.Process.Pid, syscall.SIGKILL)
+	killGroup(x.cmd.Process)
 }
 
 // Close ends the limiter and returns Err: the child waits for the next limiter of its
