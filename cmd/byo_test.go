@@ -270,3 +270,13 @@ func TestInterruptEndsPrograms(t *testing.T) {
 	}
 	waitGroupGone(t, pid)
 }
+
+// TestOwnLimitersWarnOnClients: a scenario of closed-loop clients is served by the
+// built-ins alone, and rlsim says so rather than drop the user's limiter silently.
+func TestOwnLimitersWarnOnClients(t *testing.T) {
+	_, errOut, code := runCLI(t, "compare", "--scenario", "retry-budget", "--algorithms", "fixed-window",
+		"--lua", repoPath(t, "examples", "lua", "fixed_window.lua"), "--worst-budget", "0", "--out", "")
+	if code != 0 || !strings.Contains(errOut, "rlsim: warning: scenario retry-budget: its closed-loop clients are served by the built-in algorithms only") {
+		t.Errorf("exit %d, stderr:\n%s", code, errOut)
+	}
+}

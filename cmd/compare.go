@@ -210,6 +210,9 @@ func runCompare(o *compareOptions, streams IO) error {
 		opts.Decisions = dw
 		for _, sc := range loaded {
 			opts.Memory = o.memory || sc.Heavy
+			if sc.Clients != nil && len(own.makers) > 0 {
+				fmt.Fprintf(streams.Err, "rlsim: warning: scenario %s: its closed-loop clients are served by the built-in algorithms only, not by --lua or --limiter-exec limiters\n", sc.Name)
+			}
 			var rep *report.Report
 			err := meter.run(func(stats *run.StoreStats) (err error) {
 				opts.StoreStats = stats
