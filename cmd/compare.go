@@ -91,8 +91,8 @@ func newRunCmd(g *globalOptions, streams IO) *cobra.Command {
   # a scenario file of your own (rlsim scenarios show NAME prints one to start from)
   rlsim run scenarios/boundary-burst.yaml --seed 7 --decisions decisions.csv
 
-  # a Lua script of your own on a cluster's shared store, beside the built-ins
-  rlsim run cluster-shared --lua examples/lua/fixed_window.lua --format json --out ""`,
+  # a Lua script of your own as the script of a cluster's shared store, beside the built-ins
+  rlsim run cluster-nonatomic --lua examples/lua/fixed_window.lua --format json --out ""`,
 		Args: argCount(1, 1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			o.scenarios = args
