@@ -49,8 +49,44 @@ func BenchmarkAllow(b *testing.B) {
 	}
 }
 
-// BenchmarkXTimeRateAllowN is the peer of BenchmarkAllow/token-bucket/1key: one
-// golang.org/x/time/rate Limiter on the same policy and arrivals.
+// BenchmarkAdmit is BenchmarkAllow through Admit: the decision alone, as a simulation
+// pass takes it (through the Admitter interface), without what it tells the client.
+func BenchmarkAdmit(b *testing.B) {
+	for _, name := range Names {
+		b.Run(name+"/1key", func(b *testing.B) {
+			lim, _ := New(name, benchPolicy)
+			admit := AdmitterOf(lim)
+			now := epoch
+			b.ReportAllocs()
+			for b.Loop() {
+				now += benchStep1Key
+				admit.Admit(0, now, 1)
+			}
+		})
+		b.Run(name+"/1Mkeys", func(b *testing.B) {
+			const keys = 1_000_000
+			lim, _ := New(name, benchPolicy)
+			admit := AdmitterOf(lim)
+			now := epoch
+			for key := range uint32(keys) {
+				admit.Admit(key, now, 1)
+			}
+			var key uint32
+			b.ReportAllocs()
+			for b.Loop() {
+				now += 10
+				admit.Admit(key, now, 1)
+				if key++; key == keys {
+					key = 0
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkXTimeRateAllowN is the peer of BenchmarkAdmit/token-bucket/1key and
+// BenchmarkAllow/token-bucket/1key: one golang.org/x/time/rate Limiter on the same policy
+// and arrivals. AllowN answers only whether the request passes, as Admit does.
 func BenchmarkXTimeRateAllowN(b *testing.B) {
 	lim := rate.NewLimiter(rate.Limit(float64(benchPolicy.Limit)/benchPolicy.Window.Seconds()), int(benchPolicy.Limit))
 	now := epoch

@@ -28,6 +28,7 @@ import (
 type FixedWindow struct {
 	limit  int64
 	window int64 // nanoseconds
+	index  windowIndex
 	state  []fixedWindowState
 }
 
@@ -38,13 +39,14 @@ type fixedWindowState struct {
 
 var (
 	_ Limiter  = (*FixedWindow)(nil)
+	_ Admitter = (*FixedWindow)(nil)
 	_ Reserver = (*FixedWindow)(nil)
 )
 
 // NewFixedWindow returns a fixed-window limiter for p, which must be valid
 // (see Policy.Validate; New checks it).
 func NewFixedWindow(p Policy) *FixedWindow {
-	return &FixedWindow{limit: p.Limit, window: int64(p.Window)}
+	return &FixedWindow{limit: p.Limit, window: int64(p.Window), index: windowIndex{window: int64(p.Window)}}
 }
 
 // Name returns "fixed-window".
@@ -53,14 +55,7 @@ func (f *FixedWindow) Name() string { return "fixed-window" }
 // Allow decides a request of the given cost for key at now (nanoseconds since the Unix
 // epoch). A now in a window before the key's latest counts in the latest.
 func (f *FixedWindow) Allow(key uint32, now int64, cost int64) Decision {
-	cost = max(cost, 1)
-	if int(key) >= len(f.state) {
-		f.state = grow(f.state, key, fixedWindowState{index: unseen})
-	}
-	s := &f.state[key]
-	if index := floorDiv(now, f.window); index > s.index {
-		s.index, s.count = index, 0
-	}
+	s, cost, ok := f.admit(key, now, cost)
 	toNext := time.Duration(f.window)
 	if start := s.index * f.window; now >= start {
 		toNext -= time.Duration(now - start)
@@ -68,19 +63,43 @@ func (f *FixedWindow) Allow(key uint32, now int64, cost int64) Decision {
 		toNext = satAddDuration(ahead(start, now), toNext)
 	}
 
-	d := Decision{RetryAfter: toNext}
+	d := Decision{Allowed: ok, RetryAfter: toNext}
 	switch {
+	case ok:
+		d.RetryAfter = 0
 	case cost > f.limit:
 		d.RetryAfter = Never
-	case s.count+cost <= f.limit:
-		s.count += cost
-		d.Allowed, d.RetryAfter = true, 0
 	}
 	d.Remaining = f.limit - s.count
 	if s.count > 0 {
 		d.Reset = toNext
 	}
 	return d
+}
+
+// Admit decides as Allow does, without the decision's Remaining, RetryAfter and Reset.
+func (f *FixedWindow) Admit(key uint32, now int64, cost int64) (bool, time.Duration) {
+	_, _, ok := f.admit(key, now, cost)
+	return ok, 0
+}
+
+// admit is the rule Allow and Admit share: it moves key's window forward to now's, counts
+// the request in it when it fits, and returns the key's state, the cost counted (at least
+// 1) and whether the request was admitted.
+func (f *FixedWindow) admit(key uint32, now int64, cost int64) (*fixedWindowState, int64, bool) {
+	cost = max(cost, 1)
+	if int(key) >= len(f.state) {
+		f.state = grow(f.state, key, fixedWindowState{index: unseen})
+	}
+	s := &f.state[key]
+	if index := f.index.of(now); index > s.index {
+		s.index, s.count = index, 0
+	}
+	if cost > f.limit || s.count+cost > f.limit {
+		return s, cost, false
+	}
+	s.count += cost
+	return s, cost, true
 }
 
 // Keys returns the number of keys held: the highest key decided plus one.

@@ -1,6 +1,9 @@
 package algorithms
 
-import "unsafe"
+import (
+	"time"
+	"unsafe"
+)
 
 // GCRA is the generic cell rate algorithm as redis-cell and github.com/go-redis/redis_rate
 // (v10) run it, with redis_rate's meaning of burst (redis-cell's max_burst is Burst−1):
@@ -38,6 +41,7 @@ type GCRA struct {
 
 var (
 	_ Limiter  = (*GCRA)(nil)
+	_ Admitter = (*GCRA)(nil)
 	_ Reserver = (*GCRA)(nil)
 )
 
@@ -63,9 +67,17 @@ func (g *GCRA) Allow(key uint32, now int64, cost int64) Decision {
 	return d
 }
 
-// decide is Allow that also returns max(tat, now) before the decision: the time an
-// admitted request's units start to be spent, which the leaky bucket reports as its delay.
-func (g *GCRA) decide(key uint32, now int64, cost int64) (Decision, instant) {
+// Admit decides as Allow does, without the decision's Remaining, RetryAfter and Reset.
+func (g *GCRA) Admit(key uint32, now int64, cost int64) (bool, time.Duration) {
+	_, ok := g.admit(key, now, cost)
+	return ok, 0
+}
+
+// admit is the rule Allow and Admit share: the request passes iff now >= allowAt =
+// max(tat, now) + cost·T − Burst·T, and then tat becomes max(tat, now) + cost·T. It
+// returns max(tat, now) before the decision — the time an admitted request's units start
+// to be spent, which the leaky bucket reports as its delay — and whether it passed.
+func (g *GCRA) admit(key uint32, now int64, cost int64) (instant, bool) {
 	cost = max(cost, 1)
 	if int(key) >= len(g.tat) {
 		g.tat = grow(g.tat, key, instant{ns: unseen})
@@ -75,15 +87,33 @@ func (g *GCRA) decide(key uint32, now int64, cost int64) (Decision, instant) {
 	if tat.before(at) {
 		tat = at
 	}
+	newTat, allowAt := g.schedule(tat, cost)
+	if cost > g.burst || at.before(allowAt) {
+		return tat, false
+	}
+	g.tat[key] = newTat
+	return tat, true
+}
+
+// schedule returns, for a request of cost (at least 1) whose units start at tat, the tat
+// its admission gives and the earliest time it is allowed.
+func (g *GCRA) schedule(tat instant, cost int64) (newTat, allowAt instant) {
 	inc := g.unit
 	if cost != 1 {
 		inc = g.clock.span(cost)
 	}
-	newTat := g.clock.add(tat, inc)
-	allowAt := g.clock.sub(newTat, g.tolerance)
+	newTat = g.clock.add(tat, inc)
+	return newTat, g.clock.sub(newTat, g.tolerance)
+}
 
-	if cost <= g.burst && !at.before(allowAt) {
-		g.tat[key] = newTat
+// decide is Allow that also returns max(tat, now) before the decision: the time an
+// admitted request's units start to be spent, which the leaky bucket reports as its delay.
+func (g *GCRA) decide(key uint32, now int64, cost int64) (Decision, instant) {
+	tat, ok := g.admit(key, now, cost)
+	cost = max(cost, 1)
+	newTat, allowAt := g.schedule(tat, cost)
+	at := instant{ns: now}
+	if ok {
 		return Decision{
 			Allowed:   true,
 			Remaining: g.clock.units(allowAt, at),

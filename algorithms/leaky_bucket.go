@@ -1,5 +1,7 @@
 package algorithms
 
+import "time"
+
 // LeakyBucket is the leaky bucket as a queue: each key has a queue drained one unit every
 // T = Window/Limit, holding at most Burst units (the policy's EffectiveBurst). Per key it
 // keeps only next, the time at which the queue will be empty. A request of cost c arriving
@@ -31,6 +33,7 @@ type LeakyBucket struct {
 
 var (
 	_ Limiter  = (*LeakyBucket)(nil)
+	_ Admitter = (*LeakyBucket)(nil)
 	_ Reserver = (*LeakyBucket)(nil)
 )
 
@@ -50,6 +53,16 @@ func (l *LeakyBucket) Allow(key uint32, now int64, cost int64) Decision {
 		d.Delay = start.until(now)
 	}
 	return d
+}
+
+// Admit decides as Allow does, without the decision's Remaining, RetryAfter and Reset:
+// whether the request was admitted and, if it was, its Delay.
+func (l *LeakyBucket) Admit(key uint32, now int64, cost int64) (bool, time.Duration) {
+	start, ok := l.gcra.admit(key, now, cost)
+	if !ok {
+		return false, 0
+	}
+	return true, start.until(now)
 }
 
 // Keys returns the number of keys held: the highest key decided plus one.

@@ -114,6 +114,33 @@ type Limiter interface {
 	StateBytes() int64
 }
 
+// Admitter is implemented by limiters that can decide a request without working out what
+// the decision would tell the client. Admit applies the same rule and changes the key's
+// state exactly as Allow does, and returns Allow's Allowed and Delay; it leaves out
+// Remaining, RetryAfter and Reset, which take most of a decision's arithmetic (the token
+// bucket's exact Reset re-runs its admission rule). A caller that reads only whether a
+// request passed, and how long it queued, calls Admit; one that answers a client (headers,
+// a client honouring Retry-After) calls Allow. The two may be mixed on one limiter.
+type Admitter interface {
+	Admit(key uint32, now int64, cost int64) (allowed bool, delay time.Duration)
+}
+
+// AdmitterOf returns lim's Admit, or Allow's Allowed and Delay for a limiter that has no
+// cheaper path.
+func AdmitterOf(lim Limiter) Admitter {
+	if a, ok := lim.(Admitter); ok {
+		return a
+	}
+	return allowAdmitter{lim}
+}
+
+type allowAdmitter struct{ lim Limiter }
+
+func (a allowAdmitter) Admit(key uint32, now int64, cost int64) (bool, time.Duration) {
+	d := a.lim.Allow(key, now, cost)
+	return d.Allowed, d.Delay
+}
+
 // Names lists the algorithms in the order reports show them.
 var Names = []string{"fixed-window", "sliding-log", "sliding-window", "token-bucket", "leaky-bucket", "gcra"}
 

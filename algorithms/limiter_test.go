@@ -144,8 +144,9 @@ func TestKeysAndStateBytes(t *testing.T) {
 			}
 			want := 3 * perKey[name]
 			if name == "sliding-log" {
-				// Three 48-byte Logs; keys 0 and 2 hold one ring of 4 entries of 16 bytes.
-				want = 3*48 + 2*4*16
+				// Three 48-byte Logs; key 0 holds two entries, in a ring of 4 entries of 16
+				// bytes; key 2 holds its one entry in its Log.
+				want = 3*48 + 4*16
 			}
 			if got := lim.StateBytes(); got != want {
 				t.Errorf("StateBytes() = %d, want %d", got, want)

@@ -139,3 +139,31 @@ func TestLogWarmPushDoesNotAllocate(t *testing.T) {
 		t.Errorf("%v allocations per Expire+Push on a warm Log", allocs)
 	}
 }
+
+// TestLogKeepsOneEntryInline follows a Log that holds one entry at a time, then two: no
+// ring until the second, which moves both into one in push order.
+func TestLogKeepsOneEntryInline(t *testing.T) {
+	var l Log
+	for i := range int64(10) {
+		l.Expire(10*i - 5)
+		l.Push(10*i, 3)
+		if n, c, ok := l.Oldest(); !ok || n != 10*i || c != 3 || l.Len() != 1 || l.Sum() != 3 || l.Bytes() != 48 {
+			t.Fatalf("push %d: Oldest (%d, %d, %v), Len %d, Sum %d, Bytes %d", i, n, c, ok, l.Len(), l.Sum(), l.Bytes())
+		}
+		if got, cost := l.upTo(10 * i); got != 1 || cost != 3 {
+			t.Fatalf("push %d: upTo its own time = (%d, %d), want (1, 3)", i, got, cost)
+		}
+		if got, _ := l.upTo(10*i - 1); got != 0 {
+			t.Fatalf("push %d: upTo before its time = %d entries", i, got)
+		}
+	}
+	l.Push(95, 4)
+	want := []logEntry{{90, 3}, {95, 4}}
+	if got := logEntries(&l); !slices.Equal(got, want) || l.Sum() != 7 || l.Bytes() != 48+4*16 {
+		t.Fatalf("after a second entry: %v, Sum %d, Bytes %d; want %v, 7, %d", got, l.Sum(), l.Bytes(), want, 48+4*16)
+	}
+	l.dropOldest(1, 3)
+	if got := logEntries(&l); !slices.Equal(got, want[1:]) || l.Sum() != 4 {
+		t.Fatalf("after dropping the oldest: %v, Sum %d", got, l.Sum())
+	}
+}

@@ -74,7 +74,48 @@ type Reserver interface {
 	Reserve(keys int)
 }
 
-// reserve returns s with capacity for at least keys elements.
+// reserve returns s with capacity for at least keys elements. It allocates with make
+// rather than slices.Grow, which clears the room it adds: the memory of a large make comes
+// from the operating system already zero, and stays untouched, so not resident, until a
+// key reaches it.
 func reserve[T any](s []T, keys int) []T {
-	return slices.Grow(s, max(keys-len(s), 0))
+	if keys <= cap(s) {
+		return s
+	}
+	grown := make([]T, len(s), keys)
+	copy(grown, s)
+	return grown
+}
+
+// windowIndex is ⌊now/W⌋, the index of the aligned window of length W that holds now,
+// remembering the window it found last: requests come mostly in time order, so most
+// calls are two comparisons instead of a 64-bit division. The zero value with window set
+// is ready to use.
+type windowIndex struct {
+	window     int64 // W in nanoseconds
+	index      int64 // the window found last, covering [start, end)
+	start, end int64 // start >= end while there is none
+}
+
+// of returns ⌊now/W⌋, rounding toward minus infinity.
+func (w *windowIndex) of(now int64) int64 {
+	if now >= w.start && now < w.end {
+		return w.index
+	}
+	return w.find(now)
+}
+
+func (w *windowIndex) find(now int64) int64 {
+	i := floorDiv(now, w.window)
+	start := i * w.window
+	if start/w.window != i { // the start does not fit an int64: do not remember it
+		w.start, w.end = 0, 0
+		return i
+	}
+	end := start + w.window
+	if end < start {
+		end = math.MaxInt64
+	}
+	w.index, w.start, w.end = i, start, end
+	return i
 }

@@ -36,6 +36,7 @@ type SlidingLog struct {
 
 var (
 	_ Limiter  = (*SlidingLog)(nil)
+	_ Admitter = (*SlidingLog)(nil)
 	_ Reserver = (*SlidingLog)(nil)
 )
 
@@ -51,43 +52,71 @@ func (s *SlidingLog) Name() string { return "sliding-log" }
 // Allow decides a request of the given cost for key at now (nanoseconds since the Unix
 // epoch). A now before the key's newest entry is decided and recorded at that entry's time.
 func (s *SlidingLog) Allow(key uint32, now int64, cost int64) Decision {
-	cost = max(cost, 1)
+	st := s.admit(key, now, cost)
+	d := Decision{Allowed: st.ok, Remaining: s.limit - st.sum}
+	switch {
+	case st.ok:
+	case st.cost > s.limit:
+		d.RetryAfter = Never
+	default:
+		d.RetryAfter = s.retryAfter(st.log, st.gone, st.sum, now, st.cost)
+	}
+	if st.log.Len() > st.gone {
+		d.Reset = ahead(st.newest+s.window, now)
+	}
+	return d
+}
+
+// Admit decides as Allow does, without the decision's Remaining, RetryAfter and Reset.
+func (s *SlidingLog) Admit(key uint32, now int64, cost int64) (bool, time.Duration) {
+	return s.admit(key, now, cost).ok, 0
+}
+
+// slidingLogStep is what admit found: the key's log, the time of its newest entry, how
+// many of its oldest entries have left the window of the request (left in place on a
+// refusal), the cost in the window after the decision, the cost (at least 1) and whether
+// the request was admitted.
+type slidingLogStep struct {
+	log       *Log
+	newest    int64
+	gone      int
+	sum, cost int64
+	ok        bool
+}
+
+// admit is the rule Allow and Admit share: the request is decided at at = max(now, the
+// key's newest entry) and admitted iff the cost in (at−W, at] plus its own is at most
+// Limit; then the entries that left the window are dropped and the request is recorded
+// at at.
+func (s *SlidingLog) admit(key uint32, now int64, cost int64) slidingLogStep {
+	st := slidingLogStep{cost: max(cost, 1)}
 	if int(key) >= len(s.logs) {
 		s.logs = grow(s.logs, key, Log{})
 	}
 	l := &s.logs[key]
+	st.log = l
 	at := now
 	newest, _, held := l.Newest()
 	if held && newest > now {
 		at = newest
 	}
+	st.newest = newest
 	// Entries at or before at−W have left the window of this request. An admission drops
 	// them; a refusal leaves them to the next request, which may be stamped earlier. (The
 	// log never holds an entry at or before newest−W: the admission of newest dropped them.)
 	gone, goneCost := l.upTo(at - s.window)
-	sum := l.Sum() - goneCost
-
-	var d Decision
-	switch {
-	case cost > s.limit:
-		d.RetryAfter = Never
-	case sum+cost <= s.limit:
-		if gone > 0 {
-			l.dropOldest(gone, goneCost)
-		}
-		before := l.entryBytes()
-		l.Push(at, cost)
-		s.entryBytes += l.entryBytes() - before
-		newest, gone, sum = at, 0, sum+cost
-		d.Allowed = true
-	default:
-		d.RetryAfter = s.retryAfter(l, gone, sum, now, cost)
+	st.gone, st.sum = gone, l.Sum()-goneCost
+	if st.cost > s.limit || st.sum+st.cost > s.limit {
+		return st
 	}
-	d.Remaining = s.limit - sum
-	if l.Len() > gone {
-		d.Reset = ahead(newest+s.window, now)
+	if gone > 0 {
+		l.dropOldest(gone, goneCost)
 	}
-	return d
+	before := l.entryBytes()
+	l.Push(at, st.cost)
+	s.entryBytes += l.entryBytes() - before
+	st.newest, st.gone, st.sum, st.ok = at, 0, st.sum+st.cost, true
+	return st
 }
 
 // retryAfter returns the time from now until the oldest entries of l whose removal frees

@@ -40,6 +40,7 @@ import (
 type SlidingWindow struct {
 	limit  int64
 	window int64 // nanoseconds
+	index  windowIndex
 	state  []slidingWindowState
 }
 
@@ -51,13 +52,14 @@ type slidingWindowState struct {
 
 var (
 	_ Limiter  = (*SlidingWindow)(nil)
+	_ Admitter = (*SlidingWindow)(nil)
 	_ Reserver = (*SlidingWindow)(nil)
 )
 
 // NewSlidingWindow returns a two-counter sliding-window limiter for p, which must be valid
 // (see Policy.Validate; New checks it).
 func NewSlidingWindow(p Policy) *SlidingWindow {
-	return &SlidingWindow{limit: p.Limit, window: int64(p.Window)}
+	return &SlidingWindow{limit: p.Limit, window: int64(p.Window), index: windowIndex{window: int64(p.Window)}}
 }
 
 // Name returns "sliding-window".
@@ -67,35 +69,17 @@ func (s *SlidingWindow) Name() string { return "sliding-window" }
 // epoch). A now in a window before the key's latest is decided at the latest window's
 // start and counted in it.
 func (s *SlidingWindow) Allow(key uint32, now int64, cost int64) Decision {
-	cost = max(cost, 1)
-	if int(key) >= len(s.state) {
-		s.state = grow(s.state, key, slidingWindowState{index: unseen})
-	}
-	st := &s.state[key]
-	if index := floorDiv(now, s.window); index > st.index {
-		if index == st.index+1 {
-			st.prev, st.curr = st.curr, 0
-		} else {
-			st.prev, st.curr = 0, 0
-		}
-		st.index = index
-	}
-	start := st.index * s.window
-	var elapsed int64
+	st, cost, elapsed, ok := s.admit(key, now, cost)
 	var behind time.Duration // how far now is before the window's start
-	if now >= start {
-		elapsed = now - start
-	} else {
+	if start := st.index * s.window; now < start {
 		behind = ahead(start, now)
 	}
 
-	var d Decision
+	d := Decision{Allowed: ok}
 	switch {
+	case ok:
 	case cost > s.limit:
 		d.RetryAfter = Never
-	case s.fits(st.prev, st.curr, elapsed, cost):
-		st.curr += cost
-		d.Allowed = true
 	default:
 		d.RetryAfter = satAddDuration(behind, s.retryAfter(st.prev, st.curr, elapsed, cost))
 	}
@@ -109,6 +93,41 @@ func (s *SlidingWindow) Allow(key uint32, now int64, cost int64) Decision {
 	return d
 }
 
+// Admit decides as Allow does, without the decision's Remaining, RetryAfter and Reset.
+func (s *SlidingWindow) Admit(key uint32, now int64, cost int64) (bool, time.Duration) {
+	_, _, _, ok := s.admit(key, now, cost)
+	return ok, 0
+}
+
+// admit is the rule Allow and Admit share: it moves key's counters forward to now's
+// window, counts the request in curr when its estimate fits, and returns the key's state,
+// the cost (at least 1), the elapsed time into the key's window the request was judged
+// at, and whether it was admitted.
+func (s *SlidingWindow) admit(key uint32, now int64, cost int64) (*slidingWindowState, int64, int64, bool) {
+	cost = max(cost, 1)
+	if int(key) >= len(s.state) {
+		s.state = grow(s.state, key, slidingWindowState{index: unseen})
+	}
+	st := &s.state[key]
+	if index := s.index.of(now); index > st.index {
+		if index == st.index+1 {
+			st.prev, st.curr = st.curr, 0
+		} else {
+			st.prev, st.curr = 0, 0
+		}
+		st.index = index
+	}
+	var elapsed int64
+	if start := st.index * s.window; now >= start {
+		elapsed = now - start
+	}
+	if cost > s.limit || !s.fits(st.prev, st.curr, elapsed, cost) {
+		return st, cost, elapsed, false
+	}
+	st.curr += cost
+	return st, cost, elapsed, true
+}
+
 // estimate is the weighted count at elapsed nanoseconds into the current window.
 func (s *SlidingWindow) estimate(prev, curr, elapsed int64) float64 {
 	return float64(prev)*(1-float64(elapsed)/float64(s.window)) + float64(curr)
@@ -118,6 +137,11 @@ func (s *SlidingWindow) estimate(prev, curr, elapsed int64) float64 {
 // whose counters are prev and curr. For fixed counters it is monotone in elapsed: false up
 // to some instant and true from then on.
 func (s *SlidingWindow) fits(prev, curr, elapsed, cost int64) bool {
+	if prev == 0 {
+		// The estimate is float64(curr) exactly (0 times a finite weight is zero), so
+		// the division that weighs prev is not needed.
+		return float64(curr)+float64(cost) <= float64(s.limit)
+	}
 	return s.estimate(prev, curr, elapsed)+float64(cost) <= float64(s.limit)
 }
 

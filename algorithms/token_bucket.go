@@ -42,7 +42,10 @@ type TokenBucket struct {
 	burst  int64
 	full   float64 // burst as a float
 	perSec float64 // refill rate in tokens per second
-	state  []tokenBucketState
+	// slack is twice the tokens a nanosecond refills: a deficit above it waits at least a
+	// nanosecond, so it is refused without the division that finds its exact wait.
+	slack float64
+	state []tokenBucketState
 }
 
 type tokenBucketState struct {
@@ -52,16 +55,19 @@ type tokenBucketState struct {
 
 var (
 	_ Limiter  = (*TokenBucket)(nil)
+	_ Admitter = (*TokenBucket)(nil)
 	_ Reserver = (*TokenBucket)(nil)
 )
 
 // NewTokenBucket returns a token-bucket limiter for p, which must be valid
 // (see Policy.Validate; New checks it).
 func NewTokenBucket(p Policy) *TokenBucket {
+	perSec := float64(p.Limit) / p.Window.Seconds()
 	return &TokenBucket{
 		burst:  p.EffectiveBurst(),
 		full:   float64(p.EffectiveBurst()),
-		perSec: float64(p.Limit) / p.Window.Seconds(),
+		perSec: perSec,
+		slack:  2 * perSec / float64(time.Second),
 	}
 }
 
@@ -72,38 +78,54 @@ func (b *TokenBucket) Name() string { return "token-bucket" }
 // epoch). A now before the key's last admission is decided at that admission's time,
 // without refill.
 func (b *TokenBucket) Allow(key uint32, now int64, cost int64) Decision {
+	s, at, tokens, ok := b.admit(key, now, cost)
 	cost = max(cost, 1)
-	if int(key) >= len(b.state) {
-		b.state = grow(b.state, key, tokenBucketState{last: unseen})
-	}
-	s := &b.state[key]
-	at := max(now, s.last)
 	behind := ahead(at, now) // zero unless now is before the key's last admission
-	tokens := b.tokensAt(s, at)
 	left := tokens - float64(cost)
-	var wait time.Duration
-	if left < 0 {
-		wait = b.durationFromTokens(-left)
-	}
-
-	if cost <= b.burst && wait == 0 {
-		s.last, s.tokens = at, left
+	if ok {
 		return Decision{
 			Allowed:   true,
 			Remaining: b.remaining(left),
 			Reset:     b.earliest(s, now, b.burst, satAddDuration(behind, b.durationFromTokens(b.full-left))),
 		}
 	}
-	if cost > b.burst {
-		wait = Never
-	} else {
-		wait = b.earliest(s, now, cost, satAddDuration(behind, wait))
+	wait := Never
+	if cost <= b.burst {
+		wait = b.earliest(s, now, cost, satAddDuration(behind, b.durationFromTokens(-left)))
 	}
 	return Decision{
 		Remaining:  b.remaining(tokens),
 		RetryAfter: wait,
 		Reset:      b.earliest(s, now, b.burst, satAddDuration(behind, b.durationFromTokens(b.full-tokens))),
 	}
+}
+
+// Admit decides as Allow does, without the decision's Remaining, RetryAfter and Reset.
+func (b *TokenBucket) Admit(key uint32, now int64, cost int64) (bool, time.Duration) {
+	_, _, _, ok := b.admit(key, now, cost)
+	return ok, 0
+}
+
+// admit is the rule Allow and Admit share. It decides the request at at = max(now, the
+// key's last admission), from the tokens held there, and when it is admitted takes them
+// and moves the key's clock to at. It returns the key's state, at, the tokens held at at
+// before the decision and whether the request was admitted.
+func (b *TokenBucket) admit(key uint32, now int64, cost int64) (s *tokenBucketState, at int64, tokens float64, ok bool) {
+	cost = max(cost, 1)
+	if int(key) >= len(b.state) {
+		b.state = grow(b.state, key, tokenBucketState{last: unseen})
+	}
+	s = &b.state[key]
+	at = max(now, s.last)
+	tokens = b.tokensAt(s, at)
+	left := tokens - float64(cost)
+	// x/time/rate admits when the wait for the deficit, truncated to whole nanoseconds,
+	// is zero.
+	if cost > b.burst || (left < 0 && (-left > b.slack || b.durationFromTokens(-left) != 0)) {
+		return s, at, tokens, false
+	}
+	s.last, s.tokens = at, left
+	return s, at, tokens, true
 }
 
 // remaining returns the largest cost that would pass with tokens in the bucket: the whole

@@ -14,6 +14,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -192,16 +193,25 @@ func (e Experiment) Run() ([]Result, error) {
 		for c := range e.Clients {
 			for r := range nr {
 				g.Go(func() error {
-					st := e.Model.Run(e.Strategies[s], e.Clients[c], RunSeed(e.Seed, e.Clients[c], r))
+					buf := runBuffersPool.Get().(*runBuffers)
+					defer runBuffersPool.Put(buf)
+					var st RunStats
+					seed := RunSeed(e.Seed, e.Clients[c], r)
+					if m, ok := e.Model.(bufferedModel); ok {
+						st = m.runWith(e.Strategies[s], e.Clients[c], seed, buf)
+					} else {
+						st = e.Model.Run(e.Strategies[s], e.Clients[c], seed)
+					}
 					st.PeakArrivals = peak(st.Retries)
 					st.LoadPeak = peak(st.Attempts)
 					st.CompletionP50, st.CompletionP99, st.CompletionMax = percentiles(st.ClientCompletion)
-					st.ClientCompletion = nil
+					buf.completion, st.ClientCompletion = st.ClientCompletion, nil
 					switch {
 					case r > 0 || !e.KeepSeries:
 						// Only the peaks are averaged; do not hold every series.
+						buf.attempts, buf.retries = st.Attempts, st.Retries
 						st.Attempts, st.Retries = nil, nil
-					case st.Retries == nil:
+					case len(st.Retries) == 0:
 						// Kept but nothing was retried: an empty series, not a missing one.
 						st.Retries = []int64{}
 					}
@@ -220,6 +230,26 @@ func (e Experiment) Run() ([]Result, error) {
 	}
 	return out, nil
 }
+
+// runBuffers are the slices a run fills, handed from one run of a sweep to the next: a
+// sweep is thousands of runs, and each growing series and client tables of its own kept
+// the garbage collector busy, and the sweep's goroutines interrupted for it, for nothing.
+type runBuffers struct {
+	attempts, retries []int64
+	completion        []time.Duration
+	occ               occWorld
+}
+
+var runBuffersPool = sync.Pool{New: func() any { return new(runBuffers) }}
+
+// bufferedModel is a Model that can fill a run's slices from buffers left by earlier runs;
+// a run so made gives the same RunStats as Run.
+type bufferedModel interface {
+	runWith(strategy traffic.Strategy, clients int, seed uint64, buf *runBuffers) RunStats
+}
+
+// reuse returns s emptied, to be filled again.
+func reuse[T any](s []T) []T { return s[:0] }
 
 // percentiles returns the exact (nearest-rank) 50th and 99th percentiles and the maximum
 // of ds, sorting it in place; zeros when it is empty.

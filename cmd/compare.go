@@ -225,6 +225,7 @@ func runCompare(o *compareOptions, streams IO) error {
 			if err != nil {
 				return err
 			}
+			collectAfterHeavy(sc)
 			if err := addWorstOverAdmission(&worst, rep, sc.EpochTime(), o.worstBudget, own); err != nil {
 				return err
 			}

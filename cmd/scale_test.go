@@ -5,8 +5,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/rlsim/rlsim/scenario"
 )
 
 // A heavy scenario reports its memory without being asked; --memory asks for it anywhere.
@@ -62,5 +65,25 @@ traffic:
 	out, _, _ := rlsim(t, "run", light, "--format", "json")
 	if strings.Contains(out, `"memory"`) {
 		t.Error("memory section printed without --memory")
+	}
+}
+
+// A heavy scenario's state is collected as soon as its run returns, before anything is
+// rendered; a light one is left to the collector's own pace.
+func TestCollectAfterHeavy(t *testing.T) {
+	gcs := func() uint32 {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.NumGC
+	}
+	runtime.GC() // nothing is due for a while after a collection
+	before := gcs()
+	collectAfterHeavy(&scenario.Scenario{Name: "light"})
+	if gcs() != before {
+		t.Error("a collection after a light scenario")
+	}
+	collectAfterHeavy(&scenario.Scenario{Name: "big", Heavy: true})
+	if gcs() == before {
+		t.Error("no collection after a heavy scenario")
 	}
 }

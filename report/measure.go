@@ -62,12 +62,15 @@ type Result struct {
 // Collector measures one algorithm's decisions as they happen, streaming: it keeps, per
 // key, only what the algorithm admitted in the trailing window (bounded by what the
 // algorithm can admit in one window), so its memory grows with keys, not with requests.
+// Collectors of algorithms that see the same requests in the same order can share those
+// windows (see Group).
 type Collector struct {
 	limit         int64
 	window        int64
 	backendWindow int64
 
-	admittedLog keyWindows // per key: admitted (t, cost) in the trailing window
+	windows *keyWindows // per key: admitted (t, cost) in the trailing window, maybe shared
+	member  int         // this collector's place among the windows' members
 
 	requests, admitted, rejected int64
 	peak                         int64
@@ -89,27 +92,41 @@ type Collector struct {
 // NewCollector measures against the promise "limit units in any window", with backend_peak
 // taken over backendWindow.
 func NewCollector(limit int64, window, backendWindow time.Duration) *Collector {
-	return &Collector{limit: limit, window: int64(window), backendWindow: int64(backendWindow)}
+	return &Collector{limit: limit, window: int64(window), backendWindow: int64(backendWindow), windows: newKeyWindows(1)}
 }
 
 // Observe records one decision for key at t (ns since the start) and returns the
 // reference's verdict: whether the promise allowed this request given what this algorithm
-// had already admitted in the trailing window.
+// had already admitted in the trailing window. A collector that is a member of a Group is
+// told its decisions through the group instead.
 func (c *Collector) Observe(key uint32, t int64, cost int64, class traffic.Class, d algorithms.Decision) (referenceAllowed bool) {
-	log := c.admittedLog.slot(key)
-	c.admittedLog.expire(log, t-c.window)
-	referenceAllowed = c.admittedLog.sum(log)+cost <= c.limit
+	if c.windows.members != 1 {
+		panic("report: Observe on a collector of a group; observe through the group")
+	}
+	slot := c.windows.slot(key)
+	c.windows.expire(slot, t-c.window)
+	before := c.windows.sum(slot, 0)
+	if d.Allowed {
+		c.windows.push(slot, t, cost, 1)
+	}
+	return c.record(key, t, cost, class, d.Allowed, int64(d.Delay), before)
+}
 
+// record counts one decision of this collector's algorithm, whose trailing window held
+// before (without the request) when it was decided; the window holds the request already
+// if it was admitted. It returns the reference's verdict.
+func (c *Collector) record(key uint32, t, cost int64, class traffic.Class, allowed bool, delay int64, before int64) (referenceAllowed bool) {
+	referenceAllowed = before+cost <= c.limit
+	held := before
 	c.requests++
 	c.flushBackend(t)
-	if d.Allowed {
+	if allowed {
+		held += cost
 		c.admitted++
-		c.admittedLog.push(log, t, cost)
-		c.peak = max(c.peak, c.admittedLog.sum(log))
+		c.peak = max(c.peak, held)
 		if !referenceAllowed {
 			c.falseAllow++
 		}
-		delay := int64(d.Delay)
 		c.delaySum += delay
 		c.delayMax = max(c.delayMax, delay)
 		if delay == 0 {
@@ -126,17 +143,17 @@ func (c *Collector) Observe(key uint32, t int64, cost int64, class traffic.Class
 	switch class {
 	case traffic.Legit:
 		c.legit++
-		if !d.Allowed {
+		if !allowed {
 			c.legitRejected++
 		}
 	case traffic.Attacker:
 		c.attacker++
-		if d.Allowed {
+		if allowed {
 			c.attackerAdmitted++
 		}
 	}
 	if c.timeline != nil {
-		c.timeline.observe(c, key, t, d.Allowed, c.admittedLog.sum(log))
+		c.timeline.observe(c, key, t, allowed, held)
 	}
 	return referenceAllowed
 }
@@ -155,9 +172,10 @@ func (c *Collector) flushBackend(now int64) {
 	}
 }
 
-// TrackerBytes is the memory the collector holds for its per-key windows.
+// TrackerBytes is the memory the collector's per-key windows hold; collectors of a Group
+// share theirs, and each reports all of it.
 func (c *Collector) TrackerBytes() int64 {
-	return c.admittedLog.bytes()
+	return c.windows.bytes()
 }
 
 // Result finishes the measurement for the limiter lim.

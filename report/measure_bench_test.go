@@ -34,7 +34,7 @@ func BenchmarkCollectorObserve(b *testing.B) {
 				key := ids[i&(len(ids)-1)]
 				// Decide as the exact sliding log would, so windows hold what a real
 				// limiter lets in.
-				d := algorithms.Decision{Allowed: c.admittedLog.sum(c.admittedLog.slot(key)) < c.limit}
+				d := algorithms.Decision{Allowed: c.windows.sum(c.windows.slot(key), 0) < c.limit}
 				c.Observe(key, t, 1, traffic.Legit, d)
 				i++
 			}

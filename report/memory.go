@@ -25,7 +25,8 @@ type MemoryBreakdown struct {
 	// AlgorithmState is the limiters' own state (their StateBytes).
 	AlgorithmState float64 `json:"algorithm_state"`
 	// Reference is the per-key window of admitted (time, cost) that both the exact
-	// reference verdicts and peak_window_admitted read (Collector.TrackerBytes).
+	// reference verdicts and peak_window_admitted read (Collector.TrackerBytes): one
+	// window per key for all the algorithms of a pass (see Group).
 	Reference float64 `json:"reference"`
 	// InternedKeys is the table that turns key names into integer ids. Generated keys
 	// are numbered without one, so it holds only the names of scripted keys.
@@ -42,14 +43,19 @@ func (m *Memory) String() string {
 }
 
 // MemoryOf totals the memory of limiters measured by cols (pairwise) and of an
-// interning table of internBytes.
+// interning table of internBytes. Windows shared by the collectors of a Group count once.
 func MemoryOf(lims []algorithms.Limiter, cols []*Collector, internBytes int64) *Memory {
 	var state, ref int64
 	keys := 0
+	seen := map[*keyWindows]bool{}
 	for i, l := range lims {
 		state += l.StateBytes()
-		ref += cols[i].TrackerBytes()
-		keys = max(keys, l.Keys(), cols[i].admittedLog.keys())
+		if w := cols[i].windows; !seen[w] {
+			seen[w] = true
+			ref += w.bytes()
+			keys = max(keys, w.keys())
+		}
+		keys = max(keys, l.Keys())
 	}
 	m := &Memory{Keys: keys, Bytes: state + ref + internBytes}
 	if keys == 0 {
@@ -68,5 +74,5 @@ func MemoryOf(lims []algorithms.Limiter, cols []*Collector, internBytes int64) *
 // Reserve makes room for keys keys up front, so that a run whose key space is known does
 // not regrow (and leave behind for the garbage collector) its per-key windows.
 func (c *Collector) Reserve(keys int) {
-	c.admittedLog.reserve(keys)
+	c.windows.reserve(keys)
 }

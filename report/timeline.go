@@ -58,6 +58,11 @@ type timelineRecorder struct {
 	tl      Timeline
 	current int // index of the bin the last decision fell in
 	leader  int // key with the largest count seen in the current bin; -1 when none yet
+
+	// The bin binOf found last, covering [binStart, binEnd): decisions come in time order,
+	// so most need no division to find their bin.
+	bin              int
+	binStart, binEnd int64
 }
 
 // RecordTimeline makes the collector keep a timeline of a run that ends at horizon. Call it
@@ -77,11 +82,13 @@ func (c *Collector) RecordTimeline(horizon time.Duration) {
 	}
 }
 
-// observe is called by Observe after the decision; log is key's trailing-window log, already
-// expired at t and holding the request if it was admitted.
+// observe is called by Observe after the decision; sum is key's trailing-window count at
+// t, holding the request if it was admitted.
 func (r *timelineRecorder) observe(c *Collector, key uint32, t int64, allowed bool, sum int64) {
 	i := r.binOf(t)
-	r.advance(c, i)
+	if i != r.current {
+		r.advance(c, i)
+	}
 	if allowed {
 		r.exact.record(t, key, sum)
 		r.tl.Admitted[i]++
@@ -95,7 +102,13 @@ func (r *timelineRecorder) observe(c *Collector, key uint32, t int64, allowed bo
 }
 
 func (r *timelineRecorder) binOf(t int64) int {
+	if t >= r.binStart && t < r.binEnd {
+		return r.bin
+	}
 	i := int(t / int64(r.tl.Bin))
+	if i >= 0 && i < len(r.tl.Admitted)-1 && t >= 0 {
+		r.bin, r.binStart, r.binEnd = i, int64(i)*int64(r.tl.Bin), int64(i+1)*int64(r.tl.Bin)
+	}
 	return min(max(i, 0), len(r.tl.Admitted)-1)
 }
 
@@ -108,11 +121,11 @@ func (r *timelineRecorder) advance(c *Collector, i int) {
 			continue
 		}
 		start := int64(r.current) * int64(r.tl.Bin)
-		slot := c.admittedLog.slot(uint32(r.leader))
-		// The window at the bin's start is (start−W, start]; every later Observe expires
-		// at a time past start, so dropping these entries now changes nothing it reads.
-		c.admittedLog.expire(slot, start-c.window)
-		r.tl.WindowAdmitted[r.current] = max(r.tl.WindowAdmitted[r.current], c.admittedLog.sum(slot))
+		// The window at the bin's start is (start−W, start]. It is read without dropping
+		// what has left it: the windows may be shared with the collectors of a group,
+		// whose timelines read the same key at the same bin starts.
+		slot := c.windows.slot(uint32(r.leader))
+		r.tl.WindowAdmitted[r.current] = max(r.tl.WindowAdmitted[r.current], c.windows.sumAfter(slot, c.member, start-c.window))
 	}
 }
 

@@ -3,7 +3,6 @@ package run
 import (
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/scenario"
@@ -35,9 +34,10 @@ type fleetScript interface {
 }
 
 // aheadLimiter decides requests written ahead of the decisions read: open-loop traffic
-// does not depend on decisions, so a run sends each request as it comes and receives its
-// decision up to Ahead requests later, in order, measuring it then. The collector sees
-// the same requests in the same order as with Allow.
+// does not depend on decisions, so a run sends requests as they come and receives their
+// decisions up to Ahead requests later, in order (a pass a chunk at a time, see
+// pass.decideAhead; an engine through runEngineAhead). The collectors see the same
+// requests in the same order as with Allow.
 type aheadLimiter interface {
 	algorithms.Limiter
 	SetName(key uint32, name string)
@@ -84,52 +84,6 @@ func finishAll(lims []algorithms.Limiter) error {
 	}
 	return first
 }
-
-// sentRequest is a request a pass has sent to an aheadLimiter and not yet measured.
-type sentRequest struct {
-	id    uint32
-	at    time.Duration
-	cost  int64
-	class traffic.Class
-	key   string
-}
-
-// aheadQueue holds what one aheadLimiter of a pass has been sent.
-type aheadQueue struct {
-	lim  aheadLimiter
-	max  int
-	sent []sentRequest
-	head int
-}
-
-func newAheadQueue(lim algorithms.Limiter) *aheadQueue {
-	a, ok := lim.(aheadLimiter)
-	if !ok {
-		return nil
-	}
-	return &aheadQueue{lim: a, max: max(a.Ahead(), 1)}
-}
-
-// send sends r for key id and reports whether the queue is full.
-func (q *aheadQueue) send(id uint32, now int64, r *traffic.Request) bool {
-	q.lim.SetName(id, r.Key)
-	q.lim.Send(id, now, r.Cost)
-	q.sent = append(q.sent, sentRequest{id: id, at: r.At, cost: r.Cost, class: r.Class, key: r.Key})
-	return len(q.sent)-q.head >= q.max
-}
-
-// receive returns the oldest request sent and its decision.
-func (q *aheadQueue) receive() (sentRequest, algorithms.Decision) {
-	s := q.sent[q.head]
-	q.sent[q.head] = sentRequest{}
-	q.head++
-	if q.head == len(q.sent) {
-		q.sent, q.head = q.sent[:0], 0
-	}
-	return s, q.lim.Receive()
-}
-
-func (q *aheadQueue) pending() int { return len(q.sent) - q.head }
 
 // runEngineAhead is runOneWith for a limiter written ahead (aheadLimiter) on a scenario
 // of one limit with one quota, whose requests need an engine (identities, addresses,

@@ -81,17 +81,20 @@ traffic:
 		lims = append(lims, lim)
 		cols = append(cols, report.NewCollector(pol.Limit, pol.Window, time.Second))
 	}
-	var loop sim.Loop
-	newPass(sc, lims, cols, 1, nil, &loop)
-	loop.Run(time.Minute) // every key has filled its windows
-	until := loop.Now()
-	before := loop.Fired()
+	p, err := newPass(sc, lims, cols, 1, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.takeTurns(passGroups(len(lims), 1, false))
+	p.loop.Run(time.Minute) // every key has filled its windows
+	until := p.loop.Now()
+	before := p.loop.Fired()
 	allocs := testing.AllocsPerRun(20, func() {
 		until += 100 * time.Millisecond
-		loop.Run(until)
+		p.loop.Run(until)
 	})
-	if loop.Fired()-before < 500 {
-		t.Fatalf("only %d requests ran", loop.Fired()-before)
+	if p.loop.Fired()-before < 500 {
+		t.Fatalf("only %d requests ran", p.loop.Fired()-before)
 	}
 	if allocs != 0 {
 		t.Fatalf("%v allocations per 100 ms of traffic (about 50 requests × 6 algorithms)", allocs)
@@ -174,5 +177,19 @@ func TestMillionKeysIsHeavyAndAsAdvertised(t *testing.T) {
 	}
 	if n := p.Rate * time.Duration(sc.Duration).Seconds(); n < 9.99e6 || n > 10.01e6 {
 		t.Fatalf("million-keys asks for %.0f requests, want 10M", n)
+	}
+}
+
+func TestTenMillionKeysIsHeavyAndAsAdvertised(t *testing.T) {
+	sc, err := scenario.Load("ten-million-keys")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ok := sc.Traffic[0].Spec.(*scenario.PoissonSpec)
+	if !sc.Heavy || !ok || p.Keys != 10_000_000 || p.Popularity != "uniform" || len(sc.Algorithms) != 0 {
+		t.Fatalf("ten-million-keys: heavy=%v traffic=%+v algorithms=%v", sc.Heavy, p, sc.Algorithms)
+	}
+	if n := p.Rate * time.Duration(sc.Duration).Seconds(); n < 9.99e6 || n > 10.01e6 {
+		t.Fatalf("ten-million-keys asks for %.0f requests, want 10M", n)
 	}
 }

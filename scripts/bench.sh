@@ -1,28 +1,161 @@
 #!/usr/bin/env bash
-# Runs rlsim's benchmarks for docs/performance.md: every benchmark binary is built once and
-# the benchmarks are run in alternation, ROUNDS times, so that a peer and the code it is
-# compared with meet the same machine load; then benchstat summarises.
-#   scripts/bench.sh [ROUNDS]      (needs benchstat: go install golang.org/x/perf/cmd/benchstat@latest)
+# Measures the figures of docs/performance.md, each as a ratio against its peer measured in
+# the same run: every benchmark binary is built once and the benchmarks run in alternation,
+# ROUNDS times, so that a figure and its peer meet the same machine load; the ratios are
+# medians of the ratios of each round.
+#
+#   scripts/bench.sh [ROUNDS]                  benchmarks and whole runs of this tree
+#   BASE=REF scripts/bench.sh [ROUNDS]         the whole runs also on the build of git REF,
+#                                              alternated with this tree's (before/after)
+#   RLSIM_REDIS_URL=redis://HOST:PORT/DB ...   pipelined script decisions on that server
+#                                              against redis-benchmark's EVALSHA -P 100
+#
+# Needs benchstat (go install golang.org/x/perf/cmd/benchstat@latest) and GNU time at
+# /usr/bin/time; redis-benchmark and redis-cli for the Redis figures. Raw benchmark lines go
+# to $BENCH_OUT (default bench.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rounds=${1:-8}
+rounds=${1:-6}
+out=${BENCH_OUT:-bench.txt}
 tmp=$(mktemp -d)
-for pkg in algorithms sim report run; do
+trap 'rm -rf "$tmp"' EXIT
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# median reads numbers, one a line, and prints their median.
+median() {
+  sort -g | awk '{v[NR] = $1} END {if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+}
+# values FILE BENCH UNIT prints the UNIT figure of each line of benchmark BENCH, in order.
+values() {
+  grep -E "^Benchmark$2-[0-9]+[[:space:]]" "$1" | awk -v unit="$3" '{for (i = 2; i < NF; i++) if ($(i + 1) == unit) print $i}' || true
+}
+# ratio FILE A B UNIT prints the median over rounds of A's figure divided by B's.
+ratio() {
+  paste <(values "$1" "$2" "$4") <(values "$1" "$3" "$4") | awk 'NF == 2 && $2 > 0 {print $1 / $2}' | median
+}
+
+# Benchmarks, in alternation.
+for pkg in algorithms sim report run backoff; do
   go test -c -o "$tmp/$pkg.test" "./$pkg"
 done
-out=${BENCH_OUT:-bench.txt}
 : > "$out"
-run() { # pkg pattern
-  (cd "$1" && "$tmp/$1.test" -test.run '^$' -test.bench "$2" -test.benchmem) | grep -E '^(Benchmark|goos|goarch|pkg|cpu)' >> "$out"
+bench() { # pkg pattern [flags]
+  local pkg=$1 pattern=$2
+  shift 2
+  (cd "$pkg" && "$tmp/$pkg.test" -test.run '^$' -test.bench "$pattern" -test.benchmem "$@") |
+    grep -E '^(Benchmark|goos|goarch|pkg|cpu)' >> "$out"
 }
 for _ in $(seq "$rounds"); do
-  run algorithms 'XTimeRateAllowN'
-  run algorithms 'Allow/.*/1key'
-  run algorithms 'Allow/.*/1Mkeys'
-  run sim 'EventQueue'
-  run report 'CollectorObserve'
-  run run 'Compare'
+  bench algorithms 'XTimeRateAllowN|Admit/.*/1key|Allow/token-bucket/1key'
+  bench sim 'EventQueue'
+  bench report 'CollectorObserve'
+  bench run 'Compare'
+  bench backoff 'OCCSweep' -test.benchtime=1x
 done
-run run 'MillionKeys' # seconds per iteration: once is enough
 benchstat "$out"
-rm -rf "$tmp"
+echo
+echo "ratios, medians over $rounds rounds of the ratio within each round:"
+peer='XTimeRateAllowN'
+printf '  %-48s %8s ns  %6.2fx faster than x/time/rate AllowN (%s ns)\n' \
+  "token-bucket Admit, one hot key" "$(values "$out" 'Admit/token-bucket/1key' ns/op | median)" \
+  "$(ratio "$out" "$peer" 'Admit/token-bucket/1key' ns/op)" "$(values "$out" "$peer" ns/op | median)"
+printf '  %-48s %8s ns  %6.2fx faster than x/time/rate AllowN\n' \
+  "token-bucket Allow (with Remaining, Reset)" "$(values "$out" 'Allow/token-bucket/1key' ns/op | median)" \
+  "$(ratio "$out" "$peer" 'Allow/token-bucket/1key' ns/op)"
+for alg in fixed-window gcra leaky-bucket sliding-window sliding-log; do
+  printf '  %-48s %8s ns  %6.2fx the bare event (EventQueue/sources=1)\n' \
+    "$alg Admit, one hot key" "$(values "$out" "Admit/$alg/1key" ns/op | median)" \
+    "$(ratio "$out" "Admit/$alg/1key" 'EventQueue/sources=1' ns/op)"
+done
+printf '  %-48s %8s ns  %6.2fx the bare event\n' "reference, 1M Zipf keys (CollectorObserve)" \
+  "$(values "$out" 'CollectorObserve/keys=1M' ns/op | median)" "$(ratio "$out" 'CollectorObserve/keys=1M' 'EventQueue/sources=1' ns/op)"
+printf '  %-48s %8s ns  %6.2fx faster on every core than on one\n' "compare steady-poisson, per decision" \
+  "$(values "$out" 'Compare/steady-poisson/workers=0' ns/decision | median)" \
+  "$(ratio "$out" 'Compare/steady-poisson/workers=1' 'Compare/steady-poisson/workers=0' ns/decision)"
+printf '  %-48s %8s s   %6.2fx faster on every core than on one\n' "backoff sweep 19 x 100 x 5 (OCCSweep)" \
+  "$(values "$out" 'OCCSweep/workers=0' ns/op | awk '{print $1 / 1e9}' | median)" \
+  "$(ratio "$out" 'OCCSweep/workers=1' 'OCCSweep/workers=0' ns/op)"
+
+# Whole runs: the built binary under /usr/bin/time, and the build of BASE in alternation.
+go build -o "$tmp/rlsim" .
+builds=(rlsim)
+if [[ -n ${BASE:-} ]]; then
+  mkdir "$tmp/base"
+  git archive "$BASE" | tar -x -C "$tmp/base"
+  (cd "$tmp/base" && go build -o "$tmp/rlsim-base" .)
+  builds=(rlsim-base rlsim)
+fi
+# whole LABEL BINARY ARGS... appends "LABEL wall cpu maxrss_kB decisions reported_bytes".
+whole() {
+  local label=$1 bin=$2
+  shift 2
+  (cd "$tmp" && /usr/bin/time -f '%e %U %S %M' -o "$tmp/time" "$tmp/$bin" "$@" > "$tmp/run.json")
+  read -r wall user sys rss < "$tmp/time"
+  local decisions reported
+  decisions=$({ grep -E '^ *"requests": ' "$tmp/run.json" || true; } | tr -dc '0-9\n' | awk '{s += $1} END {print s + 0}')
+  reported=$({ grep -E '^ *"bytes": ' "$tmp/run.json" || true; } | tr -dc '0-9\n' | tail -1)
+  echo "$label $wall $(awk -v u="$user" -v s="$sys" 'BEGIN {print u + s}') $rss $decisions ${reported:-0}" >> "$tmp/whole"
+}
+: > "$tmp/whole"
+whole_rounds=${WHOLE_ROUNDS:-3}
+sweep=(backoff --model occ --clients 10..190/10 --runs 100
+  --strategies none,exponential,full-jitter,equal-jitter,decorrelated-jitter --charts none --out "" --format json)
+for _ in $(seq "$whole_rounds"); do
+  for b in "${builds[@]}"; do
+    whole "$b:million-keys" "$b" run million-keys --format json
+    whole "$b:sweep" "$b" "${sweep[@]}"
+  done
+done
+echo
+echo "whole runs ($whole_rounds rounds each, medians; CPU is user+sys):"
+for b in "${builds[@]}"; do
+  m() { awk -v l="$b:$1" -v c="$2" '$1 == l {print $c}' "$tmp/whole" | median; }
+  mk=$(awk -v l="$b:million-keys" '$1 == l {print $5 / $3}' "$tmp/whole" | median)
+  printf '  %-12s million-keys: %6.2f s wall, %6.2f CPU-s, %5.2fM decisions per CPU-second, %5.2fM/s wall, peak RSS %4.2fx reported\n' \
+    "$b" "$(m million-keys 2)" "$(m million-keys 3)" "$(awk -v x="$mk" 'BEGIN {print x / 1e6}')" \
+    "$(awk -v l="$b:million-keys" '$1 == l {print $5 / $2 / 1e6}' "$tmp/whole" | median)" \
+    "$(awk -v l="$b:million-keys" '$1 == l && $6 > 0 {print $4 * 1024 / $6}' "$tmp/whole" | median)"
+  printf '  %-12s backoff sweep: %5.2f s wall, %5.2f CPU-s\n' "$b" "$(m sweep 2)" "$(m sweep 3)"
+done
+if [[ -n ${BASE:-} ]]; then
+  # Ratios of the runs next to each other (base, then this tree, in each round).
+  pair() { # label column
+    paste <(awk -v l="rlsim-base:$1" -v c="$2" '$1 == l {print $c}' "$tmp/whole") \
+      <(awk -v l="rlsim:$1" -v c="$2" '$1 == l {print $c}' "$tmp/whole") | awk '{print $1 / $2}' | median
+  }
+  printf '  this tree against %s: million-keys %.2fx less CPU, %.2fx less wall; backoff sweep %.2fx less CPU, %.2fx less wall\n' \
+    "$BASE" "$(pair million-keys 3)" "$(pair million-keys 2)" "$(pair sweep 3)" "$(pair sweep 2)"
+fi
+
+# Pipelined script decisions on a real server against the server's own benchmark client.
+if [[ -n ${RLSIM_REDIS_URL:-} ]] && command -v redis-benchmark > /dev/null; then
+  hostport=${RLSIM_REDIS_URL#redis://}
+  hostport=${hostport%%/*}
+  host=${hostport%:*}
+  port=${hostport##*:}
+  go test -c -o "$tmp/store.test" ./store
+  sha=$(redis-cli -h "$host" -p "$port" SCRIPT LOAD "$(cat store/lua/sliding_window.lua)")
+  now=$(($(date -d 2026-01-01T10:00:00Z +%s) * 1000000))
+  : > "$tmp/redis"
+  for _ in $(seq "$rounds"); do
+    (cd store && "$tmp/store.test" -test.run '^$' -test.bench 'Pipeline/^redis$/batch=256|PipelineOneWindow' -test.benchtime 2s) |
+      grep -E '^Benchmark' >> "$tmp/redis"
+    # The same script for 100 clients (random keys), the two-counter window of 100/min.
+    redis-benchmark -h "$host" -p "$port" -P 100 -n 200000 -r 100 -q --csv \
+      EVALSHA "$sha" 2 rlsim-bench:rb:__rand_int__:a rlsim-bench:rb:__rand_int__:b "$now" 100 60000000 100 1 0 |
+      awk -F'","' 'NR > 1 {gsub(/"/, "", $2); print "BenchmarkRedisBenchmarkEVALSHA-1 1 " $2 " decisions/s"}' >> "$tmp/redis"
+  done
+  redis-cli -h "$host" -p "$port" --scan --pattern 'rlsim-bench:rb:*' | xargs -r redis-cli -h "$host" -p "$port" DEL > /dev/null
+  echo
+  echo "pipelined Redis ($rounds rounds, medians; the peer is redis-benchmark -P 100 on the same server):"
+  for lanes in 1 4; do
+    printf '  %-52s %8.0f decisions/s  %4.2fx redis-benchmark EVALSHA -P 100 (%.0f/s)\n' \
+      "batch 256 on $lanes connection(s), calls in one window" "$(values "$tmp/redis" "PipelineOneWindow/lanes=$lanes" decisions/s | median)" \
+      "$(ratio "$tmp/redis" "PipelineOneWindow/lanes=$lanes" RedisBenchmarkEVALSHA decisions/s)" \
+      "$(values "$tmp/redis" RedisBenchmarkEVALSHA decisions/s | median)"
+    printf '  %-52s %8.0f decisions/s  %4.2fx\n' \
+      "batch 256 on $lanes connection(s), 1 ms apart" "$(values "$tmp/redis" "Pipeline/redis/batch=256/lanes=$lanes" decisions/s | median)" \
+      "$(ratio "$tmp/redis" "Pipeline/redis/batch=256/lanes=$lanes" RedisBenchmarkEVALSHA decisions/s)"
+  done
+fi
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -61,8 +61,9 @@ func BenchmarkScript(b *testing.B) {
 }
 
 // benchmarkPipelined runs the two-counter script like benchmarkFace, batch calls per
-// pipeline (1: one call per round trip, through Allow), and reports decisions per second.
-func benchmarkPipelined(b *testing.B, st Store, prefix string, batch int) {
+// pipeline (1: one call per round trip, through Allow), step of virtual time apart, and
+// reports decisions per second.
+func benchmarkPipelined(b *testing.B, st Store, prefix string, batch int, step time.Duration) {
 	lim, err := NewLimiter(st, "sliding-window", algorithms.Policy{Limit: 100, Window: time.Minute}, prefix)
 	if err != nil {
 		b.Fatal(err)
@@ -75,7 +76,7 @@ func benchmarkPipelined(b *testing.B, st Store, prefix string, batch int) {
 	calls := make([]Call, 0, batch)
 	i := 0
 	for b.Loop() {
-		at := now + int64(i)*int64(time.Millisecond)
+		at := now + int64(i)*int64(step)
 		c := clients[i%len(clients)]
 		i++
 		if batch == 1 {
@@ -100,7 +101,8 @@ func benchmarkPipelined(b *testing.B, st Store, prefix string, batch int) {
 }
 
 // BenchmarkPipeline compares one script call per round trip with pipelines of several
-// sizes, on miniredis and (RLSIM_REDIS_URL) a real server:
+// sizes, on miniredis and (RLSIM_REDIS_URL) a real server, where a batch is sent as one
+// pipeline or split by client over DefaultLanes connections at once:
 // go test -run '^$' -bench Pipeline ./store
 func BenchmarkPipeline(b *testing.B) {
 	for _, batch := range []int{1, 16, 64, 256, 1024} {
@@ -110,12 +112,46 @@ func BenchmarkPipeline(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer r.Close()
-			benchmarkPipelined(b, r, "rl:", batch)
+			benchmarkPipelined(b, r, "rl:", batch, time.Millisecond)
 		})
 	}
 	url := os.Getenv("RLSIM_REDIS_URL")
 	for _, batch := range []int{1, 16, 64, 256, 1024} {
-		b.Run(fmt.Sprintf("redis/batch=%d", batch), func(b *testing.B) {
+		for _, lanes := range []int{1, DefaultLanes} {
+			if lanes > 1 && batch < 2*minLaneCalls {
+				continue
+			}
+			b.Run(fmt.Sprintf("redis/batch=%d/lanes=%d", batch, lanes), func(b *testing.B) {
+				if url == "" {
+					b.Skip("RLSIM_REDIS_URL not set")
+				}
+				r, err := NewRedis(url)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer r.Close()
+				r.SetLanes(lanes)
+				prefix := fmt.Sprintf("rlsim-bench:%d:%d:%d:", batch, lanes, time.Now().UnixNano())
+				benchmarkPipelined(b, r, prefix, batch, time.Millisecond)
+				keys, _ := r.Keys(prefix)
+				names := make([]string, len(keys))
+				for i, k := range keys {
+					names[i] = k.Name
+				}
+				r.Delete(names...)
+			})
+		}
+	}
+}
+
+// BenchmarkPipelineOneWindow is the peer of redis-benchmark -P 100 sending EVALSHA of the
+// two-counter script for 100 clients at one instant (scripts/bench.sh): the same calls,
+// 1 µs apart so that a run stays in one window as redis-benchmark's do, in batches of 256
+// on one connection and on DefaultLanes (RLSIM_REDIS_URL).
+func BenchmarkPipelineOneWindow(b *testing.B) {
+	url := os.Getenv("RLSIM_REDIS_URL")
+	for _, lanes := range []int{1, DefaultLanes} {
+		b.Run(fmt.Sprintf("lanes=%d", lanes), func(b *testing.B) {
 			if url == "" {
 				b.Skip("RLSIM_REDIS_URL not set")
 			}
@@ -124,8 +160,9 @@ func BenchmarkPipeline(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer r.Close()
-			prefix := fmt.Sprintf("rlsim-bench:%d:%d:", batch, time.Now().UnixNano())
-			benchmarkPipelined(b, r, prefix, batch)
+			r.SetLanes(lanes)
+			prefix := fmt.Sprintf("rlsim-bench:window:%d:%d:", lanes, time.Now().UnixNano())
+			benchmarkPipelined(b, r, prefix, 256, time.Microsecond)
 			keys, _ := r.Keys(prefix)
 			names := make([]string, len(keys))
 			for i, k := range keys {

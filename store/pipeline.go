@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -20,6 +21,10 @@ type Call struct {
 	Keys   []string
 	Args   []int64
 	Now    int64
+	// Client is the client key the call decides for: the calls of different clients touch
+	// different store keys, so a face may run them on different connections at once, in
+	// order per client. Empty keeps the call in order with every other empty one.
+	Client string
 }
 
 // Batcher is a face that decides a batch of script calls in one round trip.
@@ -61,7 +66,7 @@ func (l *Limiter) Call(key string, at At, cost int64) Call {
 		named, args[argNow] = at.Store, storeTime
 	}
 	args[argCost] = max(cost, 1)
-	return Call{Script: l.script, Keys: l.Keys(key, named), Args: args[:], Now: at.Store}
+	return Call{Script: l.script, Keys: l.Keys(key, named), Args: args[:], Now: at.Store, Client: l.tag + ":" + key}
 }
 
 // ReplyOf is the decision in a script's reply, as Limiter.Allow reads it.
@@ -85,7 +90,8 @@ func ReplyOf(s *Script, v []int64) (Reply, error) {
 const clockCommand = "RLSIM.CLOCK"
 
 // ScriptCalls is how many script calls this face has sent, one by one or in batches;
-// Pipelines is how many batches (round trips) carried them in EvalBatch.
+// Pipelines is how many batches (round trips) carried them in EvalBatch: a batch split
+// over lanes is one round trip, its pipelines travelling side by side.
 func (r *Redis) ScriptCalls() int64 { return r.calls.Load() }
 
 // Pipelines is how many round trips EvalBatch has made.
@@ -103,7 +109,17 @@ func (r *Redis) RoundTrips() int64 { return r.pipelines.Load() + r.singles.Load(
 // loading the scripts, so the order holds. On miniredis each call is preceded by the
 // clock command whenever its time moves on, so TTLs count down exactly as they would one
 // call at a time.
+//
+// Calls of different clients commute, so when the face has several lanes (connections;
+// see SetLanes) the batch is split by client, each client's calls kept in order, and the
+// lanes' pipelines are sent at once: the server works through one while the client
+// writes the next and reads the last. The replies are those of one pipeline. On miniredis
+// a batch goes on lanes only when all its calls are at one instant, since its one clock
+// has to move between calls made at different times.
 func (r *Redis) EvalBatch(calls []Call) ([][]int64, error) {
+	if lanes := r.lanesFor(calls); len(lanes) > 1 {
+		return r.evalLanes(calls, lanes)
+	}
 	out := make([][]int64, len(calls))
 	for done := 0; done < len(calls); {
 		n, err := r.evalPipeline(calls[done:], out[done:])
@@ -234,7 +250,218 @@ func (r *Redis) registerClock() error {
 	})
 }
 
+// DefaultLanes is how many connections a face on a real server sends a batch's pipelines
+// on at once.
+const DefaultLanes = 4
+
+// SetLanes sets how many connections the face may split a batch over (at least 1; one
+// sends every batch as one pipeline). The face holds DefaultLanes+1 connections; more
+// lanes than that wait for one another.
+func (r *Redis) SetLanes(n int) { r.lanes = max(n, 1) }
+
+// poolSize is the connections a face holds: one per lane, and one for single calls.
+const poolSize = DefaultLanes + 1
+
+// minLaneCalls is the fewest calls worth a lane of their own: below it, a goroutine and a
+// round trip cost more than the pipelines' overlap saves.
+const minLaneCalls = 16
+
+// lanesFor splits calls by client into the face's lanes, the calls of each lane in order:
+// the indexes in calls of each lane's calls, the empty lanes left out. It returns one lane
+// when the batch is too small, when a call names no client, or when the clock of an
+// embedded server would have to move between calls.
+func (r *Redis) lanesFor(calls []Call) [][]int {
+	n := min(r.lanes, len(calls)/minLaneCalls)
+	if n <= 1 {
+		return nil
+	}
+	for _, c := range calls {
+		if c.Client == "" || (r.mini != nil && c.Now != calls[0].Now) {
+			return nil
+		}
+	}
+	lanes := make([][]int, n)
+	for i, c := range calls {
+		l := laneOf(c.Client, n)
+		lanes[l] = append(lanes[l], i)
+	}
+	out := lanes[:0]
+	for _, l := range lanes {
+		if len(l) > 0 {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// laneOf spreads clients over n lanes (FNV-1a of the client key).
+func laneOf(client string, n int) int {
+	h := uint32(2166136261)
+	for i := 0; i < len(client); i++ {
+		h = (h ^ uint32(client[i])) * 16777619
+	}
+	return int(h % uint32(n))
+}
+
+// evalLanes sends the lanes' calls as one pipeline per lane, all at once, and returns the
+// replies in the order of calls. The arguments are made in call order first, as one
+// pipeline makes them (the store's clock a call is sent is the latest of the calls up to
+// it), and any script new to the face is loaded before the lanes set off. A server that
+// has lost its scripts answers NOSCRIPT from some call of a lane on; the scripts are
+// loaded again once every lane's pipeline is back, never while one is on its way (a
+// lane's later calls would run before its earlier ones), and the lanes send the rest.
+func (r *Redis) evalLanes(calls []Call, lanes [][]int) ([][]int64, error) {
+	clock := r.pipeClock()
+	if r.mini != nil {
+		r.advance(calls[0].Now) // every call is at this instant (lanesFor)
+	}
+	argvs := make([][]any, len(calls))
+	for i, c := range calls {
+		clock = max(clock, c.Now)
+		argvs[i] = r.argv(c.Args, clock)
+	}
+	if err := r.loadScripts(calls, r.loadEvery); err != nil {
+		return nil, err
+	}
+	r.split.Add(1)
+	out := make([][]int64, len(calls))
+	done := make([]int, len(lanes))
+	errs := make([]error, len(lanes))
+	for reloaded := false; ; {
+		r.pipelines.Add(1) // the lanes' pipelines travel side by side: one round trip
+		var wg sync.WaitGroup
+		for l, lane := range lanes {
+			if len(lane) > 0 {
+				wg.Go(func() { done[l], errs[l] = r.lanePipeline(calls, argvs, lane, out) })
+			}
+		}
+		wg.Wait()
+		lost, progress := -1, false
+		var rest []Call
+		for l := range lanes {
+			progress = progress || done[l] > 0
+			lanes[l] = lanes[l][done[l]:]
+			done[l] = 0
+			switch err := errs[l]; {
+			case err == nil:
+			case !errors.Is(err, errNoScript):
+				return nil, err // the first lane's error, whatever the timing
+			default:
+				if lost < 0 {
+					lost = l
+				}
+				for _, i := range lanes[l] {
+					rest = append(rest, calls[i])
+				}
+			}
+			errs[l] = nil
+		}
+		if lost < 0 {
+			break
+		}
+		if !progress && reloaded {
+			return nil, fmt.Errorf("script %s: the server keeps losing its scripts: %w", calls[lanes[lost][0]].Script.Name, errNoScript)
+		}
+		reloaded = true
+		r.reloads.Add(1)
+		if err := r.loadScripts(rest, true); err != nil {
+			return nil, err
+		}
+	}
+	if r.mini == nil {
+		r.SetNow(clock)
+	}
+	return out, nil
+}
+
+// loadScripts loads, in one round trip, the scripts of calls this face has not loaded
+// yet (all of them when every is set).
+func (r *Redis) loadScripts(calls []Call, every bool) error {
+	if r.loaded == nil {
+		r.loaded = map[*Script]bool{}
+	}
+	var missing []*Script
+	for _, c := range calls {
+		if (every || !r.loaded[c.Script]) && !slices.Contains(missing, c.Script) {
+			missing = append(missing, c.Script)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	ctx, cancel := r.ctx()
+	defer cancel()
+	pipe := r.client.Pipeline()
+	for _, s := range missing {
+		pipe.ScriptLoad(ctx, s.Source)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		clear(r.loaded)
+		return r.wrap(fmt.Errorf("SCRIPT LOAD: %w", err))
+	}
+	for _, s := range missing {
+		r.loaded[s] = true
+	}
+	return nil
+}
+
+// lanePipeline sends the calls of lane as one pipeline of EVALSHA and returns how many
+// leading calls have their reply (see evalPipeline).
+func (r *Redis) lanePipeline(calls []Call, argvs [][]any, lane []int, out [][]int64) (int, error) {
+	ctx, cancel := r.ctx()
+	defer cancel()
+	pipe := r.client.Pipeline()
+	cmds := make([]*redis.Cmd, len(lane))
+	for j, i := range lane {
+		cmds[j] = pipe.EvalSha(ctx, calls[i].Script.lua.Hash(), calls[i].Keys, argvs[i]...)
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !isReplyError(err) {
+		return 0, r.wrap(fmt.Errorf("pipeline of %d script calls: %w", len(lane), err))
+	}
+	for j, cmd := range cmds {
+		v, err := cmd.Int64Slice()
+		if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+			for _, later := range cmds[j+1:] {
+				if !redis.HasErrorPrefix(later.Err(), "NOSCRIPT") {
+					return j, fmt.Errorf("script %s: the server lost its scripts in the middle of a pipeline and later calls ran before this one; the decisions are out of order", calls[lane[j]].Script.Name)
+				}
+			}
+			return j, errNoScript
+		}
+		if err != nil {
+			return j, r.wrap(fmt.Errorf("script %s: %w", calls[lane[j]].Script.Name, err))
+		}
+		out[lane[j]] = v
+		r.calls.Add(1)
+	}
+	return len(lane), nil
+}
+
 // counters of a face, kept apart from its fields in redis.go.
 type faceCounters struct {
 	calls, pipelines, reloads, singles atomic.Int64
+	split                              atomic.Int64 // batches sent on more than one lane
+}
+
+// laneState is what the face keeps for its lanes, kept apart from its fields in redis.go.
+type laneState struct {
+	lanes int      // connections a batch may be split over; 0 or 1: one pipeline
+	args  argTexts // the arguments sent lately, as sent
+}
+
+// argTexts remembers the decimal text of the integers a face sent lately, ready to send
+// again: a script's limit, window, burst, cost and keep repeat from call to call, and
+// formatting them anew made two allocations per argument of every call of a pipeline.
+type argTexts [64]struct {
+	v    int64
+	text any
+}
+
+// text returns v as the decimal string a command sends.
+func (t *argTexts) text(v int64) any {
+	e := &t[uint64(v)%uint64(len(t))]
+	if e.text == nil || e.v != v {
+		e.v, e.text = v, strconv.FormatInt(v, 10)
+	}
+	return e.text
 }

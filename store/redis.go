@@ -33,6 +33,7 @@ type Redis struct {
 	explicitClock bool
 
 	faceCounters
+	laneState
 	loaded   map[*Script]bool // scripts EvalBatch has loaded on the server
 	reloaded bool             // EvalBatch has just reloaded them after NOSCRIPT
 	// loadEvery makes EvalBatch load the batch's scripts in every pipeline (miniredis).
@@ -52,9 +53,10 @@ func NewRedis(url string) (*Redis, error) {
 	opt.MaxRetries = -1 // one attempt: a retry would double the time to a clear error
 	opt.DialerRetries = 1
 	quietOnce.Do(func() { redis.SetLogger(quietLogger{}) })
-	opt.PoolSize = 2
+	opt.PoolSize = poolSize
 	opt.DisableIdentity = true
 	r := &Redis{client: redis.NewClient(opt), name: "redis"}
+	r.SetLanes(DefaultLanes)
 	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
 	defer cancel()
 	if err := r.client.Ping(ctx).Err(); err != nil {
@@ -81,11 +83,12 @@ func NewMiniredis() (*Redis, error) {
 	}
 	r := &Redis{
 		client: redis.NewClient(&redis.Options{Addr: m.Addr(), DialTimeout: Timeout, ReadTimeout: Timeout,
-			WriteTimeout: Timeout, MaxRetries: -1, PoolSize: 2, DisableIdentity: true}),
+			WriteTimeout: Timeout, MaxRetries: -1, PoolSize: poolSize, DisableIdentity: true}),
 		mini:      m,
 		name:      "miniredis",
 		loadEvery: true,
 	}
+	r.SetLanes(DefaultLanes)
 	if err := r.registerClock(); err != nil {
 		r.Close()
 		return nil, err
@@ -142,9 +145,9 @@ func (r *Redis) argv(args []int64, now int64) []any {
 		case i == argNow && a == storeTime:
 			argv[i] = strconv.FormatInt(floorDiv(now, 1000), 10)
 		case i == argKeep && r.mini == nil:
-			argv[i] = strconv.FormatInt(a+WallMargin.Milliseconds(), 10)
+			argv[i] = r.args.text(a + WallMargin.Milliseconds())
 		default:
-			argv[i] = strconv.FormatInt(a, 10)
+			argv[i] = r.args.text(a)
 		}
 	}
 	return argv
