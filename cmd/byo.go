@@ -166,8 +166,8 @@ func (w *owned) close(streams IO) {
 		all, runs := e.Stats(), w.runs[i]
 		var parts []string
 		if runs.Decisions > 0 && runs.Wall > 0 {
-			parts = append(parts, fmt.Sprintf("%d decisions in %.2fs of wall time, written up to %d ahead of the answers: %.0f decisions/s",
-				runs.Decisions, runs.Wall.Seconds(), external.DefaultDepth, runs.PerSecond()))
+			parts = append(parts, fmt.Sprintf("%d decisions in %.2fs of wall time, written ahead of the answers: %.0f decisions/s",
+				runs.Decisions, runs.Wall.Seconds(), runs.PerSecond()))
 		}
 		if n := all.Decisions - runs.Decisions; n > 0 {
 			parts = append(parts, fmt.Sprintf("and %d for the worst-case search (one process per policy, a fresh key per candidate schedule) in %.2fs", n, (all.Wall-runs.Wall).Seconds()))
