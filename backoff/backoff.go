@@ -10,6 +10,7 @@
 package backoff
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"runtime"
@@ -151,6 +152,9 @@ type Experiment struct {
 	// Workers bounds the runs simulated at once; 0 means one per CPU. The result does
 	// not depend on it.
 	Workers int
+	// Context, when not nil, stops the experiment between two runs once it is done; Run
+	// then returns the context's cause.
+	Context context.Context
 }
 
 // RunSeed is the seed of run number run at a client count: a pure function of the
@@ -193,6 +197,9 @@ func (e Experiment) Run() ([]Result, error) {
 		for c := range e.Clients {
 			for r := range nr {
 				g.Go(func() error {
+					if e.Context != nil && e.Context.Err() != nil {
+						return nil // Run returns the cause below
+					}
 					buf := runBuffersPool.Get().(*runBuffers)
 					defer runBuffersPool.Put(buf)
 					var st RunStats
@@ -222,6 +229,9 @@ func (e Experiment) Run() ([]Result, error) {
 		}
 	}
 	g.Wait()
+	if e.Context != nil && e.Context.Err() != nil {
+		return nil, context.Cause(e.Context)
+	}
 	var out []Result
 	for s, strat := range e.Strategies {
 		for c, clients := range e.Clients {

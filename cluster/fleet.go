@@ -486,14 +486,11 @@ func (f *Fleet) Finish() (Stats, error) {
 	if f.err != nil || !f.cfg.UsesStore() {
 		return s, f.err
 	}
-	var err error
-	s.BlockedForever, s.LeakedKeys, err = store.Audit(f.st, f.cfg.Prefix, f.policy.Limit, f.cfg.TTLWindowKey)
+	a, err := store.Audit(f.st, f.cfg.Prefix, f.policy.Limit, f.cfg.TTLWindowKey)
 	if err != nil {
 		return s, err
 	}
-	// A leaked key is the counter the deployed pattern leaves: a string of INCR.
-	counterBytes, _, _ := store.ModelBytes("fixed-window", f.policy.Limit)
-	s.LeakedBytes = s.LeakedKeys * counterBytes
+	s.BlockedForever, s.LeakedKeys, s.LeakedBytes = a.Blocked, a.Leaked, a.LeakedBytes
 	return s, nil
 }
 

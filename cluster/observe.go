@@ -53,6 +53,6 @@ type Stats struct {
 	Store string
 	// BlockedForever, LeakedKeys and LeakedBytes are the keys the run left on the store
 	// without a TTL (store.Audit): those that refuse their client for good, the others,
-	// and the others' Redis memory from the calibrated model.
+	// and the others' Redis memory (MEMORY USAGE on a real server, else store.CounterBytes).
 	BlockedForever, LeakedKeys, LeakedBytes int64
 }

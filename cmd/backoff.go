@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"io"
 	"slices"
@@ -148,7 +149,7 @@ figure.`,
 				}
 			}
 			o.reproduce = reproducingFlags(c.Flags())
-			return runBackoff(o, streams)
+			return runBackoff(c.Context(), o, streams)
 		},
 	}
 	f := c.Flags()
@@ -291,7 +292,7 @@ func (o *backoffOptions) experiment() (backoff.Experiment, error) {
 	return e, nil
 }
 
-func runBackoff(o *backoffOptions, streams IO) error {
+func runBackoff(ctx context.Context, o *backoffOptions, streams IO) error {
 	formats, err := parseCharts(o.charts)
 	if err != nil {
 		return err
@@ -305,9 +306,12 @@ func runBackoff(o *backoffOptions, streams IO) error {
 	}
 	// The herd chart draws the first run's series.
 	e.KeepSeries = e.KeepSeries || len(formats) > 0
+	ctx, stop := interruptible(ctx)
+	defer stop()
+	e.Context = ctx
 	results, err := e.Run()
 	if err != nil {
-		return err
+		return interruption(ctx, err)
 	}
 	rep := backoffReport{
 		Model: o.model, Seed: e.Seed, Base: report.Duration(o.base), Cap: report.Duration(o.cap),
@@ -343,19 +347,17 @@ func runBackoff(o *backoffOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
+	var outs outputSet
+	defer outs.discard()
 	if o.series != "" {
-		if err := writeAtomically(o.series, func(w io.Writer) error {
-			_, err := w.Write(series.Bytes())
-			return err
-		}); err != nil {
+		if err := outs.add(o.series, series.Bytes()); err != nil {
 			return err
 		}
 	}
-	if err := writeOutFiles(o.out, charts); err != nil {
+	if err := stageOutFiles(&outs, o.out, charts); err != nil {
 		return err
 	}
-	_, err = streams.Out.Write(buf.Bytes())
-	return err
+	return commitWithStdout(&outs, streams.Out, buf.Bytes())
 }
 
 // writeSeries writes, per strategy and client count, the first run's attempts of any kind

@@ -54,9 +54,10 @@ var serverFlags = map[string][]string{
 func (r *rateLimitedFlags) register(f *pflag.FlagSet) {
 	d := backoff.DefaultRateLimited
 	f.StringVar(&r.algorithm, "algorithm", d.Algorithm, "rate-limited: the API's algorithm")
-	f.Int64Var(&r.limit, "limit", d.Policy.Limit, "rate-limited: units per window")
-	f.DurationVar(&r.window, "window", d.Policy.Window, "rate-limited: window")
-	f.Int64Var(&r.burst, "burst", 0, "rate-limited: bucket capacity (default: limit)")
+	r.limit, r.window = d.Policy.Limit, d.Policy.Window
+	f.Var(unitsValue{&r.limit}, "limit", "rate-limited: units per window")
+	f.Var(windowValue{&r.window}, "window", "rate-limited: window")
+	f.Var(unitsValue{&r.burst}, "burst", "rate-limited: bucket capacity (default: limit)")
 	f.StringVar(&r.key, "key", "shared", "rate-limited: shared (the API's capacity) or client (a limit per client)")
 	f.IntVar(&r.requests, "requests", d.Requests, "rate-limited, overload: requests in each client's job")
 	f.DurationVar(&r.spread, "spread", 0, "rate-limited, overload: start the clients evenly over this long instead of all at once (overload: 10s unless set)")

@@ -1,12 +1,10 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -65,7 +63,7 @@ type owned struct {
 	makers []run.Maker
 	lua    []*external.Lua
 	exec   []*external.Exec
-	stop   func()
+	stop   func() bool
 	// runs is, per program, what it answered inside runs (measured), as opposed to the
 	// worst-case search.
 	runs []external.Rate
@@ -73,10 +71,10 @@ type owned struct {
 
 // open loads the scripts and checks each on its face (a syntax error, an unreachable
 // --redis), names the programs, and refuses two limiters of one name or a name of a
-// built-in algorithm. While programs may run, an interrupt kills them and ends the run
-// with the signal's exit status.
-func (o *ownOptions) open(redisURL string, streams IO) (*owned, error) {
-	w := &owned{stop: func() {}}
+// built-in algorithm. When ctx ends by an interrupt (see interruptible), the programs are
+// killed at once, so the run stops without waiting for their answers.
+func (o *ownOptions) open(ctx context.Context, redisURL string, streams IO) (*owned, error) {
+	w := &owned{stop: func() bool { return false }}
 	if o.timeout <= 0 {
 		return nil, usagef("--limiter-timeout: must be positive, got %s", o.timeout)
 	}
@@ -118,23 +116,14 @@ func (o *ownOptions) open(redisURL string, streams IO) (*owned, error) {
 		w.makers = append(w.makers, e)
 		w.runs = append(w.runs, external.Rate{})
 	}
-	if len(w.exec) > 0 {
-		sigs := make(chan os.Signal, 1)
-		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() {
-			select {
-			case s := <-sigs:
+	if len(w.exec) > 0 && ctx != nil {
+		w.stop = context.AfterFunc(ctx, func() {
+			if cause, ok := context.Cause(ctx).(interruptedError); ok {
 				for _, e := range w.exec {
-					e.Interrupt(interruptedError{s.(syscall.Signal)})
+					e.Interrupt(cause)
 				}
-			case <-done:
 			}
-		}()
-		w.stop = func() {
-			signal.Stop(sigs)
-			close(done)
-		}
+		})
 	}
 	return w, nil
 }
@@ -196,6 +185,14 @@ func (w *owned) measure(fn func() error) error {
 	return err
 }
 
+// cleaned says, for an interrupted run's line, what was stopped; "" with no program.
+func (w *owned) cleaned() string {
+	if w == nil || len(w.exec) == 0 {
+		return ""
+	}
+	return "the --limiter-exec programs were stopped"
+}
+
 // byName is the maker of the limiter called name, or nil.
 func (w *owned) byName(name string) run.Maker {
 	if w == nil {
@@ -217,13 +214,3 @@ func (w *owned) targets(pol algorithms.Policy, epoch int64) []worstcase.Target {
 	}
 	return out
 }
-
-// interruptedError is a run stopped by a signal while the user's programs ran: they are
-// killed, and the run exits 128 + the signal's number.
-type interruptedError struct{ sig syscall.Signal }
-
-func (e interruptedError) Error() string {
-	return fmt.Sprintf("interrupted by %s: the --limiter-exec programs were stopped", e.sig)
-}
-
-func (e interruptedError) ExitCode() int { return 128 + int(e.sig) }

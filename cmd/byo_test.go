@@ -265,7 +265,7 @@ func TestInterruptEndsPrograms(t *testing.T) {
 		<-done
 		t.Fatalf("rlsim did not end on an interrupt: %s", stderr.String())
 	}
-	if code := c.ProcessState.ExitCode(); code != 130 || !strings.Contains(stderr.String(), "interrupted by interrupt: the --limiter-exec programs were stopped") {
+	if code := c.ProcessState.ExitCode(); code != 130 || !strings.Contains(stderr.String(), "interrupted by SIGINT; the --limiter-exec programs were stopped") {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr.String())
 	}
 	waitGroupGone(t, pid)

@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -567,5 +568,42 @@ func TestReadmeCommandList(t *testing.T) {
 				t.Errorf("README.md: the synopsis of rlsim %s lacks --%s", c.Name(), f.Name)
 			}
 		})
+	}
+}
+
+// README's reliability section backs each case with tests by name: every name it gives
+// is a test of the repository.
+func TestReadmeReliabilityNamesRealTests(t *testing.T) {
+	data, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(data), "\n## Reliability\n")
+	if !ok {
+		t.Fatal("README.md has no Reliability section")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	defined := map[string]bool{}
+	err = filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		src, err := os.ReadFile(path)
+		for _, m := range regexp.MustCompile(`(?m)^func ((?:Test|Fuzz)\w+)\(`).FindAllSubmatch(src, -1) {
+			defined[string(m[1])] = true
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := regexp.MustCompile("`((?:Test|Fuzz)\\w+)`").FindAllStringSubmatch(section, -1)
+	if len(names) < 20 {
+		t.Fatalf("the section names %d tests", len(names))
+	}
+	for _, m := range names {
+		if !defined[m[1]] {
+			t.Errorf("README.md's Reliability section names %s, which is no test", m[1])
+		}
 	}
 }

@@ -214,7 +214,11 @@ func TestBadInputExitsNonZeroWithOneLineAndWritesNothing(t *testing.T) {
 		{[]string{"run", "../scenario/testdata/bad/negative-count.yaml"}, 1, "count: must be between"},
 		{[]string{"compare", "--algorithms", "fixed-window,nope"}, 2, `--algorithms: unknown algorithm "nope"`},
 		{[]string{"compare", "--format", "xml"}, 2, `invalid argument "xml" for "--format" flag: unknown format "xml"`},
-		{[]string{"compare", "--limit", "-3"}, 2, "--limit: must be positive"},
+		{[]string{"compare", "--limit", "-3"}, 2, `invalid argument "-3" for "--limit" flag: must be at least 1, got -3`},
+		{[]string{"compare", "--limit", "0"}, 2, `invalid argument "0" for "--limit" flag: must be at least 1, got 0`},
+		{[]string{"compare", "--window", "0s"}, 2, `invalid argument "0s" for "--window" flag: must be positive, got 0s`},
+		{[]string{"compare", "--burst", "0"}, 2, `invalid argument "0" for "--burst" flag: must be at least 1, got 0`},
+		{[]string{"compare", "--window", "500000h"}, 2, `invalid argument "500000h" for "--window" flag: 500000h0m0s is longer than the longest window the virtual clock handles, 100000h0m0s`},
 		{[]string{"compare", "--window", "soon"}, 2, `invalid argument "soon" for "--window"`},
 		{[]string{"compare", "--key", "shoe-size"}, 2, `--key: unknown key "shoe-size"`},
 	}

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -30,6 +31,8 @@ type compareOptions struct {
 	worstBudget int
 	memory      bool
 	workers     int
+	// yes runs a scenario of confirmDecisions decisions or more.
+	yes bool
 	// redis and pipeline put cluster scenarios' shared store on a real Redis (pipeline.go);
 	// redis is also where --lua scripts run.
 	redis    string
@@ -59,16 +62,16 @@ func newCompareCmd(g *globalOptions, streams IO) *cobra.Command {
   rlsim compare --scenario two-counter-timed --algorithms sliding-window --lua examples/lua/notes_two_counter.lua --out ""
   rlsim compare --scenario boundary-burst --algorithms token-bucket --limiter-exec 'python3 examples/exec/token_bucket.py' --out ""`,
 		Args: argCount(0, 0),
-		RunE: func(*cobra.Command, []string) error {
-			return runCompare(o, streams)
+		RunE: func(c *cobra.Command, _ []string) error {
+			return runCompare(c.Context(), o, streams)
 		},
 	}
 	f := c.Flags()
 	f.StringArrayVar(&o.scenarios, "scenario", nil, "scenario name or file (repeatable; default: every built-in)")
 	f.StringSliceVar(&o.algorithms, "algorithms", nil, "algorithms to compare, comma-separated (default: the scenario's, else all)")
-	f.Int64Var(&o.limit, "limit", 0, "override the policy's limit (units per window)")
-	f.DurationVar(&o.window, "window", 0, "override the policy's window")
-	f.Int64Var(&o.burst, "burst", 0, "override the bucket algorithms' burst")
+	f.Var(unitsValue{&o.limit}, "limit", "override the policy's limit (units per window)")
+	f.Var(windowValue{&o.window}, "window", "override the policy's window")
+	f.Var(unitsValue{&o.burst}, "burst", "override the bucket algorithms' burst")
 	f.StringVar(&o.key, "key", "", "key every request on this instead (user, ip, ipv6/N, xff:K, xff-leftmost, account, tenant, api-key, route); sets layered limits aside")
 	f.StringSliceVar(&o.layers, "layers", nil, "check only these layers of the scenario's layered limits, comma-separated")
 	f.IntVar(&o.worstBudget, "worst-budget", defaultCompareWorstBudget, "local-search budget of the worst_over_admission column (0: structured attacks only)")
@@ -94,9 +97,9 @@ func newRunCmd(g *globalOptions, streams IO) *cobra.Command {
   # a Lua script of your own as the script of a cluster's shared store, beside the built-ins
   rlsim run cluster-nonatomic --lua examples/lua/fixed_window.lua --format json --out ""`,
 		Args: argCount(1, 1),
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(c *cobra.Command, args []string) error {
 			o.scenarios = args
-			return runCompare(o, streams)
+			return runCompare(c.Context(), o, streams)
 		},
 	}
 	addScaleFlags(c, o)
@@ -121,15 +124,6 @@ func (o *compareOptions) validate() error {
 			return usagef("--algorithms: unknown algorithm %q (want %s, or a variant: %s)", a, strings.Join(algorithms.Names, ", "), strings.Join(algorithms.Variants, ", "))
 		}
 	}
-	if o.limit < 0 {
-		return usagef("--limit: must be positive, got %d", o.limit)
-	}
-	if o.window < 0 {
-		return usagef("--window: must be positive, got %s", o.window)
-	}
-	if o.burst < 0 {
-		return usagef("--burst: must not be negative, got %d", o.burst)
-	}
 	if o.worstBudget < 0 {
 		return usagef("--worst-budget: must not be negative, got %d", o.worstBudget)
 	}
@@ -150,7 +144,7 @@ func (o *compareOptions) validate() error {
 	return o.checkStoreFlags()
 }
 
-func runCompare(o *compareOptions, streams IO) error {
+func runCompare(ctx context.Context, o *compareOptions, streams IO) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
@@ -181,75 +175,54 @@ func runCompare(o *compareOptions, streams IO) error {
 				return usagef("--key: %v", err)
 			}
 		}
+		algs := o.algorithms
+		if len(algs) == 0 {
+			algs = sc.Algorithms
+		}
+		if len(algs) == 0 {
+			algs = algorithms.Names
+		}
+		if err := confirmSize(sc, algs, o.yes); err != nil {
+			return err
+		}
 		loaded = append(loaded, sc)
 	}
 	if err := o.useRedis(loaded); err != nil {
 		return err
 	}
-	own, err := o.own.open(o.redis, streams)
+	defer tuneGCForHeavy(loaded)()
+	ctx, stop := interruptible(ctx)
+	defer stop()
+	own, err := o.own.open(ctx, o.redis, streams)
 	if err != nil {
 		return err
 	}
 	defer own.close(streams)
-	defer tuneGCForHeavy(loaded)()
-	opts := run.Options{Algorithms: o.algorithms, Limit: o.limit, Window: o.window, Burst: o.burst, Workers: o.workers, Pipeline: o.pipeline,
+	opts := run.Options{Algorithms: o.algorithms, Limit: o.limit, Window: o.window, Burst: o.burst, Workers: o.workers, Pipeline: o.pipeline, Context: ctx,
 		Own: own.makers}
 	var meter storeMeter
 	if o.seedSet {
 		opts.Seed = &o.seed
 	}
 
+	// Every file of the run is staged and put in place together at the end, or none.
+	var outs outputSet
+	defer outs.discard()
+	dw, err := stageDecisions(&outs, o.decisions)
+	if err != nil {
+		return err
+	}
+	opts.Decisions = dw
 	bar := newProgress(streams.Err, streams.Out, o.format, len(loaded), o.out != "")
 	if bar != nil {
 		opts.Progress = bar.simulating
 	}
-	var reports []*report.Report
-	var requests int64
-	var worst worstcase.Cache // the worst case of each policy, searched once per run
-	err = withDecisions(o.decisions, func(dw *run.DecisionWriter) error {
-		opts.Decisions = dw
-		for _, sc := range loaded {
-			opts.Memory = o.memory || sc.Heavy
-			if sc.Clients != nil && len(own.makers) > 0 {
-				fmt.Fprintf(streams.Err, "rlsim: warning: scenario %s: its closed-loop clients are served by the built-in algorithms only, not by --lua or --limiter-exec limiters\n", sc.Name)
-			}
-			var rep *report.Report
-			err := meter.run(func(stats *run.StoreStats) (err error) {
-				opts.StoreStats = stats
-				return own.measure(func() (err error) {
-					rep, err = run.Run(sc, opts)
-					return err
-				})
-			})
-			opts.StoreStats = nil
-			if err != nil {
-				return err
-			}
-			collectAfterHeavy(sc)
-			if err := addWorstOverAdmission(&worst, rep, sc.EpochTime(), o.worstBudget, own); err != nil {
-				return err
-			}
-			if args := o.own.args(); len(args) > 0 && rep.Reproduce == "" {
-				// The summary's command brings the same limiters of the user's again.
-				rep.Reproduce = rep.Command() + " " + strings.Join(args, " ")
-			}
-			// The keying chart compares the scenario's key with its compare_keys, unless
-			// the user chose the key or layers.
-			if len(chartFormats) > 0 && o.out != "" && o.key == "" && len(o.layers) == 0 {
-				if rep.KeyRuns, err = keyRuns(sc, opts); err != nil {
-					return err
-				}
-			}
-			bar.scenarioDone(sc.Name)
-			for _, x := range rep.Results {
-				requests += x.Requests
-			}
-			reports = append(reports, rep)
-		}
-		return nil
-	})
+	reports, requests, err := compareScenarios(loaded, o, opts, &meter, bar, len(chartFormats) > 0, own, streams)
+	if err == nil && dw != nil {
+		err = flushDecisions(dw, o.decisions)
+	}
 	if err != nil {
-		return err
+		return interruption(ctx, meter.failed(err), meter.cleaned(), own.cleaned(), notWritten(outs.discard()))
 	}
 	meter.report(streams.Err, o.pipeline)
 	var buf bytes.Buffer
@@ -257,29 +230,91 @@ func runCompare(o *compareOptions, streams IO) error {
 		return err
 	}
 	if o.out != "" {
-		if err := writeResults(o.out, chartFormats, reports, bar.drawing); err != nil {
+		if err := stageResults(&outs, o.out, chartFormats, reports, bar.drawing); err != nil {
 			return err
 		}
 	}
 	bar.finish(requests)
-	_, err = streams.Out.Write(buf.Bytes())
-	return err
+	return commitWithStdout(&outs, streams.Out, buf.Bytes())
 }
 
-// withDecisions runs fn with a decisions writer on a temporary file that becomes path only
-// if fn succeeds; with no path, fn gets nil.
-func withDecisions(path string, fn func(*run.DecisionWriter) error) error {
-	if path == "" {
-		return fn(nil)
+// compareScenarios runs every scenario of compare or run and returns their reports and
+// the requests they decided.
+func compareScenarios(loaded []*scenario.Scenario, o *compareOptions, opts run.Options, meter *storeMeter, bar *progress, charts bool, own *owned, streams IO) ([]*report.Report, int64, error) {
+	var reports []*report.Report
+	var requests int64
+	var worst worstcase.Cache // the worst case of each policy, searched once per run
+	for _, sc := range loaded {
+		opts.Memory = o.memory || sc.Heavy
+		if sc.Clients != nil && len(own.makers) > 0 {
+			fmt.Fprintf(streams.Err, "rlsim: warning: scenario %s: its closed-loop clients are served by the built-in algorithms only, not by --lua or --limiter-exec limiters\n", sc.Name)
+		}
+		var rep *report.Report
+		err := meter.run(func(stats *run.StoreStats) (err error) {
+			opts.StoreStats = stats
+			return own.measure(func() (err error) {
+				rep, err = run.Run(sc, opts)
+				return err
+			})
+		})
+		opts.StoreStats = nil
+		if err != nil {
+			return nil, 0, err
+		}
+		collectAfterHeavy(sc)
+		if err := addWorstOverAdmission(&worst, rep, sc.EpochTime(), o.worstBudget, own); err != nil {
+			return nil, 0, err
+		}
+		if args := o.own.args(); len(args) > 0 && rep.Reproduce == "" {
+			// The summary's command brings the same limiters of the user's again.
+			rep.Reproduce = rep.Command() + " " + strings.Join(args, " ")
+		}
+		// The keying chart compares the scenario's key with its compare_keys, unless
+		// the user chose the key or layers.
+		if charts && o.out != "" && o.key == "" && len(o.layers) == 0 {
+			if rep.KeyRuns, err = keyRuns(sc, opts); err != nil {
+				return nil, 0, err
+			}
+		}
+		bar.scenarioDone(sc.Name)
+		for _, x := range rep.Results {
+			requests += x.Requests
+		}
+		reports = append(reports, rep)
 	}
-	return writeAtomically(path, func(w io.Writer) error {
-		dw := run.NewDecisionWriter(csv.NewWriter(w))
-		if err := fn(dw); err != nil {
-			return err
-		}
-		if err := dw.Flush(); err != nil {
-			return fmt.Errorf("--decisions %s: %w", path, err)
-		}
-		return nil
-	})
+	return reports, requests, nil
+}
+
+// stageDecisions stages the decisions file in outs and returns its writer; with no path,
+// nil.
+func stageDecisions(outs *outputSet, path string) (*run.DecisionWriter, error) {
+	if path == "" {
+		return nil, nil
+	}
+	w, err := outs.create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--decisions: %w", err)
+	}
+	return run.NewDecisionWriter(csv.NewWriter(w)), nil
+}
+
+func flushDecisions(dw *run.DecisionWriter, path string) error {
+	if err := dw.Flush(); err != nil {
+		return fmt.Errorf("--decisions %s: %w", path, err)
+	}
+	return nil
+}
+
+// commitWithStdout completes the run's staged files, writes its report to stdout, and
+// only then puts the files in place: a report that cannot be written (a full disk under
+// a redirection) leaves the files unwritten, a file that cannot be completed prints no
+// report.
+func commitWithStdout(outs *outputSet, stdout io.Writer, report []byte) error {
+	if err := outs.prepare(); err != nil {
+		return err
+	}
+	if _, err := stdout.Write(report); err != nil {
+		return fmt.Errorf("writing the report to stdout: %w", err)
+	}
+	return outs.commit()
 }

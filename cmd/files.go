@@ -8,37 +8,124 @@ import (
 	"path/filepath"
 )
 
-// writeAtomically writes a file through fn into a temporary file beside path and renames
-// it over path only when fn and the flush succeed, so a failed run never leaves a
-// half-written file and keeps the previous one intact.
-func writeAtomically(path string, fn func(io.Writer) error) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+// outputSet is the files one run writes, each staged beside its path and put in place
+// together by commit once the whole run has succeeded. Until then nothing under their
+// paths changes: discard (or a failed commit) drops what was staged, so a failed or
+// interrupted run writes none of its files and every old version stays as it was.
+//
+// On Linux a file is staged without a name (O_TMPFILE) and gets one only when it is
+// complete, just before the renames, so even a run killed outright (SIGKILL, a second
+// Ctrl-C) leaves nothing behind; elsewhere, or on a file system without O_TMPFILE, it is
+// a hidden temporary file (".NAME.tmp-*") that discard removes.
+type outputSet struct {
+	files    []*stagedFile
+	prepared bool
+}
+
+type stagedFile struct {
+	path string // where it goes
+	f    *os.File
+	temp string // its temporary name; "" while it has none
+	w    *bufio.Writer
+}
+
+// create stages a file for path and returns the writer that fills it.
+func (s *outputSet) create(path string) (io.Writer, error) {
+	f, temp, err := stage(path)
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+		return nil, fmt.Errorf("writing %s: %w", path, err)
 	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	bw := bufio.NewWriterSize(tmp, 1<<16)
-	if err = fn(bw); err != nil {
+	sf := &stagedFile{path: path, f: f, temp: temp, w: bufio.NewWriterSize(f, 1<<16)}
+	s.files = append(s.files, sf)
+	s.prepared = false
+	return sf.w, nil
+}
+
+// add stages a file for path that holds data.
+func (s *outputSet) add(path string, data []byte) error {
+	w, err := s.create(path)
+	if err != nil {
 		return err
 	}
-	if err = bw.Flush(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	// CreateTemp makes the file private (0600); results are for reading by others too.
-	if err = tmp.Chmod(0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
+	if _, err := w.Write(data); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// stage opens the file that will become path: nameless where the system allows.
+func stage(path string) (f *os.File, temp string, err error) {
+	if f, err := openAnonymous(path); err == nil {
+		return f, "", nil
+	}
+	f, err = os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, "", err
+	}
+	return f, f.Name(), nil
+}
+
+// prepare completes every staged file — written out, readable by others (0644), given
+// a temporary name beside its path, closed — so that what remains of commit is renames.
+// It reports the first failure (a full disk shows here at the latest).
+func (s *outputSet) prepare() error {
+	if s.prepared {
+		return nil
+	}
+	for _, sf := range s.files {
+		if sf.f == nil {
+			continue
+		}
+		err := sf.w.Flush()
+		if err == nil {
+			// A temporary file is private (0600); results are for others to read too.
+			err = sf.f.Chmod(0o644)
+		}
+		if err == nil && sf.temp == "" {
+			sf.temp, err = linkAnonymous(sf.f, sf.path)
+		}
+		if cerr := sf.f.Close(); err == nil {
+			err = cerr
+		}
+		sf.f = nil
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", sf.path, err)
+		}
+	}
+	s.prepared = true
+	return nil
+}
+
+// commit prepares every staged file and renames each over its path. Any failure before
+// the renames writes nothing. What is not in place when it returns is discarded.
+func (s *outputSet) commit() error {
+	defer s.discard()
+	if err := s.prepare(); err != nil {
+		return err
+	}
+	for _, sf := range s.files {
+		if err := os.Rename(sf.temp, sf.path); err != nil {
+			return fmt.Errorf("writing %s: %w", sf.path, err)
+		}
+		sf.temp = ""
+	}
+	s.files = nil
+	return nil
+}
+
+// discard drops every staged file that is not in place — closing a nameless one frees
+// it, a named one is removed — and returns their paths.
+func (s *outputSet) discard() []string {
+	var dropped []string
+	for _, sf := range s.files {
+		if sf.f != nil {
+			sf.f.Close()
+		}
+		if sf.temp != "" {
+			os.Remove(sf.temp)
+		}
+		dropped = append(dropped, sf.path)
+	}
+	s.files, s.prepared = nil, false
+	return dropped
 }

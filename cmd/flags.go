@@ -2,11 +2,15 @@ package cmd
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/rlsim/rlsim/sim"
 )
 
 // globalOptions are the options several commands share: output format and folder, charts,
@@ -83,6 +87,45 @@ func (v seedValue) Set(s string) error {
 		return fmt.Errorf("want a whole number from 0 to %d", uint64(1<<64-1))
 	}
 	v.g.seed, v.g.seedSet = n, true
+	return nil
+}
+
+// unitsValue is a flag of a whole number of units (a limit, a burst) of at least 1. A
+// flag the command line gives is checked while it is parsed, so an explicit 0 is refused
+// (exit 2) instead of being read as the default that 0 stands for when it is left out.
+type unitsValue struct{ dst *int64 }
+
+func (v unitsValue) String() string { return strconv.FormatInt(*v.dst, 10) }
+func (v unitsValue) Type() string   { return "int" }
+
+func (v unitsValue) Set(s string) error {
+	n, err := strconv.ParseInt(s, 0, 64)
+	if err != nil {
+		return fmt.Errorf("want a whole number from 1 to %d", int64(math.MaxInt64))
+	}
+	if n < 1 {
+		return fmt.Errorf("must be at least 1, got %d", n)
+	}
+	*v.dst = n
+	return nil
+}
+
+// windowValue is a flag of a window: a duration the virtual clock handles (positive, at
+// most sim.MaxWindow), checked while it is parsed, so an explicit 0s is refused too.
+type windowValue struct{ dst *time.Duration }
+
+func (v windowValue) String() string { return v.dst.String() }
+func (v windowValue) Type() string   { return "duration" }
+
+func (v windowValue) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("want a duration such as 1m or 1.5s")
+	}
+	if err := sim.CheckWindow(d); err != nil {
+		return err
+	}
+	*v.dst = d
 	return nil
 }
 

@@ -131,7 +131,7 @@ func TestFleetCSVOnStdout(t *testing.T) {
 	for name, want := range map[string]string{
 		"kind": "result", "variant": "incr-expire-ttl-window", "placement": "shared-nonatomic", "nodes": "5", "store": "model",
 		"effective_limit": "11", "store_round_trips": "1.2445687952600395", "crashes": "18", "blocked_forever": "10",
-		"leaked_keys": "8", "leaked_bytes": "704", "lost_writes": "0", "window_s": "60", "strategy": "",
+		"leaked_keys": "8", "leaked_bytes": "960", "lost_writes": "0", "window_s": "60", "strategy": "",
 	} {
 		if ttl[name] != want {
 			t.Errorf("ttl-window row: %s = %q, want %q", name, ttl[name], want)

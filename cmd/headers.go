@@ -34,9 +34,10 @@ type policyFlags struct {
 func (p *policyFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&p.name, "name", "default", "policy name sent in RateLimit-Policy and the problem body")
 	f.StringVar(&p.algorithm, "algorithm", "sliding-window", "algorithm: "+strings.Join(algorithms.Names, ", "))
-	f.Int64Var(&p.limit, "limit", 100, "units per window")
-	f.DurationVar(&p.window, "window", time.Minute, "window")
-	f.Int64Var(&p.burst, "burst", 0, "bucket capacity of token-bucket, leaky-bucket and gcra (default: limit)")
+	p.limit, p.window = 100, time.Minute
+	f.Var(unitsValue{&p.limit}, "limit", "units per window")
+	f.Var(windowValue{&p.window}, "window", "window")
+	f.Var(unitsValue{&p.burst}, "burst", "bucket capacity of token-bucket, leaky-bucket and gcra (default: limit)")
 	f.BoolVar(&p.legacy, "legacy-headers", false, "also send RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset")
 	f.BoolVar(&p.xRateLimit, "x-ratelimit", false, "also send X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset")
 	f.BoolVar(&p.noDraft, "no-draft-headers", false, "leave out the IETF draft's RateLimit-Policy and RateLimit")

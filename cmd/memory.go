@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -57,13 +58,14 @@ key in-process beside Redis, a log scale, the Redis bars labelled measured or mo
 		Args: argCount(0, 0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			o.prefixSet = c.Flags().Changed("prefix")
-			return runMemory(o, streams)
+			return runMemory(c.Context(), o, streams)
 		},
 	}
 	f := c.Flags()
 	f.IntVar(&o.keys, "keys", 1_000_000, "number of active client keys the totals are for (and, with --redis, loaded)")
-	f.Int64Var(&o.limit, "limit", 100, "limit per window each client is held at")
-	f.DurationVar(&o.window, "window", time.Minute, "window of the limit")
+	o.limit, o.window = 100, time.Minute
+	f.Var(unitsValue{&o.limit}, "limit", "limit per window each client is held at")
+	f.Var(windowValue{&o.window}, "window", "window of the limit")
 	f.StringSliceVar(&o.algorithms, "algorithms", nil, "algorithms to size (default: all)")
 	f.StringVar(&o.redisURL, "redis", "", "measure on this Redis server (redis://host:port/db) instead of the model")
 	f.IntVar(&o.load, "load", 100_000, "with --redis: clients loaded per algorithm, at most --keys (totals scale the measured mean to --keys)")
@@ -100,7 +102,7 @@ func (o *memoryOptions) validate() error {
 	return nil
 }
 
-func runMemory(o *memoryOptions, streams IO) error {
+func runMemory(ctx context.Context, o *memoryOptions, streams IO) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
@@ -119,7 +121,14 @@ func runMemory(o *memoryOptions, streams IO) error {
 		Load:           o.load,
 		EncodingLimits: []int64{64, store.ZsetListpackEntries, store.ZsetListpackEntries + 1, 256},
 	}
+	var deleted int
 	if o.redisURL != "" {
+		var stop func()
+		ctx, stop = interruptible(ctx)
+		defer stop()
+		// The wall clock is read here, in the command: the pause lets the server shrink
+		// its tables between two measurements.
+		opts.MeasureHooks = store.MeasureHooks{Context: ctx, Pause: time.Sleep, Deleted: func(n int) { deleted += n }}
 		r, err := store.NewRedis(o.redisURL)
 		if err != nil {
 			return fmt.Errorf("--redis: %w", err)
@@ -132,7 +141,7 @@ func runMemory(o *memoryOptions, streams IO) error {
 	}
 	rep, err := store.Size(opts)
 	if err != nil {
-		return err
+		return interruption(ctx, err, fmt.Sprintf("deleted the %d keys it had written under %q", deleted, o.prefix))
 	}
 	var buf bytes.Buffer
 	if err := renderMemory(&buf, o.format, rep); err != nil {
@@ -142,19 +151,21 @@ func runMemory(o *memoryOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
-	if err := writeOutFiles(o.out, charts); err != nil {
+	var outs outputSet
+	defer outs.discard()
+	if err := stageOutFiles(&outs, o.out, charts); err != nil {
 		return err
 	}
-	_, err = streams.Out.Write(buf.Bytes())
-	return err
+	return commitWithStdout(&outs, streams.Out, buf.Bytes())
 }
 
 func memoryTables(rep *store.MemoryReport) []report.Table {
 	main := report.Table{
 		Title: fmt.Sprintf("memory per key — %d keys, limit %d per %s, Redis: %s", rep.Keys, rep.Limit, rep.Window, redisLabel(rep)),
-		Header: []string{"algorithm", "state_bytes_per_key", "redis_bytes_per_key", "redis_source", "redis_encoding",
+		Header: []string{"algorithm", "state_bytes_per_key", "redis_bytes_per_key", "redis_used_memory_per_key", "redis_source", "redis_encoding",
 			"state_bytes_total", "redis_bytes_total", "redis_vs_two_counters"},
 	}
+	var two, log store.MemoryRow
 	for _, r := range rep.Results {
 		vs := "-"
 		if r.VsTwoCounters > 0 {
@@ -162,16 +173,25 @@ func memoryTables(rep *store.MemoryReport) []report.Table {
 		}
 		main.Rows = append(main.Rows, []string{
 			r.Algorithm, strconv.FormatFloat(r.StateBytesPerKey, 'f', 0, 64), strconv.FormatFloat(r.RedisBytesPerKey, 'f', 0, 64),
+			strconv.FormatFloat(r.RedisUsedMemoryPerKey, 'f', 0, 64),
 			r.RedisSource, r.RedisEncoding, humanBytes(r.StateBytesTotal), humanBytes(r.RedisBytesTotal), vs,
 		})
+		switch r.Algorithm {
+		case "sliding-window":
+			two = r
+		case "sliding-log":
+			log = r
+		}
 	}
 	if rep.SlidingLogVsTwoCounters > 0 {
 		source := "measured"
 		if rep.Loaded == 0 {
 			source = "model"
 		}
-		main.Notes = append(main.Notes, fmt.Sprintf("In Redis the sliding log costs %.1f× the two counters per key (%.2f orders of magnitude; %s).",
-			rep.SlidingLogVsTwoCounters, log10(rep.SlidingLogVsTwoCounters), source))
+		main.Notes = append(main.Notes, fmt.Sprintf("In Redis the sliding log costs %.1f× the two counters per key by MEMORY USAGE (%.0f B against %.0f B; %.2f orders of magnitude), "+
+			"%.1f× by the growth of used_memory, which also counts the expiry and the hash tables' slots (%.0f B against %.0f B); %s.",
+			rep.SlidingLogVsTwoCounters, log.RedisBytesPerKey, two.RedisBytesPerKey, log10(rep.SlidingLogVsTwoCounters),
+			rep.SlidingLogVsTwoCountersUsedMemory, log.RedisUsedMemoryPerKey, two.RedisUsedMemoryPerKey, source))
 	}
 	enc := report.Table{
 		Title:  fmt.Sprintf("sliding-log sorted set by limit (zset-max-listpack-entries = %d) — Redis: %s", store.ZsetListpackEntries, rep.Redis),

@@ -37,31 +37,28 @@ type outFile struct {
 	data []byte
 }
 
-// writeResults writes the results folder for reports: per scenario results.json,
-// results.csv, timeline.csv, summary.md and the charts in each format, and index.html
-// over them all. Everything is rendered in memory first and each file then replaces its
-// old version by rename, so a run that fails leaves the previous results as they were.
-// drawing, when not nil, is told of each file before it is drawn (see progress.drawing).
-func writeResults(dir string, formats []string, reports []*report.Report, drawing func(index, file, files int, name string)) error {
+// stageResults stages in outs the results folder for reports: per scenario
+// results.json, results.csv, timeline.csv, summary.md and the charts in each format, and
+// index.html over them all. Everything is rendered in memory first; the files replace
+// their old versions only when outs commits, so a run that fails leaves the previous
+// results as they were. drawing, when not nil, is told of each file before it is drawn
+// (see progress.drawing).
+func stageResults(outs *outputSet, dir string, formats []string, reports []*report.Report, drawing func(index, file, files int, name string)) error {
 	files, err := renderResults(formats, reports, drawing)
 	if err != nil {
 		return err
 	}
-	return writeOutFiles(dir, files)
+	return stageOutFiles(outs, dir, files)
 }
 
-// writeOutFiles writes rendered files under dir, each by rename over its old version.
-func writeOutFiles(dir string, files []outFile) error {
+// stageOutFiles stages rendered files under dir in outs.
+func stageOutFiles(outs *outputSet, dir string, files []outFile) error {
 	for _, f := range files {
 		path := filepath.Join(dir, f.path)
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return fmt.Errorf("--out %s: %w", dir, err)
 		}
-		data := f.data
-		if err := writeAtomically(path, func(w io.Writer) error {
-			_, err := w.Write(data)
-			return err
-		}); err != nil {
+		if err := outs.add(path, f.data); err != nil {
 			return err
 		}
 	}

@@ -3,6 +3,8 @@ package cmd
 import (
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -57,30 +59,78 @@ func (o *compareOptions) useRedis(loaded []*scenario.Scenario) error {
 }
 
 // storeMeter adds up the script decisions runs sent to a Redis store and the wall time
-// of those runs. Wall time is read here, in the command, never on the simulation path.
+// they took to decide, and apart from it the time spent on the runs' keys afterwards (the
+// audit, the deletion). Wall time is read here, in the command, never on the simulation
+// path: the runs are handed the clock.
 type storeMeter struct {
 	stats run.StoreStats
 	wall  time.Duration
+	// now reads the wall clock; nil: time.Now.
+	now func() time.Time
 }
 
 // run times fn and counts it when it sent script calls to a Redis store.
 func (m *storeMeter) run(fn func(*run.StoreStats) error) error {
-	var s run.StoreStats
-	start := time.Now()
+	if m.now == nil {
+		m.now = time.Now
+	}
+	s := run.StoreStats{Clock: m.now}
+	start := m.now()
 	err := fn(&s)
 	if s.ScriptCalls > 0 {
-		m.wall += time.Since(start)
+		m.wall += m.now().Sub(start) - s.AuditTime
 		m.stats.ScriptCalls += s.ScriptCalls
 		m.stats.RoundTrips += s.RoundTrips
+	}
+	m.stats.AuditTime += s.AuditTime
+	m.stats.Deleted += s.Deleted
+	m.stats.Prefixes = append(m.stats.Prefixes, s.Prefixes...)
+	if m.stats.DeleteErr == nil {
+		m.stats.DeleteErr = s.DeleteErr
 	}
 	return err
 }
 
-// report writes the decisions-per-second line on w (stderr) when a store was used.
+// report writes the decisions-per-second line on w (stderr) when a store was used: the
+// rate counts the time spent deciding only, and the time spent on the keys afterwards
+// comes after it.
 func (m *storeMeter) report(w io.Writer, pipeline int) {
 	if m.stats.ScriptCalls == 0 || m.wall <= 0 {
 		return
 	}
-	fmt.Fprintf(w, "rlsim: store: %d script decisions in %d round trips (pipeline %d) over %.2fs of wall time: %.0f decisions/s\n",
+	line := fmt.Sprintf("rlsim: store: %d script decisions in %d round trips (pipeline %d) over %.2fs of wall time: %.0f decisions/s",
 		m.stats.ScriptCalls, m.stats.RoundTrips, pipeline, m.wall.Seconds(), float64(m.stats.ScriptCalls)/m.wall.Seconds())
+	if len(m.stats.Prefixes) > 0 {
+		line += fmt.Sprintf("; then %.2fs to audit the keys left and delete the %d written", m.stats.AuditTime.Seconds(), m.stats.Deleted)
+	}
+	fmt.Fprintln(w, line)
+}
+
+// cleaned says what the runs deleted from a Redis server when they stopped early; ""
+// when they wrote on none.
+func (m *storeMeter) cleaned() string {
+	if len(m.stats.Prefixes) == 0 {
+		return ""
+	}
+	msg := fmt.Sprintf("deleted the %d keys it had written on the Redis server (under %s)", m.stats.Deleted, quotedList(m.stats.Prefixes))
+	if m.stats.DeleteErr != nil {
+		msg += fmt.Sprintf(", but not all: %v", m.stats.DeleteErr)
+	}
+	return msg
+}
+
+// failed is the error of runs that stopped with err: when they could not delete the
+// keys they wrote on a Redis server (a server that died, say), err says so too, so the
+// one line tells what may be left there.
+func (m *storeMeter) failed(err error) error {
+	d := m.stats.DeleteErr
+	if d == nil || strings.Contains(err.Error(), d.Error()) {
+		return err
+	}
+	return fmt.Errorf("%w; keys it wrote may be left on the server: %v", err, d)
+}
+
+// quotedList quotes each string and joins them with commas.
+func quotedList(xs []string) string {
+	return strings.Join(quoted(slices.Compact(slices.Clone(xs))), ", ")
 }

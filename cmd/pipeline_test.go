@@ -6,7 +6,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/rlsim/rlsim/run"
 	"github.com/rlsim/rlsim/store"
 )
 
@@ -26,7 +28,8 @@ func TestRunOnRedisFlag(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
-		if !regexp.MustCompile(`^rlsim: store: \d+ script decisions in \d+ round trips \(pipeline ` + pipeline + `\) over [0-9.]+s of wall time: \d+ decisions/s\n$`).MatchString(errOut) {
+		if !regexp.MustCompile(`^rlsim: store: \d+ script decisions in \d+ round trips \(pipeline ` + pipeline + `\) over [0-9.]+s of wall time: \d+ decisions/s; ` +
+			`then [0-9.]+s to audit the keys left and delete the \d+ written\n$`).MatchString(errOut) {
 			t.Fatalf("stderr %q", errOut)
 		}
 		if strings.ReplaceAll(out, `"store": "redis"`, `"store": "model"`) != want {
@@ -109,5 +112,27 @@ traffic:
 	}
 	if reports[0] != reports[1] {
 		t.Fatal("the pipelined report differs")
+	}
+}
+
+// The decisions/s line divides by the time spent deciding: the time the runs then spend
+// on their keys (the audit, the deletion) is reported after it, apart.
+func TestStoreLineLeavesTheAuditOut(t *testing.T) {
+	clock := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	m := storeMeter{now: func() time.Time { return clock }}
+	m.run(func(s *run.StoreStats) error {
+		s.ScriptCalls, s.RoundTrips = 1000, 4
+		s.Prefixes = []string{"rlsim:big:"}
+		s.Deleted = 200000
+		clock = clock.Add(2 * time.Second) // deciding
+		s.AuditTime = 3 * time.Second
+		clock = clock.Add(s.AuditTime) // auditing and deleting, timed by the run on m's clock
+		return nil
+	})
+	var b strings.Builder
+	m.report(&b, 256)
+	want := "rlsim: store: 1000 script decisions in 4 round trips (pipeline 256) over 2.00s of wall time: 500 decisions/s; then 3.00s to audit the keys left and delete the 200000 written\n"
+	if b.String() != want {
+		t.Errorf("got  %q\nwant %q", b.String(), want)
 	}
 }

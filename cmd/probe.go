@@ -9,12 +9,9 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
-	"os"
-	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -78,8 +75,8 @@ must be on loopback unless --allow-remote. Keys reach the target in a header
 	}
 	f := c.Flags()
 	f.StringVar(&o.scenario, "scenario", "", "scenario whose traffic to send: a built-in name or a file (required)")
-	f.Int64Var(&o.limit, "limit", 0, "declared limit: units per window the endpoint promises (default: the scenario's)")
-	f.DurationVar(&o.window, "window", 0, "declared window, in real time (default: the scenario's divided by --time-scale)")
+	f.Var(unitsValue{&o.limit}, "limit", "declared limit: units per window the endpoint promises (default: the scenario's)")
+	f.Var(windowValue{&o.window}, "window", "declared window, in real time (default: the scenario's divided by --time-scale)")
 	f.Float64Var(&o.timeScale, "time-scale", 1, "divide the scenario's times by this (60 plays a minute in a second)")
 	f.StringVar(&o.keyHeader, "key-header", "", "send each request's key in this header (for example X-User)")
 	f.BoolVar(&o.keyAddr, "key-addr", false, "send each key from its own source address, 127.0.0.2 and on (targets keyed by IP)")
@@ -190,15 +187,11 @@ func runProbe(ctx context.Context, o *probeOptions, target string, streams IO) e
 		fmt.Fprintf(streams.Err, "rlsim probe: and at most one retry per refusal, when its Retry-After (up to %s) says\n", o.maxRetryWait)
 	}
 
-	ctx, stop := probeSignals(ctx)
+	ctx, stop := interruptible(ctx)
 	defer stop()
 	exchanges, err := probe.Run(ctx, plan, tgt, clock, start)
 	if err != nil {
-		var se signalError
-		if errors.As(context.Cause(ctx), &se) {
-			return fmt.Errorf("interrupted after %d of %d requests: %w", len(exchanges), len(plan.Requests), se)
-		}
-		return err
+		return interruption(ctx, err, fmt.Sprintf("stopped after %d of %d requests, judged none", len(exchanges), len(plan.Requests)))
 	}
 	res := probe.Judge(exchanges, declared, o.refusedCodes)
 	if res.Other > 0 {
@@ -288,30 +281,6 @@ func checkProbeURL(ctx context.Context, target string, allowRemote, keyAddr bool
 		}
 	}
 	return u, nil
-}
-
-// probeSignals returns ctx cancelled, with a signalError as its cause, on SIGINT or
-// SIGTERM.
-func probeSignals(ctx context.Context) (context.Context, func()) {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() {
-		select {
-		case s := <-sigs:
-			cancel(signalError{s.(syscall.Signal)})
-		case <-done:
-		}
-	}()
-	return ctx, func() {
-		signal.Stop(sigs)
-		close(done)
-		cancel(nil)
-	}
 }
 
 func statusList(m map[int]int64) string {

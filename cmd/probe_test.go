@@ -242,7 +242,7 @@ func TestProbeStopsOnSIGINT(t *testing.T) {
 	syscall.Kill(syscall.Getpid(), syscall.SIGINT)
 	select {
 	case r := <-done:
-		if r.code != 130 || r.out != "" || !strings.Contains(r.errOut, "interrupted after") {
+		if r.code != 130 || r.out != "" || !strings.Contains(r.errOut, "\nrlsim: interrupted by SIGINT; stopped after ") {
 			t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.out, r.errOut)
 		}
 	case <-time.After(5 * time.Second):

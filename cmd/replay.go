@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -67,18 +68,19 @@ under --out (a folder named after the log) and index.html over them.`,
   # your own Lua script beside the built-in fixed window
   rlsim replay access.log --algorithms fixed-window --lua examples/lua/incr_expire.lua --out ""`,
 		Args: argCount(1, 1),
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(c *cobra.Command, args []string) error {
 			o.file = args[0]
-			return runReplay(o, streams)
+			return runReplay(c.Context(), o, streams)
 		},
 	}
 	f := c.Flags()
 	f.StringVar(&o.logFormat, "log-format", "", "combined, jsonl or csv (default: from the extension: .jsonl/.ndjson, .csv, else combined)")
 	f.StringVar(&o.key, "key", replayDefaultKey, "what requests are keyed on (user, ip, ipv6/N, xff:K, xff-leftmost, account, tenant, api-key, route)")
 	f.StringSliceVar(&o.algorithms, "algorithms", nil, "algorithms to compare, comma-separated (default: all)")
-	f.Int64Var(&o.limit, "limit", replayDefaultLimit, "units per window")
-	f.DurationVar(&o.window, "window", replayDefaultWindow, "the policy's window")
-	f.Int64Var(&o.burst, "burst", 0, "the bucket algorithms' burst (default: the limit)")
+	o.limit, o.window = replayDefaultLimit, replayDefaultWindow
+	f.Var(unitsValue{&o.limit}, "limit", "units per window")
+	f.Var(windowValue{&o.window}, "window", "the policy's window")
+	f.Var(unitsValue{&o.burst}, "burst", "the bucket algorithms' burst (default: the limit)")
 	f.Float64Var(&o.timeScale, "time-scale", 1, "multiply the gaps between requests (0.5 plays the log twice as fast)")
 	addOwnFlags(c, &o.own)
 	addOwnRedisFlag(c, &o.redis)
@@ -130,7 +132,7 @@ func (o *replayOptions) validate() error {
 	return o.tables.check(o.format)
 }
 
-func runReplay(o *replayOptions, streams IO) error {
+func runReplay(ctx context.Context, o *replayOptions, streams IO) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
@@ -151,7 +153,9 @@ func runReplay(o *replayOptions, streams IO) error {
 	if err != nil {
 		return fmt.Errorf("replay %s: %w", o.file, err)
 	}
-	own, err := o.own.open(o.redis, streams)
+	ctx, stop := interruptible(ctx)
+	defer stop()
+	own, err := o.own.open(ctx, o.redis, streams)
 	if err != nil {
 		return err
 	}
@@ -160,16 +164,22 @@ func runReplay(o *replayOptions, streams IO) error {
 	if o.seedSet {
 		opts.Seed = &o.seed
 	}
-	var rep *report.Report
-	err = withDecisions(o.decisions, func(dw *run.DecisionWriter) error {
-		opts.Decisions = dw
-		return own.measure(func() (err error) {
-			rep, err = run.Run(sc, opts)
-			return err
-		})
-	})
-	if err != nil {
+	var outs outputSet
+	defer outs.discard()
+	if opts.Decisions, err = stageDecisions(&outs, o.decisions); err != nil {
 		return err
+	}
+	opts.Context = ctx
+	var rep *report.Report
+	err = own.measure(func() (err error) {
+		rep, err = run.Run(sc, opts)
+		return err
+	})
+	if err == nil && opts.Decisions != nil {
+		err = flushDecisions(opts.Decisions, o.decisions)
+	}
+	if err != nil {
+		return interruption(ctx, err, own.cleaned(), notWritten(outs.discard()))
 	}
 	var worst worstcase.Cache
 	if err := addWorstOverAdmission(&worst, rep, sc.EpochTime(), defaultCompareWorstBudget, own); err != nil {
@@ -194,12 +204,11 @@ func runReplay(o *replayOptions, streams IO) error {
 		return err
 	}
 	if o.out != "" {
-		if err := writeResults(o.out, chartFormats, []*report.Report{rep}, nil); err != nil {
+		if err := stageResults(&outs, o.out, chartFormats, []*report.Report{rep}, nil); err != nil {
 			return err
 		}
 	}
-	_, err = streams.Out.Write(buf.Bytes())
-	return err
+	return commitWithStdout(&outs, streams.Out, buf.Bytes())
 }
 
 // command is the command line that replays the log again as o did, for the captions and

@@ -214,3 +214,42 @@ func TestReplayWritesItsResultsFolder(t *testing.T) {
 		t.Errorf("files written: %v", left)
 	}
 }
+
+// A log whose times the virtual clock cannot run — more than 292 years from its first
+// line to its last, or made so by --time-scale — and a --window that pushes a run past
+// the years the clock counts are one error each, exit 1, nothing on stdout.
+func TestReplayAndWindowBeyondTheClock(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, times ...string) string {
+		var b strings.Builder
+		for _, ts := range times {
+			fmt.Fprintf(&b, `{"time": %q, "user": "u1"}`+"\n", ts)
+		}
+		path := filepath.Join(dir, name)
+		os.WriteFile(path, []byte(b.String()), 0o644)
+		return path
+	}
+	wide := write("wide.jsonl", "1700-01-01T00:00:00Z", "2000-01-01T00:00:00Z")
+	century := write("century.jsonl", "1900-01-01T00:00:00Z", "2000-01-01T00:00:00Z")
+	early := filepath.Join(dir, "early.yaml")
+	os.WriteFile(early, []byte("epoch: 1678-01-01T01:00:00Z\npolicy: {limit: 5, window: 1m}\ntraffic:\n  - script:\n      - {at: 1s, key: u}\n"), 0o644)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"replay", wide, "--log-format", "jsonl"}, "lines 1 to 2: 1700-01-01T00:00:00Z to 2000-01-01T00:00:00Z is more than the 2562047h47m16.854775807s the virtual clock runs"},
+		{[]string{"replay", century, "--log-format", "jsonl", "--time-scale", "3"}, "lines 1 to 2 at a time scale of 3: 876576h0m0s is more than the virtual clock runs"},
+		{[]string{"compare", "--scenario", early, "--window", "1h"}, "scenario early with a window of 1h0m0s: starting at 1678-01-01T01:00:00Z, 5 windows of 1h0m0s before it fall before 1678"},
+	} {
+		out, errOut, code := rlsim(t, tt.args...)
+		if code != 1 || !strings.Contains(errOut, tt.want) || out != "" {
+			t.Errorf("%v: exit %d, stderr %q, stdout %q; want exit 1 and %q", tt.args, code, errOut, out, tt.want)
+		}
+	}
+	if _, errOut, code := rlsim(t, "replay", century, "--log-format", "jsonl"); code != 0 {
+		t.Errorf("a century of log: exit %d: %s", code, errOut)
+	}
+	if _, errOut, code := rlsim(t, "compare", "--scenario", early, "--window", "10m"); code != 0 {
+		t.Errorf("--window 10m from 01:00: exit %d: %s", code, errOut)
+	}
+}

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -65,6 +66,58 @@ traffic:
 	out, _, _ := rlsim(t, "run", light, "--format", "json")
 	if strings.Contains(out, `"memory"`) {
 		t.Error("memory section printed without --memory")
+	}
+}
+
+// A scenario of a billion decisions or more (requests times algorithms) is refused
+// without --yes, in one line that gives the estimate, exit 2, nothing written; a run
+// just under it runs unasked.
+func TestABillionDecisionsWantYes(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, count int64) string {
+		path := filepath.Join(dir, name+".yaml")
+		body := fmt.Sprintf("name: %s\npolicy: {limit: 10, window: 1m}\ntraffic:\n  - script:\n      - {at: 0s, count: %d, key: u, spread: 1h}\n", name, count)
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	billion := write("billion", confirmDecisions)
+	decisions := filepath.Join(dir, "d.csv")
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", billion, "--decisions", decisions},
+			"rlsim: scenario billion sends about 1e+09 requests to each of 6 algorithms, 6e+09 decisions, a billion or more: a run of hours and of memory to match; add --yes to run it\n"},
+		{[]string{"compare", "--scenario", billion, "--algorithms", "gcra", "--decisions", decisions},
+			"rlsim: scenario billion sends about 1e+09 requests, a billion or more: a run of hours and of memory to match; add --yes to run it\n"},
+	} {
+		out, errOut, code := rlsim(t, tt.args...)
+		if code != 2 || out != "" || errOut != tt.want {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q\nwant %q", tt.args, code, out, errOut, tt.want)
+		}
+		if _, err := os.Stat(decisions); !os.IsNotExist(err) {
+			t.Errorf("%v: %s written before the run was confirmed", tt.args, decisions)
+		}
+	}
+
+	sc, err := scenario.Load(billion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := confirmSize(sc, []string{"gcra"}, true); err != nil {
+		t.Errorf("with --yes: %v", err)
+	}
+	below, err := scenario.Load(write("below", confirmDecisions/2-1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := confirmSize(below, []string{"gcra", "fixed-window"}, false); err != nil {
+		t.Errorf("just under a billion decisions: %v", err)
+	}
+	if err := confirmSize(below, []string{"gcra", "fixed-window", "sliding-log"}, false); err == nil {
+		t.Error("1.5 billion decisions ran unasked")
 	}
 }
 

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"slices"
@@ -61,7 +62,7 @@ results file (JSON); ` + "`rlsim merge`" + ` combines the N files into the resul
 		Args: argCount(0, 0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			o.formatSet = c.Flags().Changed("format")
-			return runSweep(o, streams)
+			return runSweep(c.Context(), o, streams)
 		},
 	}
 	f := c.Flags()
@@ -77,7 +78,7 @@ results file (JSON); ` + "`rlsim merge`" + ` combines the N files into the resul
 	return c
 }
 
-func runSweep(o *sweepOptions, streams IO) error {
+func runSweep(ctx context.Context, o *sweepOptions, streams IO) error {
 	if o.scenario == "" {
 		return usagef("--scenario: required (a built-in name or a file)")
 	}
@@ -133,9 +134,12 @@ func runSweep(o *sweepOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
+	ctx, stop := interruptible(ctx)
+	defer stop()
+	opts.Context = ctx
 	res, err := sweep.Run(sc, params, opts)
 	if err != nil {
-		return err
+		return interruption(ctx, err)
 	}
 	format := o.format
 	if opts.Shard != nil {
@@ -192,12 +196,14 @@ func renderSweep(g *globalOptions, streams IO, res *sweep.Results, format string
 	if err != nil {
 		return err
 	}
+	var outs outputSet
+	defer outs.discard()
 	if chart.metric != "" && g.out != "" { // --out "" writes no files
 		fig, err := sweep.Figure(res, chart.metric, chart.param)
 		if err != nil {
 			return err
 		}
-		// Every format is drawn before any file is written.
+		// Every format is drawn before any file is staged.
 		var files []outFile
 		for _, f := range chart.formats {
 			var b bytes.Buffer
@@ -206,12 +212,11 @@ func renderSweep(g *globalOptions, streams IO, res *sweep.Results, format string
 			}
 			files = append(files, outFile{path: fig.Name + "." + f, data: b.Bytes()})
 		}
-		if err := writeOutFiles(g.out, files); err != nil {
+		if err := stageOutFiles(&outs, g.out, files); err != nil {
 			return err
 		}
 	}
-	_, err = streams.Out.Write(buf.Bytes())
-	return err
+	return commitWithStdout(&outs, streams.Out, buf.Bytes())
 }
 
 type mergeOptions struct {

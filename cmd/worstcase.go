@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -65,15 +66,16 @@ curve of the most admitted in any window of length T against T (--charts png,svg
   # the worst case of your own Lua script beside the built-in fixed window, structured attacks only
   rlsim worst-case --algorithms fixed-window --lua examples/lua/incr_expire.lua --limit 10 --window 10s --budget 0 --spans 1`,
 		Args: argCount(0, 0),
-		RunE: func(*cobra.Command, []string) error {
-			return runWorstCase(o, streams)
+		RunE: func(cc *cobra.Command, _ []string) error {
+			return runWorstCase(cc.Context(), o, streams)
 		},
 	}
 	f := c.Flags()
 	f.StringSliceVar(&o.algorithms, "algorithms", nil, "algorithms to attack, comma-separated (default: all)")
-	f.Int64Var(&o.limit, "limit", 100, "the policy's limit, units per window")
-	f.DurationVar(&o.window, "window", time.Minute, "the policy's window")
-	f.Int64Var(&o.burst, "burst", 0, "the bucket algorithms' burst (default: the limit)")
+	o.limit, o.window = 100, time.Minute
+	f.Var(unitsValue{&o.limit}, "limit", "the policy's limit, units per window")
+	f.Var(windowValue{&o.window}, "window", "the policy's window")
+	f.Var(unitsValue{&o.burst}, "burst", "the bucket algorithms' burst (default: the limit)")
 	f.IntVar(&o.budget, "budget", 300, "local-search candidates per algorithm after the structured attacks (0: structured only; the curve uses a quarter per window length)")
 	f.Float64SliceVar(&o.spans, "spans", defaultSpans, "window lengths T of the curve, in windows W")
 	f.StringVar(&o.scheduleOut, "schedule-out", "", "write each algorithm's worst schedule as a scenario file worst-ALGORITHM.yaml into this folder")
@@ -94,9 +96,6 @@ func (o *worstCaseOptions) validate() error {
 	if o.limit <= 0 || o.limit > maxWorstCaseUnits {
 		return usagef("--limit: must be between 1 and %d (each candidate replays a few times that many requests), got %d", maxWorstCaseUnits, o.limit)
 	}
-	if o.window <= 0 {
-		return usagef("--window: must be positive, got %s", o.window)
-	}
 	if o.burst < 0 || o.burst > maxWorstCaseUnits {
 		return usagef("--burst: must be between 0 and %d, got %d", maxWorstCaseUnits, o.burst)
 	}
@@ -113,16 +112,14 @@ func (o *worstCaseOptions) validate() error {
 		if !(s > 0) || s > 1000 || time.Duration(s*float64(o.window)) <= 0 {
 			return usagef("--spans: %g is not a positive number of windows (at most 1000, at least a nanosecond)", s)
 		}
-		// Attacks reach a few windows past T; keep every offset, added to the epoch's
-		// Unix nanoseconds, inside int64.
-		if (s+4)*float64(o.window) > 1<<61 {
-			return usagef("--spans: %g windows of %s reach past what the virtual clock counts (about 73 years)", s, o.window)
+		if err := sim.CheckRun(scenario.DefaultEpoch, time.Duration(s*float64(o.window)), o.window); err != nil {
+			return usagef("--spans: %g windows of %s: %v", s, o.window, err)
 		}
 	}
 	return nil
 }
 
-func runWorstCase(o *worstCaseOptions, streams IO) error {
+func runWorstCase(ctx context.Context, o *worstCaseOptions, streams IO) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
@@ -134,11 +131,6 @@ func runWorstCase(o *worstCaseOptions, streams IO) error {
 	if len(algs) == 0 {
 		algs = algorithms.Names
 	}
-	own, err := o.own.open(o.redis, streams)
-	if err != nil {
-		return err
-	}
-	defer own.close(streams)
 	seed := uint64(scenario.DefaultSeed)
 	if o.seedSet {
 		seed = o.seed
@@ -154,6 +146,15 @@ func runWorstCase(o *worstCaseOptions, streams IO) error {
 	slices.Sort(spans)
 	spans = slices.Compact(spans)
 
+	// Ctrl-C ends the search at once with one line: it holds nothing to clean up (the
+	// files are written after it), so the search itself is left to die with the process.
+	ctx, stop := interruptible(ctx)
+	defer stop()
+	own, err := o.own.open(ctx, o.redis, streams)
+	if err != nil {
+		return err
+	}
+	defer own.close(streams)
 	targets := make([]worstcase.Target, 0, len(algs))
 	for _, a := range algs {
 		targets = append(targets, worstcase.Target{Algorithm: a, Policy: pol, Epoch: epoch.UnixNano()})
@@ -161,11 +162,25 @@ func runWorstCase(o *worstCaseOptions, streams IO) error {
 	targets = append(targets, own.targets(pol, epoch.UnixNano())...)
 	runs := make([]worstcase.Findings, 0, len(targets))
 	for _, t := range targets {
-		run, err := worstcase.Find(t, o.budget, spans, rng)
-		if err != nil {
-			return err
+		type found struct {
+			run worstcase.Findings
+			err error
 		}
-		runs = append(runs, run)
+		done := make(chan found, 1)
+		go func() {
+			run, err := worstcase.Find(t, o.budget, spans, rng)
+			done <- found{run, err}
+		}()
+		var f found
+		select {
+		case f = <-done:
+		case <-ctx.Done():
+			return interruption(ctx, context.Cause(ctx), own.cleaned())
+		}
+		if f.err != nil {
+			return f.err
+		}
+		runs = append(runs, f.run)
 	}
 
 	// Render everything before writing anything, so a failure leaves no file behind.
@@ -184,26 +199,23 @@ func runWorstCase(o *worstCaseOptions, streams IO) error {
 			charts = append(charts, outFile{path: fig.Name + "." + f, data: b.Bytes()})
 		}
 	}
+	var outs outputSet
+	defer outs.discard()
 	if o.scheduleOut != "" {
 		if err := os.MkdirAll(o.scheduleOut, 0o755); err != nil {
 			return fmt.Errorf("--schedule-out: %w", err)
 		}
 		for _, r := range runs {
 			path := filepath.Join(o.scheduleOut, worstcase.ScenarioName(r.Worst.Target.Algorithm)+".yaml")
-			err := writeAtomically(path, func(w io.Writer) error {
-				_, err := w.Write(r.Worst.ScenarioYAML(epoch))
-				return err
-			})
-			if err != nil {
+			if err := outs.add(path, r.Worst.ScenarioYAML(epoch)); err != nil {
 				return err
 			}
 		}
 	}
-	if err := writeOutFiles(o.out, charts); err != nil {
+	if err := stageOutFiles(&outs, o.out, charts); err != nil {
 		return err
 	}
-	_, err = streams.Out.Write(buf.Bytes())
-	return err
+	return commitWithStdout(&outs, streams.Out, buf.Bytes())
 }
 
 // worstCaseFigure is the curve of every algorithm, in the house style, with a caption

@@ -188,12 +188,14 @@ func TestWorstCaseBadFlags(t *testing.T) {
 		{[]string{"--spans", "1,x"}, `invalid argument "1,x" for "--spans"`},
 		{[]string{"--charts", "gif"}, `--charts: unknown chart format "gif"`},
 		{[]string{"--algorithms", "nope"}, `--algorithms: unknown algorithm "nope"`},
-		{[]string{"--limit", "0"}, "--limit: must be between 1 and 200000"},
+		{[]string{"--limit", "0"}, `invalid argument "0" for "--limit" flag: must be at least 1, got 0`},
 		{[]string{"--limit", "1000000"}, "--limit: must be between 1 and 200000"},
 		{[]string{"--burst", "300000"}, "--burst: must be between 0 and 200000"},
-		{[]string{"--window", "2000000h"}, "--spans: 0.125 windows of 2000000h0m0s reach past"},
-		{[]string{"--window", "-1s"}, "--window: must be positive"},
-		{[]string{"--burst", "-2"}, "--burst: must be between 0 and 200000"},
+		{[]string{"--window", "2000000h"}, `for "--window" flag: 2000000h0m0s is longer than the longest window the virtual clock handles`},
+		{[]string{"--window", "90000h", "--spans", "20"}, "--spans: 20 windows of 90000h0m0s: starting at 2026-01-01T10:00:00Z, 1800000h0m0s and 5 windows of 90000h0m0s after it reach past 2261"},
+		{[]string{"--window", "-1s"}, `for "--window" flag: must be positive`},
+		{[]string{"--burst", "-2"}, `invalid argument "-2" for "--burst" flag: must be at least 1, got -2`},
+		{[]string{"--burst", "0"}, `invalid argument "0" for "--burst" flag: must be at least 1, got 0`},
 		{[]string{"extra"}, `"rlsim worst-case" takes no arguments, got "extra"`},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

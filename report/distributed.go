@@ -57,8 +57,9 @@ type Distributed struct {
 	Crashes int64 `json:"crashes"`
 	// BlockedForever counts keys left without a TTL whose count has reached the limit:
 	// each refuses its client for good. LeakedKeys counts the other keys left without a
-	// TTL (they are never read again, or not yet full), LeakedBytes their Redis memory
-	// from the calibrated model.
+	// TTL (they are never read again, or not yet full), LeakedBytes their Redis memory:
+	// MEMORY USAGE of each on a real server, else the size a real server gives that
+	// counter under that name (store.CounterBytes, calibrated).
 	BlockedForever int64 `json:"blocked_forever"`
 	LeakedKeys     int64 `json:"leaked_keys"`
 	LeakedBytes    int64 `json:"leaked_bytes"`

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -58,7 +59,7 @@ func overloadModel(c *scenario.ClientsSpec, pol algorithms.Policy, epoch time.Ti
 
 // runClients runs the clients section against every algorithm with every strategy (or
 // once, against the overloaded backend).
-func runClients(sc *scenario.Scenario, pol algorithms.Policy, algs []string, seed uint64) ([]report.RetryResult, error) {
+func runClients(ctx context.Context, sc *scenario.Scenario, pol algorithms.Policy, algs []string, seed uint64) ([]report.RetryResult, error) {
 	c := sc.Clients
 	cfg := c.StrategyConfig()
 	var strategies []traffic.Strategy
@@ -96,7 +97,7 @@ func runClients(sc *scenario.Scenario, pol algorithms.Policy, algs []string, see
 	}
 	var out []report.RetryResult
 	for _, tg := range targets {
-		e := backoff.Experiment{Model: tg.model, Strategies: strategies, Clients: []int{c.Count}, Runs: c.Runs, Seed: seed, KeepSeries: true}
+		e := backoff.Experiment{Model: tg.model, Strategies: strategies, Clients: []int{c.Count}, Runs: c.Runs, Seed: seed, KeepSeries: true, Context: ctx}
 		rs, err := e.Run()
 		if err != nil {
 			return nil, fmt.Errorf("scenario %s: clients: %w", sc.Name, err)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/rlsim/rlsim/algorithms"
@@ -143,9 +144,24 @@ func openStore(s *scenario.Scenario) (store.Store, error) {
 	return store.NewModel(), nil
 }
 
+// scenarioPrefix is what every key a run of sc writes on a store begins with: the
+// cluster's prefix and the scenario's name (each variant and algorithm adds its own).
+func scenarioPrefix(sc *scenario.Scenario) string {
+	return fmt.Sprintf("%s%s:", sc.Cluster.Prefix, sc.Name)
+}
+
+// escapeGlob quotes the glob characters of a SCAN pattern, for the command a message
+// suggests.
+func escapeGlob(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`, "]", `\]`, "'", `'\''`).Replace(s)
+}
+
 // runFleets runs every fleet variant with every algorithm it takes.
 func runFleets(sc *scenario.Scenario, rep *report.Report, pol algorithms.Policy, layers []scenario.LimitSpec, algs []string, seed uint64, o Options) error {
 	rep.Results = []report.Result{} // a list in JSON even when no algorithm fits a variant
+	if s := o.StoreStats; s != nil && sc.Cluster.Store == "redis" {
+		s.Prefixes = append(s.Prefixes, scenarioPrefix(sc))
+	}
 	for vi, v := range fleetVariants(sc, pol) {
 		fleetAlgs := clusterAlgorithms(v.cfg.Placement, algs)
 		for _, own := range ownFleets(v, o) {
@@ -162,7 +178,7 @@ func runFleets(sc *scenario.Scenario, rep *report.Report, pol algorithms.Policy,
 	return nil
 }
 
-func runFleet(sc *scenario.Scenario, v fleetVariant, vi int, alg string, pol algorithms.Policy, layers []scenario.LimitSpec, seed uint64, o Options) (report.Result, error) {
+func runFleet(sc *scenario.Scenario, v fleetVariant, vi int, alg string, pol algorithms.Policy, layers []scenario.LimitSpec, seed uint64, o Options) (_ report.Result, retErr error) {
 	st, carrier, err := fleetStore(sc, alg, pol, o)
 	if err != nil {
 		return report.Result{}, err
@@ -183,24 +199,34 @@ func runFleet(sc *scenario.Scenario, v fleetVariant, vi int, alg string, pol alg
 		}()
 	}
 	cfg := v.cfg
-	cfg.Prefix = fmt.Sprintf("%s%s:%d:%s:", sc.Cluster.Prefix, sc.Name, vi, alg)
+	cfg.Prefix = fmt.Sprintf("%s%d:%s:", scenarioPrefix(sc), vi, alg)
 	if r, ok := redisFace(st); ok && st.Name() == "redis" {
 		// Touch only keys this run writes: refuse a prefix someone already uses, and
-		// delete what the run wrote when it ends.
-		keys, err := r.Keys(cfg.Prefix)
+		// delete what the run wrote when it ends, however it ends.
+		first, err := r.FirstKey(cfg.Prefix)
 		if err != nil {
-			return report.Result{}, err
+			return report.Result{}, fmt.Errorf("scenario %s: looking for keys under %q on the Redis server: %w", sc.Name, cfg.Prefix, err)
 		}
-		if len(keys) > 0 {
-			return report.Result{}, fmt.Errorf("scenario %s: keys under %q already exist on the Redis server; refusing to touch them", sc.Name, cfg.Prefix)
+		if first != "" {
+			return report.Result{}, fmt.Errorf("scenario %s: keys under %q already exist on the Redis server (%s, ...); refusing to touch them. "+
+				"If a run killed outright left them, delete what runs of this scenario wrote with: redis-cli --scan --pattern '%s*' | xargs redis-cli unlink",
+				sc.Name, cfg.Prefix, first, escapeGlob(scenarioPrefix(sc)))
 		}
 		defer func() {
-			if keys, err := r.Keys(cfg.Prefix); err == nil {
-				names := make([]string, len(keys))
-				for i, k := range keys {
-					names[i] = k.Name
+			var n int64
+			var derr error
+			o.StoreStats.timed(func() { n, derr = r.DeleteUnder(cfg.Prefix) })
+			if derr != nil {
+				derr = fmt.Errorf("scenario %s: deleting the keys the run wrote under %q: %w", sc.Name, cfg.Prefix, derr)
+			}
+			if s := o.StoreStats; s != nil {
+				s.Deleted += n
+				if s.DeleteErr == nil {
+					s.DeleteErr = derr
 				}
-				r.Delete(names...)
+			}
+			if retErr == nil {
+				retErr = derr
 			}
 		}()
 	}
@@ -215,11 +241,11 @@ func runFleet(sc *scenario.Scenario, v fleetVariant, vi int, alg string, pol alg
 	var res report.Result
 	switch {
 	case carrier != alg: // a user's script, run one call at a time and named after itself
-		res, err = runOneWith(sc, builder{name: carrier}, layers, seed, o.Decisions, nil, namedFleet{fleet, alg + "@" + v.name})
+		res, err = runOneWith(o.Context, sc, builder{name: carrier}, layers, seed, o.Decisions, nil, namedFleet{fleet, alg + "@" + v.name})
 	case onRedis && o.Pipeline > 1 && fleet.Pipelines():
-		res, err = runFleetPipelined(sc, alg, layers, seed, o.Decisions, fleet, o.Pipeline)
+		res, err = runFleetPipelined(o.Context, sc, alg, layers, seed, o.Decisions, fleet, o.Pipeline)
 	default:
-		res, err = runOneWith(sc, builder{name: alg}, layers, seed, o.Decisions, nil, fleet)
+		res, err = runOneWith(o.Context, sc, builder{name: alg}, layers, seed, o.Decisions, nil, fleet)
 	}
 	if err != nil {
 		return res, err
@@ -228,7 +254,8 @@ func runFleet(sc *scenario.Scenario, v fleetVariant, vi int, alg string, pol alg
 	if carrier != alg {
 		res.Algorithm = alg
 	}
-	stats, err := fleet.Finish()
+	var stats cluster.Stats
+	o.StoreStats.timed(func() { stats, err = fleet.Finish() })
 	if err != nil {
 		return res, fmt.Errorf("scenario %s: cluster variant %s, %s: store: %w", sc.Name, v.name, alg, err)
 	}

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -90,7 +91,7 @@ func finishAll(lims []algorithms.Limiter) error {
 // proxies): each request is keyed and sent as it comes and measured when its decision is
 // read, Ahead requests later, in the original order (as runFleetPipelined does for a
 // fleet's batches).
-func runEngineAhead(sc *scenario.Scenario, eng *engine, lim aheadLimiter, label string, seed uint64, dec *DecisionWriter, progress *progressCounter) error {
+func runEngineAhead(ctx context.Context, sc *scenario.Scenario, eng *engine, lim aheadLimiter, label string, seed uint64, dec *DecisionWriter, progress *progressCounter) error {
 	var loop sim.Loop
 	held := make([]heldRequest, 0, lim.Ahead())
 	depth := max(lim.Ahead(), 1)
@@ -124,7 +125,9 @@ func runEngineAhead(sc *scenario.Scenario, eng *engine, lim aheadLimiter, label 
 			flush()
 		}
 	})
-	loop.Run(sc.Horizon())
+	if err := loop.RunContext(ctx, sc.Horizon()); err != nil {
+		return err
+	}
 	flush()
 	if writeErr != nil {
 		return fmt.Errorf("writing decisions: %w", writeErr)

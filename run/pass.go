@@ -1,6 +1,7 @@
 package run
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"time"
@@ -30,6 +31,7 @@ func runPasses(sc *scenario.Scenario, lims []algorithms.Limiter, cols []*report.
 		if err != nil {
 			return 0, err
 		}
+		p.ctx = o.Context
 		return p.run(o.Workers)
 	}
 	var interned int64
@@ -38,6 +40,7 @@ func runPasses(sc *scenario.Scenario, lims []algorithms.Limiter, cols []*report.
 		if err != nil {
 			return 0, err
 		}
+		p.ctx = o.Context
 		if interned, err = p.run(o.Workers); err != nil {
 			return 0, err
 		}
@@ -86,6 +89,10 @@ type pass struct {
 	dec      *DecisionWriter
 	writeErr error
 	progress *progressCounter // nil counts nothing
+	// ctx, when not nil, stops the walk between two events once it is done; stopErr is
+	// its cause then.
+	ctx     context.Context
+	stopErr error
 
 	// ahead holds, per limiter, the limiter written ahead of its answers (aheadLimiter,
 	// one the user brings), nil for a built-in; named says one of them wants key names,

@@ -1,6 +1,10 @@
 package run
 
 import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"io"
 	"reflect"
 	"testing"
 	"time"
@@ -191,5 +195,27 @@ func TestTenMillionKeysIsHeavyAndAsAdvertised(t *testing.T) {
 	}
 	if n := p.Rate * time.Duration(sc.Duration).Seconds(); n < 9.99e6 || n > 10.01e6 {
 		t.Fatalf("ten-million-keys asks for %.0f requests, want 10M", n)
+	}
+}
+
+// A run whose context is done stops between two events with the context's cause, on one
+// worker or several and with a decisions file; the loop never reaches the horizon.
+func TestPassStopsWhenItsContextEnds(t *testing.T) {
+	sc, err := scenario.Load("steady-poisson")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := errors.New("stopped by the test")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(stop)
+	for _, o := range []Options{
+		{Workers: 1},
+		{Workers: 3},
+		{Workers: 2, Decisions: NewDecisionWriter(csv.NewWriter(io.Discard))},
+	} {
+		o.Context = ctx
+		if rep, err := Run(sc, o); !errors.Is(err, stop) {
+			t.Errorf("workers=%d decisions=%v: report %v, error %v; want %v", o.Workers, o.Decisions != nil, rep != nil, err, stop)
+		}
 	}
 }

@@ -93,7 +93,7 @@ func runEngines(sc *scenario.Scenario, rep *report.Report, algs []string, layers
 	results := make([]report.Result, len(bs))
 	errs := make([]error, len(bs))
 	run := func(i int) {
-		results[i], errs[i] = runOne(sc, bs[i], layers, seed, o.Decisions, o.watch(sc, bs[i].name, i, len(bs)))
+		results[i], errs[i] = runOne(o.Context, sc, bs[i], layers, seed, o.Decisions, o.watch(sc, bs[i].name, i, len(bs)))
 	}
 	workers := o.Workers
 	if workers <= 0 {

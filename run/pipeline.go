@@ -1,7 +1,9 @@
 package run
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/cluster"
@@ -20,10 +22,33 @@ const DefaultPipeline = 256
 const MaxPipeline = 10000
 
 // StoreStats counts what the runs of a scenario sent to a Redis store (miniredis or a real
-// server): script decisions, and the round trips that carried them and the other commands.
+// server): script decisions, and the round trips that carried them and the other commands;
+// and, on a real server, the keys the runs deleted when they ended.
 type StoreStats struct {
 	ScriptCalls int64
 	RoundTrips  int64
+	// Deleted counts the keys the runs wrote on a real server and deleted when they
+	// ended, under the prefixes in Prefixes (one per scenario, in order). DeleteErr is
+	// the first deletion that failed: the keys it left are still there.
+	Deleted   int64
+	Prefixes  []string
+	DeleteErr error
+	// Clock, when not nil, reads the wall clock (the command's: nothing in a run does);
+	// the runs then time what they spend after deciding — the audit of the keys left on
+	// the store and their deletion — in AuditTime, apart from the decisions.
+	Clock     func() time.Time
+	AuditTime time.Duration
+}
+
+// timed runs fn and, with a Clock, adds its wall time to AuditTime.
+func (s *StoreStats) timed(fn func()) {
+	if s == nil || s.Clock == nil {
+		fn()
+		return
+	}
+	start := s.Clock()
+	fn()
+	s.AuditTime += s.Clock().Sub(start)
 }
 
 // heldRequest is a request of a pipelined fleet run whose decision waits for the batch.
@@ -40,7 +65,7 @@ type heldRequest struct {
 // held calls as one pipeline, then measures the held requests in their original order:
 // the collector, the decisions file (rows named "<algorithm>@<variant>", as runOneWith
 // names a fleet's) and the fleet see exactly what one-by-one sees.
-func runFleetPipelined(sc *scenario.Scenario, algorithm string, layers []scenario.LimitSpec, seed uint64, dec *DecisionWriter, fleet *cluster.Fleet, batch int) (report.Result, error) {
+func runFleetPipelined(ctx context.Context, sc *scenario.Scenario, algorithm string, layers []scenario.LimitSpec, seed uint64, dec *DecisionWriter, fleet *cluster.Fleet, batch int) (report.Result, error) {
 	var loop sim.Loop
 	eng, err := newEngine(sc, builder{name: algorithm}, layers, len(sc.Limits) > 0, fleet)
 	if err != nil {
@@ -87,7 +112,9 @@ func runFleetPipelined(sc *scenario.Scenario, algorithm string, layers []scenari
 		}
 	}
 	feedAll(sc, seed, &loop, sink)
-	loop.Run(sc.Horizon())
+	if err := loop.RunContext(ctx, sc.Horizon()); err != nil {
+		return report.Result{}, err
+	}
 	flush()
 	if writeErr != nil {
 		return report.Result{}, fmt.Errorf("writing decisions: %w", writeErr)

@@ -6,6 +6,7 @@
 package run
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -49,6 +50,9 @@ type Options struct {
 	// the shared fleet variants of a cluster scenario. Closed-loop clients run the
 	// built-ins only.
 	Own []Maker
+	// Context, when not nil, stops the run between two events once it is done: Run
+	// returns the context's cause, after deleting what the run wrote on a Redis server.
+	Context context.Context
 }
 
 // Policy is the policy a run of sc with these options uses.
@@ -74,6 +78,13 @@ func Run(sc *scenario.Scenario, o Options) (*report.Report, error) {
 	pol := o.Policy(sc)
 	if err := pol.Validate(); err != nil {
 		return nil, fmt.Errorf("scenario %s: policy: %w", sc.Name, err)
+	}
+	if o.Window != 0 {
+		// The scenario checked its own windows against the clock; a window from the
+		// command line is checked here, against the scenario's epoch and length.
+		if err := sim.CheckRun(sc.EpochTime(), sc.Horizon(), o.Window); err != nil {
+			return nil, fmt.Errorf("scenario %s with a window of %s: %w", sc.Name, o.Window, err)
+		}
 	}
 	algs := sc.Algorithms
 	if len(o.Algorithms) > 0 {
@@ -121,7 +132,7 @@ func Run(sc *scenario.Scenario, o Options) (*report.Report, error) {
 		}
 	}
 	if sc.Clients != nil {
-		retries, err := runClients(sc, pol, algs, seed)
+		retries, err := runClients(o.Context, sc, pol, algs, seed)
 		if err != nil {
 			return nil, err
 		}
@@ -159,13 +170,13 @@ func feedAll(sc *scenario.Scenario, seed uint64, loop *sim.Loop, sink func(*traf
 	}
 }
 
-func runOne(sc *scenario.Scenario, b builder, layers []scenario.LimitSpec, seed uint64, dec *DecisionWriter, progress *progressCounter) (report.Result, error) {
-	return runOneWith(sc, b, layers, seed, dec, progress, nil)
+func runOne(ctx context.Context, sc *scenario.Scenario, b builder, layers []scenario.LimitSpec, seed uint64, dec *DecisionWriter, progress *progressCounter) (report.Result, error) {
+	return runOneWith(ctx, sc, b, layers, seed, dec, progress, nil)
 }
 
 // runOneWith is runOne with the single limit decided by fleet instead of a limiter of its
 // own, when fleet is not nil; the fleet learns each key's name when it is first seen.
-func runOneWith(sc *scenario.Scenario, b builder, layers []scenario.LimitSpec, seed uint64, dec *DecisionWriter, progress *progressCounter, fleet namedLimiter) (report.Result, error) {
+func runOneWith(ctx context.Context, sc *scenario.Scenario, b builder, layers []scenario.LimitSpec, seed uint64, dec *DecisionWriter, progress *progressCounter, fleet namedLimiter) (report.Result, error) {
 	var loop sim.Loop
 	eng, err := newEngine(sc, b, layers, len(sc.Limits) > 0, fleet)
 	if err != nil {
@@ -179,7 +190,7 @@ func runOneWith(sc *scenario.Scenario, b builder, layers []scenario.LimitSpec, s
 		label = f.Name()
 	}
 	if lim, ok := eng.layers[0].cells[0].lim.(aheadLimiter); ok && len(eng.layers) == 1 && len(eng.layers[0].cells) == 1 && fleet == nil {
-		err = runEngineAhead(sc, eng, lim, label, seed, dec, progress)
+		err = runEngineAhead(ctx, sc, eng, lim, label, seed, dec, progress)
 	} else {
 		var writeErr error
 		feedAll(sc, seed, &loop, func(r *traffic.Request) {
@@ -189,8 +200,8 @@ func runOneWith(sc *scenario.Scenario, b builder, layers []scenario.LimitSpec, s
 				writeErr = dec.write(sc.Name, label, r, key.String(), allowed, ref)
 			}
 		})
-		loop.Run(sc.Horizon())
-		if writeErr != nil {
+		err = loop.RunContext(ctx, sc.Horizon())
+		if err == nil && writeErr != nil {
 			err = fmt.Errorf("writing decisions: %w", writeErr)
 		}
 	}

@@ -83,15 +83,23 @@ func (p *pass) run(workers int) (int64, error) {
 	} else {
 		p.runStages(groups)
 	}
+	if p.stopErr != nil {
+		return 0, p.stopErr
+	}
 	if p.writeErr != nil {
 		return 0, fmt.Errorf("writing decisions: %w", p.writeErr)
 	}
 	return p.keys.heldBytes(), nil
 }
 
-// generate runs the event loop to the horizon and hands on the last, partly filled chunk.
+// generate runs the event loop to the horizon, or until the pass's context is done, and
+// hands on the last, partly filled chunk.
 func (p *pass) generate() {
-	p.loop.Run(p.horizon)
+	if p.ctx != nil {
+		p.stopErr = p.loop.RunContext(p.ctx, p.horizon)
+	} else {
+		p.loop.Run(p.horizon)
+	}
 	if p.fill.n > 0 {
 		p.fill = p.handOff(p.fill)
 	}

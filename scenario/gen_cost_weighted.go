@@ -94,3 +94,8 @@ func (w *CostWeightedSpec) Sources(b *Build) []traffic.Source {
 		Label: fmt.Sprintf("cost-weighted: %d %s* users at %g/s over %d routes", w.Users, w.UserPrefix, w.RatePerUser, len(routes)),
 	}, b.RNG)}
 }
+
+// Requests is every user's rate times the span.
+func (w *CostWeightedSpec) Requests(b *Build) float64 {
+	return float64(w.Users) * w.RatePerUser * seconds(b, w.Start, w.End)
+}

@@ -158,3 +158,21 @@ func (l *LoginAttackSpec) Sources(b *Build) []traffic.Source {
 	}
 	return []traffic.Source{traffic.NewLoginAttack(la, b.RNG)}
 }
+
+// Requests is every campaign's rate times the span (the legit users' retries of a
+// mistyped password on top).
+func (l *LoginAttackSpec) Requests(b *Build) float64 {
+	var rate float64
+	if g := l.Legit; g != nil {
+		rate += g.Rate * (1 + *g.Mistype)
+	}
+	for _, st := range []*StuffingSpec{l.Stuffing, l.SpreadStuffing} {
+		if st != nil {
+			rate += st.Rate
+		}
+	}
+	if bf := l.BruteForce; bf != nil {
+		rate += bf.Rate
+	}
+	return rate * seconds(b, l.Start, l.End)
+}

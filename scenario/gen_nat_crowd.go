@@ -78,3 +78,8 @@ func campaign(label, actor string) string {
 	}
 	return actor
 }
+
+// Requests is every user's rate times the span.
+func (n *NATCrowdSpec) Requests(b *Build) float64 {
+	return float64(n.Users) * n.RatePerUser * seconds(b, n.Start, n.End)
+}

@@ -95,3 +95,14 @@ func (p *PageLoadSpec) Sources(b *Build) []traffic.Source {
 		Start: start, End: end, Class: classOf(p.Label), IDBase: uint64(b.Entry) << 40,
 	}, b.RNG)}
 }
+
+// Requests is every user's page views over the span, each its fan-out and its
+// interactions' requests, a view taking the think time and the interactions' gaps.
+func (p *PageLoadSpec) Requests(b *Build) float64 {
+	perView := float64(p.Fanout + *p.Interactions*p.InteractionSize)
+	cycle := time.Duration(p.Think) + time.Duration(*p.Interactions)*time.Duration(p.InteractionGap)
+	if cycle <= 0 {
+		return 0
+	}
+	return float64(p.Users) * perView * seconds(b, p.Start, p.End) / cycle.Seconds()
+}

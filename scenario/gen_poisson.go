@@ -80,3 +80,6 @@ func (p *PoissonSpec) Sources(b *Build) []traffic.Source {
 		Start: start, End: end, Cost: *p.Cost, Class: class,
 	}, b.RNG)}
 }
+
+// Requests is the rate times the span.
+func (p *PoissonSpec) Requests(b *Build) float64 { return p.Rate * seconds(b, p.Start, p.End) }

@@ -101,3 +101,6 @@ func (r *RotationSpec) Sources(b *Build) []traffic.Source {
 	}
 	return []traffic.Source{traffic.NewRotation(tr, b.RNG)}
 }
+
+// Requests is the rate times the span.
+func (r *RotationSpec) Requests(b *Build) float64 { return r.Rate * seconds(b, r.Start, r.End) }

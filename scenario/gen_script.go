@@ -106,3 +106,12 @@ func (s *ScriptSpec) Sources(b *Build) []traffic.Source {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// Requests is the sum of the lines' counts.
+func (s *ScriptSpec) Requests(*Build) float64 {
+	var n float64
+	for _, l := range *s {
+		n += float64(*l.Count)
+	}
+	return n
+}

@@ -84,3 +84,12 @@ func (t *TenantsSpec) Sources(b *Build) []traffic.Source {
 	}
 	return out
 }
+
+// Requests is every tenant's users' rate times its span.
+func (t *TenantsSpec) Requests(b *Build) float64 {
+	var n float64
+	for _, tn := range *t {
+		n += float64(tn.Users) * tn.RatePerUser * seconds(b, tn.Start, tn.End)
+	}
+	return n
+}

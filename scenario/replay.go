@@ -2,11 +2,13 @@ package scenario
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/sim"
 	"github.com/rlsim/rlsim/traffic"
 )
 
@@ -27,7 +29,18 @@ func FromLog(file string, log *traffic.AccessLog, p algorithms.Policy, key strin
 	if len(log.Entries) == 0 {
 		return nil, fmt.Errorf("%s: no requests", file)
 	}
-	epoch := log.Entries[0].Time.UTC().Truncate(time.Minute)
+	first, final := log.Entries[0], log.Entries[len(log.Entries)-1]
+	if err := sim.CheckSpan(first.Time, final.Time); err != nil {
+		return nil, fmt.Errorf("lines %d to %d: %w", first.Line, final.Line, err)
+	}
+	epoch := first.Time.UTC().Truncate(time.Minute)
+	if span := float64(final.Time.Sub(epoch)) * timeScale; span >= math.MaxInt64 {
+		return nil, fmt.Errorf("lines %d to %d at a time scale of %g: %s is more than the virtual clock runs (about 292 years)",
+			first.Line, final.Line, timeScale, final.Time.Sub(first.Time))
+	}
+	if err := sim.CheckRun(epoch, time.Duration(float64(final.Time.Sub(epoch))*timeScale), p.Window); err != nil {
+		return nil, fmt.Errorf("lines %d to %d: %w", first.Line, final.Line, err)
+	}
 	e := Epoch(epoch)
 	reqs := make([]traffic.Request, len(log.Entries))
 	for i, en := range log.Entries {

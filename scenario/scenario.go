@@ -7,6 +7,7 @@ package scenario
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/scenarios"
+	"github.com/rlsim/rlsim/sim"
 	"github.com/rlsim/rlsim/traffic"
 )
 
@@ -306,12 +308,47 @@ func (s *Scenario) validate(file string) error {
 		return err
 	}
 	epoch := s.EpochTime()
+	if s.Epoch != nil {
+		if err := sim.CheckTime(epoch); err != nil {
+			return s.fail(file, "epoch", "%v", err)
+		}
+	}
 	if s.Clients != nil {
 		if err := s.validateClients(file, epoch); err != nil {
 			return err
 		}
 	}
-	return s.validateTraffic(file, epoch)
+	if err := s.validateTraffic(file, epoch); err != nil {
+		return err
+	}
+	return s.validateClock(file, epoch)
+}
+
+// validateClock reports a run the virtual clock cannot place (sim.CheckRun): from the
+// epoch to the horizon, with room for the longest window of the scenario on either side.
+func (s *Scenario) validateClock(file string, epoch time.Time) error {
+	w := time.Duration(s.Policy.Window)
+	for _, l := range s.Limits {
+		w = max(w, time.Duration(l.Window))
+		for _, p := range l.Plans {
+			w = max(w, time.Duration(p.Window))
+		}
+	}
+	field := "duration"
+	if s.Duration == 0 {
+		field = "traffic"
+	}
+	if s.Epoch != nil {
+		field = "epoch"
+	}
+	h := s.Horizon()
+	if h < 0 {
+		return s.fail(file, field, "the traffic runs past what the virtual clock counts (%s)", time.Duration(math.MaxInt64))
+	}
+	if err := sim.CheckRun(epoch, h, w); err != nil {
+		return s.fail(file, field, "%v", err)
+	}
+	return nil
 }
 
 func (s *Scenario) validatePolicy(file, field string, p PolicySpec) error {
@@ -321,8 +358,16 @@ func (s *Scenario) validatePolicy(file, field string, p PolicySpec) error {
 	if p.Window <= 0 {
 		return s.fail(file, field+".window", "must be a positive duration, got %s", time.Duration(p.Window))
 	}
+	if err := sim.CheckWindow(time.Duration(p.Window)); err != nil {
+		return s.fail(file, field+".window", "%v", err)
+	}
 	if p.Burst < 0 {
 		return s.fail(file, field+".burst", "must not be negative, got %d", p.Burst)
+	}
+	// An absent burst is the limit; a burst of 0 written out would silently be the limit
+	// too, which is not what it says.
+	if _, set := s.positions[field+".burst"]; set && p.Burst == 0 {
+		return s.fail(file, field+".burst", "must be at least 1 (leave burst out for a burst equal to the limit)")
 	}
 	return nil
 }

@@ -160,3 +160,33 @@ func TestStrictBeyondTheLibrary(t *testing.T) {
 		}
 	}
 }
+
+// Times and windows the virtual clock cannot hold, and an explicit burst of 0, are one
+// error each, naming the file, the place and the field; the values just inside pass.
+func TestEdgeValuesTheClockCannotHold(t *testing.T) {
+	const traffic = "traffic:\n  - script:\n      - {at: 1s, key: u}\n"
+	tests := []struct{ head, want string }{
+		{"policy: {limit: 5, window: 100000h}\n", ""},
+		{"policy: {limit: 5, window: 100000h0m0.000000001s}\n", "e.yaml:1:28: policy.window: 100000h0m0.000000001s is longer than the longest window the virtual clock handles, 100000h0m0s (about 11 years)"},
+		{"policy: {limit: 5, window: 500000h}\n", "policy.window: 500000h0m0s is longer than the longest window"},
+		{"limits:\n  - {key: ip, limit: 5, window: 600000h}\n", "limits[0].window: 600000h0m0s is longer than the longest window"},
+		{"policy: {limit: 5, window: 1m, burst: 0}\n", "e.yaml:1:39: policy.burst: must be at least 1 (leave burst out for a burst equal to the limit)"},
+		{"policy: {limit: 5, window: 1m, burst: 1}\n", ""},
+		{"limits:\n  - {key: ip, limit: 5, window: 1m, burst: 0}\n", "limits[0].burst: must be at least 1"},
+		{"epoch: 1678-01-01T00:10:00Z\npolicy: {limit: 5, window: 1m}\n", ""},
+		{"epoch: 1677-12-31T23:59:59Z\npolicy: {limit: 5, window: 1m}\n", "e.yaml:1:8: epoch: 1677-12-31T23:59:59Z is outside the years the virtual clock counts (1678 to 2261"},
+		{"epoch: 1678-01-01T00:04:00Z\npolicy: {limit: 5, window: 1m}\n", "epoch: starting at 1678-01-01T00:04:00Z, 5 windows of 1m0s before it fall before 1678"},
+		{"epoch: 2262-06-01T00:00:00Z\npolicy: {limit: 5, window: 1m}\n", "epoch: 2262-06-01T00:00:00Z is outside the years"},
+		{"epoch: 2261-12-31T23:00:00Z\nduration: 2h\npolicy: {limit: 5, window: 1m}\n", "epoch: starting at 2261-12-31T23:00:00Z, 2h0m0s and 5 windows of 1m0s after it reach past 2261"},
+		{"duration: 2500000h\npolicy: {limit: 5, window: 1m}\n", "duration: starting at 2026-01-01T10:00:00Z, 2500000h0m0s and 5 windows of 1m0s after it reach past 2261"},
+	}
+	for _, tt := range tests {
+		_, err := Parse("e.yaml", []byte(tt.head+traffic))
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%q: %v", tt.head, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%q: error %v\nwant %s", tt.head, err, tt.want)
+		}
+	}
+}

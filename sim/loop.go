@@ -10,7 +10,10 @@
 // random sources.
 package sim
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Handler is an event's action. It runs at the event's time and may schedule more events.
 type Handler interface {
@@ -60,16 +63,40 @@ func (l *Loop) Stop() { l.stopped = true }
 // Run pops and runs events in (time, scheduling order) until none is left, Stop is
 // called, or the next event is due after until. Events after until stay queued and the
 // clock is left at the last event run (or at until, if that is later and events remain).
-func (l *Loop) Run(until time.Duration) {
+func (l *Loop) Run(until time.Duration) { l.run(nil, until) }
+
+// RunContext is Run that also returns, between two events, once ctx is done, with ctx's
+// cause; the events not run stay queued. It looks at ctx every cancelCheck events, so a
+// run a user stopped ends within microseconds at no cost to one that goes on.
+func (l *Loop) RunContext(ctx context.Context, until time.Duration) error {
+	return l.run(ctx, until)
+}
+
+// cancelCheck is how many events RunContext runs between two looks at its context.
+const cancelCheck = 1 << 12
+
+func (l *Loop) run(ctx context.Context, until time.Duration) error {
+	var done <-chan struct{}
+	if ctx != nil {
+		done = ctx.Done()
+	}
 	l.stopped = false
 	for l.q.Len() > 0 && !l.stopped {
+		if done != nil && l.fired%cancelCheck == 0 {
+			select {
+			case <-done:
+				return context.Cause(ctx)
+			default:
+			}
+		}
 		if l.q.Min().At > until {
 			l.now = until
-			return
+			return nil
 		}
 		e := l.q.Pop()
 		l.now = e.At
 		l.fired++
 		e.Value.Fire(l)
 	}
+	return nil
 }

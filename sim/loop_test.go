@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"testing"
@@ -53,4 +55,38 @@ func ExampleLoop() {
 	// Output:
 	// event at 100ms
 	// event at 300ms
+}
+
+// RunContext stops between two events once its context is done, within cancelCheck
+// events, with the context's cause, and leaves the rest queued; a context that never
+// ends runs everything, as Run does.
+func TestRunContextStops(t *testing.T) {
+	stop := errors.New("stopped by the test")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	var l Loop
+	fired := 0
+	var tick HandlerFunc
+	tick = func(l *Loop) {
+		fired++
+		if fired == 10_000 {
+			cancel(stop)
+		}
+		l.After(time.Millisecond, tick)
+	}
+	l.At(0, tick)
+	if err := l.RunContext(ctx, time.Hour); !errors.Is(err, stop) {
+		t.Fatalf("RunContext = %v, want the context's cause", err)
+	}
+	if fired < 10_000 || fired > 10_000+cancelCheck || l.Pending() != 1 {
+		t.Fatalf("fired %d events after the cancel at 10000 (at most %d more), %d pending", fired, cancelCheck, l.Pending())
+	}
+
+	var whole Loop
+	n := 0
+	for i := range 10_000 {
+		whole.At(time.Duration(i), HandlerFunc(func(*Loop) { n++ }))
+	}
+	if err := whole.RunContext(context.Background(), time.Hour); err != nil || n != 10_000 {
+		t.Fatalf("RunContext on a live context: %v after %d of 10000 events", err, n)
+	}
 }

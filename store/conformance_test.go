@@ -327,6 +327,7 @@ func TestScriptsMatchModel(t *testing.T) {
 // exactly as on the model, and the end-of-run audit finds the same keys blocked and
 // leaked.
 func TestScriptsMatchModelOnRealRedis(t *testing.T) {
+	var leakedBytes int64
 	for seed := uint64(1); seed <= 8; seed++ {
 		c := newConformanceCase(seed, 250)
 		for _, clock := range []Clock{NodeClock, StoreClock} {
@@ -336,12 +337,18 @@ func TestScriptsMatchModelOnRealRedis(t *testing.T) {
 			model := NewModel()
 			want := runTrace(t, model, c.p, prefix, c.trace, clock, keep)
 			got := runTrace(t, real, c.p, prefix, c.trace, clock, keep)
-			var wantAudit, gotAudit [2]int64
-			var err error
-			wantAudit[0], wantAudit[1], _ = Audit(model, prefix+incrTTLWindow, c.p.Limit, true)
-			if gotAudit[0], gotAudit[1], err = Audit(real, prefix+incrTTLWindow, c.p.Limit, true); err != nil {
+			wantAudit, _ := Audit(model, prefix+incrTTLWindow, c.p.Limit, true)
+			gotAudit, err := Audit(real, prefix+incrTTLWindow, c.p.Limit, true)
+			if err != nil {
 				t.Fatal(err)
 			}
+			if !gotAudit.LeakedMeasured || wantAudit.LeakedMeasured {
+				t.Errorf("leaked bytes measured on the real server (%v), modelled on the model (%v)", gotAudit.LeakedMeasured, !wantAudit.LeakedMeasured)
+			}
+			// The model's leaked bytes are CounterBytes of each name: the real server's
+			// MEMORY USAGE of the same keys, to the byte.
+			wantAudit.LeakedMeasured = true
+			leakedBytes += gotAudit.LeakedBytes
 			keys, err := real.Keys(prefix)
 			if err != nil {
 				t.Fatal(err)
@@ -349,7 +356,7 @@ func TestScriptsMatchModelOnRealRedis(t *testing.T) {
 			deleteUnder(t, real, prefix)
 			compareDecisions(t, fmt.Sprintf("seed %d %s, clock %s: real Redis", seed, c, clock), want, got)
 			if wantAudit != gotAudit {
-				t.Errorf("seed %d clock %s: audit (blocked, leaked) %v on the model, %v on the real server", seed, clock, wantAudit, gotAudit)
+				t.Errorf("seed %d clock %s: audit %+v on the model, %+v on the real server", seed, clock, wantAudit, gotAudit)
 			}
 			for _, k := range keys {
 				// The atomic scripts set a TTL in the same step as the first write; only a
@@ -359,6 +366,9 @@ func TestScriptsMatchModelOnRealRedis(t *testing.T) {
 				}
 			}
 		}
+	}
+	if leakedBytes == 0 {
+		t.Error("no trace leaked a key: the leaked bytes were never compared")
 	}
 }
 

@@ -243,25 +243,72 @@ func (n *NonAtomic) Allow(key string, at At, cost int64, crash bool) (NonAtomicR
 	return r, nil
 }
 
+// AuditResult is what Audit found under a prefix.
+type AuditResult struct {
+	// Blocked counts the keys that refuse their client for good, Leaked the other keys
+	// that never expire.
+	Blocked, Leaked int64
+	// LeakedBytes is the memory the leaked keys hold: their MEMORY USAGE on a real
+	// server, measured by the audit; on the other faces, CounterBytes of each name, the
+	// calibrated size of the counter hash they are on a real server.
+	LeakedBytes int64
+	// LeakedMeasured says LeakedBytes was measured on a real server.
+	LeakedMeasured bool
+}
+
 // Audit counts the keys under prefix that will never expire, judged from the data on the
-// store, so every face counts alike: a counter hash whose second command never ran
-// (no virtual expiry) is blocked when ttlWindow names it by client alone and its count
-// has reached limit — it refuses its client for good — and leaked otherwise; any other
-// key without a TTL is leaked.
-func Audit(st Store, prefix string, limit int64, ttlWindow bool) (blocked, leaked int64, err error) {
+// store, so every face counts alike. A key with a TTL goes in its time. Of the keys
+// without one, a counter hash whose virtual expiry was stored goes by it; one whose
+// second command never ran (no virtual expiry) is blocked when ttlWindow names it by
+// client alone and its count has reached limit — it refuses its client for good — and
+// leaked otherwise; any other key is leaked. On a Redis face it reads the keys a batch
+// at a time: PTTL of a SCAN step's keys in one pipeline, HMGET of those without a TTL in
+// another, each round trip with its own deadline, so its memory and every round trip
+// stay small however many keys the run left.
+func Audit(st Store, prefix string, limit int64, ttlWindow bool) (AuditResult, error) {
+	var a AuditResult
+	real, _ := st.(*Redis)
+	if real != nil && real.mini != nil {
+		real = nil
+	}
+	a.LeakedMeasured = real != nil
+	counted := map[string]bool{} // SCAN may name a key twice; count it once
+	judge := func(keys []KeyInfo) error {
+		var leaked []string
+		for _, k := range keys {
+			switch {
+			case k.TTL != NoTTL, k.Counter && k.Expiry != 0, counted[k.Name]:
+				continue
+			}
+			counted[k.Name] = true
+			if k.Counter && ttlWindow && k.Value >= limit {
+				a.Blocked++
+				continue
+			}
+			a.Leaked++
+			leaked = append(leaked, k.Name)
+			if real == nil {
+				a.LeakedBytes += CounterBytes(len(k.Name))
+			}
+		}
+		if real != nil && len(leaked) > 0 {
+			b, err := real.memoryUsage(leaked)
+			if err != nil {
+				return fmt.Errorf("measuring the leaked keys: %w", err)
+			}
+			a.LeakedBytes += b
+		}
+		return nil
+	}
+	if r, ok := st.(*Redis); ok {
+		if err := r.eachUndying(prefix, judge); err != nil {
+			return a, fmt.Errorf("auditing the keys under %q: %w", prefix, err)
+		}
+		return a, nil
+	}
 	keys, err := st.Keys(prefix)
 	if err != nil {
-		return 0, 0, err
+		return a, fmt.Errorf("auditing the keys under %q: %w", prefix, err)
 	}
-	for _, k := range keys {
-		switch {
-		case k.Counter && k.Expiry != 0, !k.Counter && k.TTL != NoTTL:
-			continue
-		case k.Counter && ttlWindow && k.Value >= limit:
-			blocked++
-		default:
-			leaked++
-		}
-	}
-	return blocked, leaked, nil
+	return a, judge(keys)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -43,7 +42,8 @@ type Redis struct {
 var _ Store = (*Redis)(nil)
 
 // NewRedis connects to the Redis server at url ("redis://127.0.0.1:6379/0") and checks it
-// answers PING within Timeout. Every later error wraps ErrUnavailable.
+// answers PING within Timeout (else the error wraps ErrUnavailable). A later round trip
+// without a reply within Timeout wraps ErrTimeout; a connection lost, ErrUnavailable.
 func NewRedis(url string) (*Redis, error) {
 	opt, err := redis.ParseURL(url)
 	if err != nil {
@@ -61,7 +61,11 @@ func NewRedis(url string) (*Redis, error) {
 	defer cancel()
 	if err := r.client.Ping(ctx).Err(); err != nil {
 		r.client.Close()
-		return nil, r.wrap(fmt.Errorf("redis at %s: %w", opt.Addr, err))
+		// A server that does not answer its first PING is as good as unreachable.
+		if err = r.wrap(fmt.Errorf("redis at %s: %w", opt.Addr, err)); !errors.Is(err, ErrUnavailable) {
+			err = fmt.Errorf("%w: %w", ErrUnavailable, err)
+		}
+		return nil, err
 	}
 	return r, nil
 }
@@ -102,12 +106,18 @@ func (r *Redis) Client() *redis.Client { return r.client }
 // Name returns "redis" or "miniredis".
 func (r *Redis) Name() string { return r.name }
 
+// wrap marks an error of the server: a round trip without a reply within Timeout wraps
+// ErrTimeout, a connection that failed otherwise ErrUnavailable; a reply that is an error
+// (a script's, WRONGTYPE) stays as it is.
 func (r *Redis) wrap(err error) error {
 	if err == nil {
 		return nil
 	}
 	var nerr net.Error
-	if errors.As(err, &nerr) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, redis.ErrClosed) {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &nerr) && nerr.Timeout():
+		return fmt.Errorf("%w (%w within %s)", err, ErrTimeout, Timeout)
+	case errors.As(err, &nerr), errors.Is(err, redis.ErrClosed):
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	return err
@@ -180,78 +190,6 @@ func (r *Redis) advance(now int64) {
 	}
 }
 
-// Keys lists the keys under prefix with SCAN (never KEYS), sorted by name.
-func (r *Redis) Keys(prefix string) ([]KeyInfo, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*Timeout)
-	defer cancel()
-	var names []string
-	iter := r.client.Scan(ctx, 0, escapeGlob(prefix)+"*", 1000).Iterator()
-	for iter.Next(ctx) {
-		names = append(names, iter.Val())
-	}
-	if err := iter.Err(); err != nil {
-		return nil, r.wrap(err)
-	}
-	slices.Sort(names)
-	names = slices.Compact(names)
-	out := make([]KeyInfo, 0, len(names))
-	for _, n := range names {
-		typ, err := r.client.Type(ctx, n).Result()
-		if err != nil {
-			return nil, r.wrap(err)
-		}
-		if typ == "none" {
-			continue // expired between SCAN and now
-		}
-		ttl, err := r.client.PTTL(ctx, n).Result()
-		if err != nil {
-			return nil, r.wrap(err)
-		}
-		info := KeyInfo{Name: n, Type: typ, TTL: ttl}
-		if ttl < 0 {
-			info.TTL = NoTTL
-		}
-		switch typ {
-		case "string":
-			info.Value, _ = r.client.Get(ctx, n).Int64()
-		case "hash":
-			l, _ := r.client.HLen(ctx, n).Result()
-			info.Len = int(l)
-			v, err := r.client.HMGet(ctx, n, "c", "e").Result()
-			if err != nil {
-				return nil, r.wrap(err)
-			}
-			if c, ok := v[0].(string); ok {
-				info.Counter = true
-				info.Value, _ = strconv.ParseInt(c, 10, 64)
-			}
-			if e, ok := v[1].(string); ok {
-				info.Expiry, _ = strconv.ParseInt(e, 10, 64)
-			}
-		case "zset":
-			l, _ := r.client.ZCard(ctx, n).Result()
-			info.Len = int(l)
-		}
-		out = append(out, info)
-	}
-	return out, nil
-}
-
-// Delete removes the named keys (callers pass only keys they wrote) with DEL, not UNLINK,
-// so the memory is back before the next measurement reads used_memory.
-func (r *Redis) Delete(keys ...string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*Timeout)
-	defer cancel()
-	for len(keys) > 0 {
-		n := min(len(keys), 500)
-		if err := r.client.Del(ctx, keys[:n]...).Err(); err != nil {
-			return r.wrap(err)
-		}
-		keys = keys[n:]
-	}
-	return nil
-}
-
 // Close closes the connection and stops an embedded server.
 func (r *Redis) Close() error {
 	err := r.client.Close()
@@ -259,17 +197,4 @@ func (r *Redis) Close() error {
 		r.mini.Close()
 	}
 	return err
-}
-
-// escapeGlob quotes the glob characters of a SCAN MATCH pattern.
-func escapeGlob(s string) string {
-	var b []byte
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '*', '?', '[', ']', '\\':
-			b = append(b, '\\')
-		}
-		b = append(b, s[i])
-	}
-	return string(b)
 }

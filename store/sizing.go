@@ -24,6 +24,8 @@ type SizeOptions struct {
 	Load   int
 	// EncodingLimits are the sliding-log limits of the sorted-set encoding table.
 	EncodingLimits []int64
+	// MeasureHooks stop, pause and count the measurements on Redis.
+	MeasureHooks
 }
 
 // MemoryRow is one algorithm's memory per client key.
@@ -33,8 +35,10 @@ type MemoryRow struct {
 	RedisBytesPerKey float64 `json:"redis_bytes_per_key"`
 	// RedisSource is "measured" (MEMORY USAGE on the server) or "model".
 	RedisSource string `json:"redis_source"`
-	// RedisUsedMemoryPerKey is the growth of INFO used_memory per key (measured only).
-	RedisUsedMemoryPerKey float64 `json:"redis_used_memory_per_key,omitempty"`
+	// RedisUsedMemoryPerKey is the growth of INFO used_memory per key: what MEMORY USAGE
+	// counts plus what it leaves out (the expires table, the hash tables' slots,
+	// allocator slack). Measured, or the model's (ModelUsedMemory).
+	RedisUsedMemoryPerKey float64 `json:"redis_used_memory_per_key"`
 	RedisEncoding         string  `json:"redis_encoding"`
 	// RedisClientsLoaded is how many clients were loaded to measure (0 for the model).
 	RedisClientsLoaded int   `json:"redis_clients_loaded"`
@@ -64,9 +68,12 @@ type MemoryReport struct {
 	Loaded  int         `json:"loaded"`
 	Results []MemoryRow `json:"results"`
 	// SlidingLogVsTwoCounters is the measured (or modelled) ratio of the sliding log's
-	// Redis bytes per key to the two-counter window's; 0 when either was not sized.
-	SlidingLogVsTwoCounters float64       `json:"sliding_log_vs_two_counters"`
-	ZsetEncoding            []EncodingRow `json:"zset_encoding"`
+	// Redis bytes per key to the two-counter window's, by MEMORY USAGE;
+	// SlidingLogVsTwoCountersUsedMemory the same by the growth of used_memory. 0 when
+	// either algorithm was not sized.
+	SlidingLogVsTwoCounters           float64       `json:"sliding_log_vs_two_counters"`
+	SlidingLogVsTwoCountersUsedMemory float64       `json:"sliding_log_vs_two_counters_used_memory"`
+	ZsetEncoding                      []EncodingRow `json:"zset_encoding"`
 }
 
 // encodingSample is how many clients are loaded per limit of the encoding table.
@@ -84,6 +91,7 @@ func Size(o SizeOptions) (*MemoryReport, error) {
 	if len(algs) == 0 {
 		algs = MemoryAlgorithms
 	}
+	var baseline int64 // used_memory before anything was loaded
 	rep := &MemoryReport{Keys: o.Keys, Limit: o.Policy.Limit, Window: o.Policy.Window.String(), Redis: "model (calibrated on Redis 7.0.15)"}
 	if o.Redis != nil {
 		v, err := serverVersion(o.Redis)
@@ -98,6 +106,9 @@ func Size(o SizeOptions) (*MemoryReport, error) {
 		if err := CheckEmpty(o.Redis, o.Prefix, true); err != nil {
 			return nil, err
 		}
+		if baseline, err = o.Redis.usedMemory(); err != nil {
+			return nil, err
+		}
 	}
 	for _, a := range algs {
 		row := MemoryRow{Algorithm: a}
@@ -107,7 +118,10 @@ func Size(o SizeOptions) (*MemoryReport, error) {
 		}
 		row.StateBytesPerKey = state
 		if o.Redis != nil {
-			m, err := LoadAndMeasure(o.Redis, a, o.Policy, rep.Loaded, o.Prefix)
+			if err := o.settle(baseline); err != nil {
+				return nil, err
+			}
+			m, err := LoadAndMeasure(o.Redis, a, o.Policy, rep.Loaded, o.Prefix, o.MeasureHooks)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", a, err)
 			}
@@ -119,26 +133,30 @@ func Size(o SizeOptions) (*MemoryReport, error) {
 			if err != nil {
 				return nil, err
 			}
-			row.RedisBytesPerKey, row.RedisEncoding, row.RedisSource = float64(b), enc, "model"
+			used, _ := ModelUsedMemory(a, o.Policy.Limit)
+			row.RedisBytesPerKey, row.RedisUsedMemoryPerKey, row.RedisEncoding, row.RedisSource = float64(b), float64(used), enc, "model"
 		}
 		row.StateBytesTotal = int64(row.StateBytesPerKey * float64(o.Keys))
 		row.RedisBytesTotal = int64(row.RedisBytesPerKey * float64(o.Keys))
 		rep.Results = append(rep.Results, row)
 	}
-	var two, log float64
+	var two, log MemoryRow
 	for _, r := range rep.Results {
 		switch r.Algorithm {
 		case "sliding-window":
-			two = r.RedisBytesPerKey
+			two = r
 		case "sliding-log":
-			log = r.RedisBytesPerKey
+			log = r
 		}
 	}
-	if two > 0 {
+	if two.RedisBytesPerKey > 0 {
 		for i := range rep.Results {
-			rep.Results[i].VsTwoCounters = rep.Results[i].RedisBytesPerKey / two
+			rep.Results[i].VsTwoCounters = rep.Results[i].RedisBytesPerKey / two.RedisBytesPerKey
 		}
-		rep.SlidingLogVsTwoCounters = log / two
+		rep.SlidingLogVsTwoCounters = log.RedisBytesPerKey / two.RedisBytesPerKey
+	}
+	if two.RedisUsedMemoryPerKey > 0 {
+		rep.SlidingLogVsTwoCountersUsedMemory = log.RedisUsedMemoryPerKey / two.RedisUsedMemoryPerKey
 	}
 	for _, limit := range o.EncodingLimits {
 		p := o.Policy
@@ -148,7 +166,10 @@ func Size(o SizeOptions) (*MemoryReport, error) {
 		}
 		row := EncodingRow{Limit: limit}
 		if o.Redis != nil {
-			m, err := LoadAndMeasure(o.Redis, "sliding-log", p, encodingSample, o.Prefix)
+			if err := o.settle(baseline); err != nil {
+				return nil, err
+			}
+			m, err := LoadAndMeasure(o.Redis, "sliding-log", p, encodingSample, o.Prefix, o.MeasureHooks)
 			if err != nil {
 				return nil, fmt.Errorf("sliding-log at limit %d: %w", limit, err)
 			}
@@ -162,6 +183,43 @@ func Size(o SizeOptions) (*MemoryReport, error) {
 	}
 	return rep, nil
 }
+
+// settle waits, with Pause, until the server's used_memory is back within settleSlack
+// of baseline, its level before the first measurement, or settleMax has passed: Redis
+// shrinks a hash table a deletion emptied on a later cron tick, and a measurement begun
+// before that would not count the tables' growth that the first one counted. It also
+// stops when the context has ended.
+func (o SizeOptions) settle(baseline int64) error {
+	return settle(o.MeasureHooks, o.Redis.usedMemory, baseline)
+}
+
+func settle(h MeasureHooks, usedMemory func() (int64, error), baseline int64) error {
+	if err := h.err(); err != nil {
+		return err
+	}
+	if h.Pause == nil {
+		return nil
+	}
+	for waited := time.Duration(0); waited < settleMax; waited += settleStep {
+		used, err := usedMemory()
+		if err != nil || used <= baseline+settleSlack {
+			return err
+		}
+		h.Pause(settleStep)
+		if err := h.err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// How settle waits: in steps of settleStep, up to settleMax, for used_memory to come back
+// within settleSlack of where it started (a server others use moves on its own).
+const (
+	settleStep  = 50 * time.Millisecond
+	settleMax   = 2 * time.Second
+	settleSlack = 128 << 10
+)
 
 // inProcessBytesPerKey runs the in-process limiter with a sample of clients each brought
 // to its limit and returns its own count of state bytes per key.

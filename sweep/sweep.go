@@ -5,6 +5,7 @@
 package sweep
 
 import (
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/run"
 	"github.com/rlsim/rlsim/scenario"
+	"github.com/rlsim/rlsim/sim"
 )
 
 // Names lists the parameters a sweep can vary, as written in --param.
@@ -79,6 +81,9 @@ func apply(s *setting, name, value string) error {
 			return fmt.Errorf("want a positive duration such as 1s, 10s or 1m, got %q", value)
 		}
 		if name == "policy.window" {
+			if err := sim.CheckWindow(d); err != nil {
+				return err
+			}
 			s.opts.Window = d
 		} else {
 			s.duration = d
@@ -188,6 +193,9 @@ type Options struct {
 	Shard *Shard
 	// Seed, when not nil, replaces the scenario's seed (a seed parameter wins over it).
 	Seed *uint64
+	// Context, when not nil, stops the sweep once it is done: the points running stop
+	// between two events, the others do not start, and Run returns its cause.
+	Context context.Context
 }
 
 // Run runs sc at every grid point of params (or of the shard's share) and returns the
@@ -229,11 +237,18 @@ func Run(sc *scenario.Scenario, params []Param, o Options) (*Results, error) {
 	g.SetLimit(workers)
 	for j := range points {
 		g.Go(func() error {
+			if o.Context != nil && o.Context.Err() != nil {
+				errs[j] = context.Cause(o.Context)
+				return nil
+			}
 			res.Rows[j], errs[j] = runPoint(sc, params, points[j], o)
 			return nil
 		})
 	}
 	g.Wait()
+	if o.Context != nil && o.Context.Err() != nil {
+		return nil, context.Cause(o.Context)
+	}
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
@@ -245,7 +260,7 @@ func Run(sc *scenario.Scenario, params []Param, o Options) (*Results, error) {
 // runPoint runs grid point i on one core; the sweep's parallelism is across points.
 func runPoint(sc *scenario.Scenario, params []Param, i int, o Options) (Row, error) {
 	vals := PointValues(params, i)
-	s := setting{opts: run.Options{Algorithms: o.Algorithms, Seed: o.Seed, Workers: 1}}
+	s := setting{opts: run.Options{Algorithms: o.Algorithms, Seed: o.Seed, Workers: 1, Context: o.Context}}
 	for j, p := range params {
 		if err := apply(&s, p.Name, vals[j]); err != nil {
 			return Row{}, fmt.Errorf("%s: %w", p.Name, err)

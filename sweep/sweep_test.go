@@ -28,6 +28,7 @@ func TestParseParam(t *testing.T) {
 		{in: "policy.window=", wantErr: "want NAME=VALUE"},
 		{in: "policy.window=1s,,2s", wantErr: `policy.window: want a positive duration such as 1s, 10s or 1m, got ""`},
 		{in: "policy.window=0s", wantErr: "want a positive duration"},
+		{in: "policy.window=1m,500000h", wantErr: "policy.window: 500000h0m0s is longer than the longest window the virtual clock handles"},
 		{in: "policy.limit=-5", wantErr: `policy.limit: want a positive whole number of units, got "-5"`},
 		{in: "policy.burst=1.5", wantErr: "want a positive whole number"},
 		{in: "seed=-1", wantErr: `seed: want a whole number, got "-1"`},

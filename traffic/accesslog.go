@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rlsim/rlsim/sim"
 )
 
 // LogFormats are the access-log formats ReadLog understands.
@@ -36,8 +38,8 @@ type LogProblem struct {
 func (p LogProblem) String() string { return fmt.Sprintf("line %d: %s", p.Line, p.Reason) }
 
 // AccessLog is what ReadLog found: the entries in time order (ties keep file order), how
-// many lines held data, and every line it could not read (Bad counts them all, Problems
-// keeps the first MaxLogProblems).
+// many lines it read (blank ones too; a CSV header not), and every line it could not read
+// (Bad counts them all, Problems keeps the first MaxLogProblems).
 type AccessLog struct {
 	Entries  []LogEntry
 	Lines    int
@@ -51,8 +53,9 @@ const MaxLogProblems = 10
 // maxLogLine bounds one line; a longer one is a problem line, not a crash.
 const maxLogLine = 1 << 20
 
-// ReadLog reads an access log in format (combined, jsonl or csv). Blank lines are
-// skipped; a line that cannot be read is counted and named, never dropped in silence.
+// ReadLog reads an access log in format (combined, jsonl or csv). A line that cannot be
+// read — a blank line, a time outside the years the virtual clock counts (sim.CheckTime)
+// among them — is counted and named, never dropped in silence.
 // The result is an error only when the input cannot be read at all, or holds no
 // readable line, or more unreadable lines than readable ones.
 //
@@ -84,10 +87,18 @@ func ReadLog(r io.Reader, format string) (*AccessLog, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), maxLogLine)
 	lineNo := 0
+	problem := func(line int, reason string) {
+		out.Bad++
+		if len(out.Problems) < MaxLogProblems {
+			out.Problems = append(out.Problems, LogProblem{Line: line, Reason: reason})
+		}
+	}
 	for sc.Scan() {
 		lineNo++
 		line := strings.TrimRight(sc.Text(), "\r")
 		if strings.TrimSpace(line) == "" {
+			out.Lines++
+			problem(lineNo, "blank line")
 			continue
 		}
 		if format == "csv" && csvHeader == nil {
@@ -100,11 +111,11 @@ func ReadLog(r io.Reader, format string) (*AccessLog, error) {
 		}
 		out.Lines++
 		e, err := parse(line)
+		if err == nil {
+			err = sim.CheckTime(e.Time)
+		}
 		if err != nil {
-			out.Bad++
-			if len(out.Problems) < MaxLogProblems {
-				out.Problems = append(out.Problems, LogProblem{Line: lineNo, Reason: err.Error()})
-			}
+			problem(lineNo, err.Error())
 			continue
 		}
 		e.Line = lineNo

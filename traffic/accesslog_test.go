@@ -151,3 +151,36 @@ func checkLog(t *testing.T, data, format string) {
 		}
 	}
 }
+
+// A blank line and a time the virtual clock cannot place are unread lines like any other:
+// counted, named by line number, never dropped in silence.
+func TestReadLogCountsBlankLinesAndTimesOutOfRange(t *testing.T) {
+	jsonl := `{"time": "2026-01-01T10:00:00Z", "ip": "1.2.3.4"}
+
+{"time": "1677-06-01T00:00:00Z", "ip": "1.2.3.4"}
+{"time": "2026-01-01T10:00:01Z", "ip": "1.2.3.4"}
+{"time": "2262-06-01T00:00:00Z", "ip": "1.2.3.4"}
+{"time": "2026-01-01T10:00:02Z", "ip": "1.2.3.4"}
+{"time": "2026-01-01T10:00:03Z", "ip": "1.2.3.4"}
+   
+{"time": "2261-12-31T23:59:59Z", "ip": "1.2.3.4"}
+`
+	l, err := ReadLog(strings.NewReader(jsonl), "jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"line 2: blank line",
+		"line 3: 1677-06-01T00:00:00Z is outside the years the virtual clock counts (1678 to 2261: int64 nanoseconds of Unix time)",
+		"line 5: 2262-06-01T00:00:00Z is outside the years the virtual clock counts (1678 to 2261: int64 nanoseconds of Unix time)",
+		"line 8: blank line",
+	}
+	if l.Lines != 9 || l.Bad != len(want) || len(l.Entries) != 5 {
+		t.Fatalf("%d lines, %d bad, %d entries: %v", l.Lines, l.Bad, len(l.Entries), l.Problems)
+	}
+	for i, p := range l.Problems {
+		if p.String() != want[i] {
+			t.Errorf("problem %d: %s, want %s", i, p, want[i])
+		}
+	}
+}

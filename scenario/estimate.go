@@ -1,0 +1,29 @@
+package scenario
+
+// Estimator is a generator that can say before a run how many requests it sends in it:
+// exactly (a script) or on average (its rates times the time it runs for). Requests
+// leaves out the sections whose generator cannot say.
+type Estimator interface {
+	// Requests is the number of requests the section sends in a run built as b says.
+	Requests(b *Build) float64
+}
+
+// Requests is the number of requests a run of the scenario sends, expected: the recorded
+// traffic, and every traffic section whose generator is an Estimator. Commands read it to
+// ask before a run that would last hours.
+func (s *Scenario) Requests() float64 {
+	b := &Build{Epoch: s.EpochTime(), Horizon: s.Horizon()}
+	n := float64(len(s.Recorded))
+	for _, t := range s.Traffic {
+		if e, ok := t.Spec.(Estimator); ok {
+			n += e.Requests(b)
+		}
+	}
+	return n
+}
+
+// seconds is how long a section whose span is start to end runs, in seconds.
+func seconds(b *Build, start, end Offset) float64 {
+	from, to := b.Span(start, end)
+	return max(to-from, 0).Seconds()
+}

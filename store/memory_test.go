@@ -1,0 +1,60 @@
+package store
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// The used_memory model against its calibration: per client at limit 100 and 100000
+// clients, and the sliding log's skiplist at 1000 members (126440 B measured, 20000
+// clients) within 1%.
+func TestModelUsedMemoryCalibration(t *testing.T) {
+	for alg, want := range map[string]int64{
+		"fixed-window": 138, "sliding-window": 276, "token-bucket": 170, "leaky-bucket": 170, "gcra": 133, "sliding-log": 3717,
+	} {
+		got, err := ModelUsedMemory(alg, 100)
+		if err != nil || got != want {
+			t.Errorf("ModelUsedMemory(%s, 100) = %d, %v; measured %d", alg, got, err, want)
+		}
+	}
+	got, _ := ModelUsedMemory("sliding-log", 1000)
+	if d := float64(got-126440) / 126440; d < -0.01 || d > 0.01 {
+		t.Errorf("ModelUsedMemory(sliding-log, 1000) = %d; measured 126440", got)
+	}
+	if _, err := ModelUsedMemory("nope", 100); err == nil {
+		t.Error("an unknown algorithm has no model")
+	}
+}
+
+// settle pauses until used_memory is back near where the measurements began, and no
+// longer than settleMax; a context that ends stops it.
+func TestSettle(t *testing.T) {
+	const baseline = 2 << 20
+	levels := []int64{3 << 20, 3 << 20, 3 << 20, baseline + 4096} // the tables shrink on the third tick
+	var paused time.Duration
+	h := MeasureHooks{Pause: func(d time.Duration) { paused += d }}
+	read := 0
+	used := func() (int64, error) { read++; return levels[min(read, len(levels))-1], nil }
+	if err := settle(h, used, baseline); err != nil || paused != 3*settleStep || read != 4 {
+		t.Errorf("settle: %v after %s paused, %d reads; want 3 steps, 4 reads", err, paused, read)
+	}
+
+	paused, read = 0, 0
+	levels = []int64{3 << 20} // a busy server that never comes back
+	if err := settle(h, used, baseline); err != nil || paused != settleMax {
+		t.Errorf("settle on a server that never settles: %v after %s paused, want %s", err, paused, settleMax)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	h.Context = ctx
+	h.Pause = func(time.Duration) { cancel() }
+	if err := settle(h, used, baseline); err != context.Canceled {
+		t.Errorf("settle after the context ended: %v", err)
+	}
+
+	paused, read = 0, 0
+	if err := settle(MeasureHooks{}, used, baseline); err != nil || read != 0 {
+		t.Errorf("settle without Pause read used_memory %d times (%v)", read, err)
+	}
+}
