@@ -339,7 +339,7 @@ func (x *execLimiter) read(out *os.File) {
 
 // exitedDrain is how long an answer may take to come out of the pipe once the child
 // has exited.
-const exitedDrain = 100 * time.Millisecond
+const exitedDrain = time.Second
 
 // answerBatch bounds the answers handed over at once.
 const answerBatch = 512
