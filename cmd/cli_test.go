@@ -319,6 +319,15 @@ func TestEveryCommandHasWorkingExamples(t *testing.T) {
 				if p := filepath.Join(repo, a); !strings.HasPrefix(a, "-") && strings.Contains(a, "/") && fileExists(p) {
 					args[i] = p
 				}
+				// So is one inside a command (--limiter-exec 'python3 examples/exec/x.py').
+				if words := strings.Fields(a); len(words) > 1 {
+					for j, w := range words {
+						if p := filepath.Join(repo, w); strings.Contains(w, "/") && fileExists(p) {
+							words[j] = p
+						}
+					}
+					args[i] = strings.Join(words, " ")
+				}
 			}
 			if c, _, err := NewRoot(IO{}).Find(args); err == nil && c.Flags().Lookup("charts") != nil {
 				args = append(args, "--charts", "none") // drawing is slow under -race; the flag parsed above

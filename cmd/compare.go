@@ -33,9 +33,11 @@ type compareOptions struct {
 	workers     int
 	// yes runs a scenario of confirmDecisions decisions or more.
 	yes bool
-	// redis and pipeline put cluster scenarios' shared store on a real Redis (pipeline.go).
+	// redis and pipeline put cluster scenarios' shared store on a real Redis (pipeline.go);
+	// redis is also where --lua scripts run.
 	redis    string
 	pipeline int
+	own      ownOptions
 	tables   tableOptions
 }
 
@@ -54,7 +56,11 @@ func newCompareCmd(g *globalOptions, streams IO) *cobra.Command {
   rlsim compare --scenario nat-crowd --key ip
 
   # two algorithms at a tighter policy, one CSV row per request and no files in out/
-  rlsim compare --scenario flood-one-key --algorithms token-bucket,gcra --limit 50 --window 10s --decisions decisions.csv --out ""`,
+  rlsim compare --scenario flood-one-key --algorithms token-bucket,gcra --limit 50 --window 10s --decisions decisions.csv --out ""
+
+  # your own limiters beside the built-in two-counter window: a Lua script and a program
+  rlsim compare --scenario two-counter-timed --algorithms sliding-window --lua examples/lua/notes_two_counter.lua --out ""
+  rlsim compare --scenario boundary-burst --algorithms token-bucket --limiter-exec 'python3 examples/exec/token_bucket.py' --out ""`,
 		Args: argCount(0, 0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runCompare(c.Context(), o, streams)
@@ -71,6 +77,7 @@ func newCompareCmd(g *globalOptions, streams IO) *cobra.Command {
 	f.IntVar(&o.worstBudget, "worst-budget", defaultCompareWorstBudget, "local-search budget of the worst_over_admission column (0: structured attacks only)")
 	addScaleFlags(c, o)
 	addStoreFlags(c, o)
+	addOwnFlags(c, &o.own)
 	addRunFlags(c, g)
 	o.tables.addFlags(c)
 	return c
@@ -85,7 +92,10 @@ func newRunCmd(g *globalOptions, streams IO) *cobra.Command {
   rlsim run cluster-outage --format json --charts png,svg
 
   # a scenario file of your own (rlsim scenarios show NAME prints one to start from)
-  rlsim run scenarios/boundary-burst.yaml --seed 7 --decisions decisions.csv`,
+  rlsim run scenarios/boundary-burst.yaml --seed 7 --decisions decisions.csv
+
+  # a Lua script of your own as the script of a cluster's shared store, beside the built-ins
+  rlsim run cluster-nonatomic --lua examples/lua/fixed_window.lua --format json --out ""`,
 		Args: argCount(1, 1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.scenarios = args
@@ -94,6 +104,7 @@ func newRunCmd(g *globalOptions, streams IO) *cobra.Command {
 	}
 	addScaleFlags(c, o)
 	addStoreFlags(c, o)
+	addOwnFlags(c, &o.own)
 	addRunFlags(c, g)
 	o.tables.addFlags(c)
 	return c
@@ -182,7 +193,13 @@ func runCompare(ctx context.Context, o *compareOptions, streams IO) error {
 	defer tuneGCForHeavy(loaded)()
 	ctx, stop := interruptible(ctx)
 	defer stop()
-	opts := run.Options{Algorithms: o.algorithms, Limit: o.limit, Window: o.window, Burst: o.burst, Workers: o.workers, Pipeline: o.pipeline, Context: ctx}
+	own, err := o.own.open(ctx, o.redis, streams)
+	if err != nil {
+		return err
+	}
+	defer own.close(streams)
+	opts := run.Options{Algorithms: o.algorithms, Limit: o.limit, Window: o.window, Burst: o.burst, Workers: o.workers, Pipeline: o.pipeline, Context: ctx,
+		Own: own.makers}
 	var meter storeMeter
 	if o.seedSet {
 		opts.Seed = &o.seed
@@ -200,12 +217,12 @@ func runCompare(ctx context.Context, o *compareOptions, streams IO) error {
 	if bar != nil {
 		opts.Progress = bar.simulating
 	}
-	reports, requests, err := compareScenarios(loaded, o, opts, &meter, bar, len(chartFormats) > 0)
+	reports, requests, err := compareScenarios(loaded, o, opts, &meter, bar, len(chartFormats) > 0, own, streams)
 	if err == nil && dw != nil {
 		err = flushDecisions(dw, o.decisions)
 	}
 	if err != nil {
-		return interruption(ctx, meter.failed(err), meter.cleaned(), notWritten(outs.discard()))
+		return interruption(ctx, meter.failed(err), meter.cleaned(), own.cleaned(), notWritten(outs.discard()))
 	}
 	meter.report(streams.Err, o.pipeline)
 	var buf bytes.Buffer
@@ -223,25 +240,34 @@ func runCompare(ctx context.Context, o *compareOptions, streams IO) error {
 
 // compareScenarios runs every scenario of compare or run and returns their reports and
 // the requests they decided.
-func compareScenarios(loaded []*scenario.Scenario, o *compareOptions, opts run.Options, meter *storeMeter, bar *progress, charts bool) ([]*report.Report, int64, error) {
+func compareScenarios(loaded []*scenario.Scenario, o *compareOptions, opts run.Options, meter *storeMeter, bar *progress, charts bool, own *owned, streams IO) ([]*report.Report, int64, error) {
 	var reports []*report.Report
 	var requests int64
 	var worst worstcase.Cache // the worst case of each policy, searched once per run
 	for _, sc := range loaded {
 		opts.Memory = o.memory || sc.Heavy
+		if sc.Clients != nil && len(own.makers) > 0 {
+			fmt.Fprintf(streams.Err, "rlsim: warning: scenario %s: its closed-loop clients are served by the built-in algorithms only, not by --lua or --limiter-exec limiters\n", sc.Name)
+		}
 		var rep *report.Report
 		err := meter.run(func(stats *run.StoreStats) (err error) {
 			opts.StoreStats = stats
-			rep, err = run.Run(sc, opts)
-			return err
+			return own.measure(func() (err error) {
+				rep, err = run.Run(sc, opts)
+				return err
+			})
 		})
 		opts.StoreStats = nil
 		if err != nil {
 			return nil, 0, err
 		}
 		collectAfterHeavy(sc)
-		if err := addWorstOverAdmission(&worst, rep, sc.EpochTime(), o.worstBudget); err != nil {
+		if err := addWorstOverAdmission(&worst, rep, sc.EpochTime(), o.worstBudget, own); err != nil {
 			return nil, 0, err
+		}
+		if args := o.own.args(); len(args) > 0 && rep.Reproduce == "" {
+			// The summary's command brings the same limiters of the user's again.
+			rep.Reproduce = rep.Command() + " " + strings.Join(args, " ")
 		}
 		// The keying chart compares the scenario's key with its compare_keys, unless
 		// the user chose the key or layers.

@@ -17,7 +17,7 @@ import (
 // addStoreFlags adds the flags that put a cluster scenario's shared store on a real Redis.
 func addStoreFlags(c *cobra.Command, o *compareOptions) {
 	f := c.Flags()
-	f.StringVar(&o.redis, "redis", "", "run cluster scenarios' shared store on this Redis server (redis://host:port/db); keys go under the scenario's prefix, which must be unused, and are deleted afterwards")
+	f.StringVar(&o.redis, "redis", "", "run cluster scenarios' shared store, and the --lua scripts, on this Redis server (redis://host:port/db); keys go under the run's prefix, which must be unused, and are deleted afterwards")
 	f.IntVar(&o.pipeline, "pipeline", run.DefaultPipeline, "script calls a fleet on Redis sends per round trip where no decision depends on an earlier reply (1: one at a time)")
 }
 
@@ -52,8 +52,8 @@ func (o *compareOptions) useRedis(loaded []*scenario.Scenario) error {
 			moved++
 		}
 	}
-	if moved == 0 {
-		return usagef("--redis: none of the scenarios has a cluster section, so none has a shared store to run on Redis")
+	if moved == 0 && len(o.own.lua) == 0 {
+		return usagef("--redis: none of the scenarios has a cluster section, so none has a shared store to run on Redis, and no --lua script is given")
 	}
 	return nil
 }

@@ -39,6 +39,8 @@ type replayOptions struct {
 	window     time.Duration
 	burst      int64
 	timeScale  float64
+	own        ownOptions
+	redis      string
 	tables     tableOptions
 }
 
@@ -61,7 +63,10 @@ under --out (a folder named after the log) and index.html over them.`,
   rlsim replay access.log --key user --limit 10 --window 1s --time-scale 0.5
 
   # two algorithms, as JSON, with one CSV row per request
-  rlsim replay access.log --algorithms fixed-window,sliding-window --format json --decisions decisions.csv`,
+  rlsim replay access.log --algorithms fixed-window,sliding-window --format json --decisions decisions.csv
+
+  # your own Lua script beside the built-in fixed window
+  rlsim replay access.log --algorithms fixed-window --lua examples/lua/incr_expire.lua --out ""`,
 		Args: argCount(1, 1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.file = args[0]
@@ -77,6 +82,8 @@ under --out (a folder named after the log) and index.html over them.`,
 	f.Var(windowValue{&o.window}, "window", "the policy's window")
 	f.Var(unitsValue{&o.burst}, "burst", "the bucket algorithms' burst (default: the limit)")
 	f.Float64Var(&o.timeScale, "time-scale", 1, "multiply the gaps between requests (0.5 plays the log twice as fast)")
+	addOwnFlags(c, &o.own)
+	addOwnRedisFlag(c, &o.redis)
 	g.addFormatFlag(c, allFormats...)
 	g.addOutFlags(c)
 	g.addSeedFlag(c)
@@ -119,6 +126,9 @@ func (o *replayOptions) validate() error {
 	if !(o.timeScale > 0) || o.timeScale > 1e6 {
 		return usagef("--time-scale: must be a positive factor, got %g", o.timeScale)
 	}
+	if o.redis != "" && len(o.own.lua) == 0 {
+		return usagef("--redis: replay runs only --lua scripts on a Redis server, and none is given")
+	}
 	return o.tables.check(o.format)
 }
 
@@ -143,27 +153,36 @@ func runReplay(ctx context.Context, o *replayOptions, streams IO) error {
 	if err != nil {
 		return fmt.Errorf("replay %s: %w", o.file, err)
 	}
-	opts := run.Options{Algorithms: o.algorithms}
+	ctx, stop := interruptible(ctx)
+	defer stop()
+	own, err := o.own.open(ctx, o.redis, streams)
+	if err != nil {
+		return err
+	}
+	defer own.close(streams)
+	opts := run.Options{Algorithms: o.algorithms, Own: own.makers}
 	if o.seedSet {
 		opts.Seed = &o.seed
 	}
-	ctx, stop := interruptible(ctx)
-	defer stop()
 	var outs outputSet
 	defer outs.discard()
 	if opts.Decisions, err = stageDecisions(&outs, o.decisions); err != nil {
 		return err
 	}
 	opts.Context = ctx
-	rep, err := run.Run(sc, opts)
+	var rep *report.Report
+	err = own.measure(func() (err error) {
+		rep, err = run.Run(sc, opts)
+		return err
+	})
 	if err == nil && opts.Decisions != nil {
 		err = flushDecisions(opts.Decisions, o.decisions)
 	}
 	if err != nil {
-		return interruption(ctx, err, notWritten(outs.discard()))
+		return interruption(ctx, err, own.cleaned(), notWritten(outs.discard()))
 	}
 	var worst worstcase.Cache
-	if err := addWorstOverAdmission(&worst, rep, sc.EpochTime(), defaultCompareWorstBudget); err != nil {
+	if err := addWorstOverAdmission(&worst, rep, sc.EpochTime(), defaultCompareWorstBudget, own); err != nil {
 		return err
 	}
 	rep.Reproduce = o.command(rep.Seed)
@@ -210,6 +229,7 @@ func (o *replayOptions) command(seed uint64) string {
 	if len(o.algorithms) > 0 {
 		parts = append(parts, "--algorithms", strings.Join(o.algorithms, ","))
 	}
+	parts = append(parts, o.own.args()...)
 	parts = append(parts, "--seed", strconv.FormatUint(seed, 10))
 	return strings.Join(parts, " ")
 }

@@ -37,6 +37,8 @@ type worstCaseOptions struct {
 	budget      int
 	spans       []float64
 	scheduleOut string
+	own         ownOptions
+	redis       string
 }
 
 func newWorstCaseCmd(g *globalOptions, streams IO) *cobra.Command {
@@ -59,7 +61,10 @@ curve of the most admitted in any window of length T against T (--charts png,svg
 
   # write the worst schedules as scenario files and replay one
   rlsim worst-case --algorithms sliding-window --schedule-out worst
-  rlsim run worst/worst-sliding-window.yaml`,
+  rlsim run worst/worst-sliding-window.yaml
+
+  # the worst case of your own Lua script beside the built-in fixed window, structured attacks only
+  rlsim worst-case --algorithms fixed-window --lua examples/lua/incr_expire.lua --limit 10 --window 10s --budget 0 --spans 1`,
 		Args: argCount(0, 0),
 		RunE: func(cc *cobra.Command, _ []string) error {
 			return runWorstCase(cc.Context(), o, streams)
@@ -74,6 +79,8 @@ curve of the most admitted in any window of length T against T (--charts png,svg
 	f.IntVar(&o.budget, "budget", 300, "local-search candidates per algorithm after the structured attacks (0: structured only; the curve uses a quarter per window length)")
 	f.Float64SliceVar(&o.spans, "spans", defaultSpans, "window lengths T of the curve, in windows W")
 	f.StringVar(&o.scheduleOut, "schedule-out", "", "write each algorithm's worst schedule as a scenario file worst-ALGORITHM.yaml into this folder")
+	addOwnFlags(c, &o.own)
+	addOwnRedisFlag(c, &o.redis)
 	g.addFormatFlag(c, allFormats...)
 	g.addOutFlags(c)
 	g.addSeedFlag(c)
@@ -97,6 +104,9 @@ func (o *worstCaseOptions) validate() error {
 	}
 	if len(o.spans) == 0 {
 		return usagef("--spans: needs at least one window length")
+	}
+	if o.redis != "" && len(o.own.lua) == 0 {
+		return usagef("--redis: worst-case runs only --lua scripts on a Redis server, and none is given")
 	}
 	for _, s := range o.spans {
 		if !(s > 0) || s > 1000 || time.Duration(s*float64(o.window)) <= 0 {
@@ -140,22 +150,32 @@ func runWorstCase(ctx context.Context, o *worstCaseOptions, streams IO) error {
 	// files are written after it), so the search itself is left to die with the process.
 	ctx, stop := interruptible(ctx)
 	defer stop()
-	runs := make([]worstcase.Findings, 0, len(algs))
+	own, err := o.own.open(ctx, o.redis, streams)
+	if err != nil {
+		return err
+	}
+	defer own.close(streams)
+	targets := make([]worstcase.Target, 0, len(algs))
 	for _, a := range algs {
+		targets = append(targets, worstcase.Target{Algorithm: a, Policy: pol, Epoch: epoch.UnixNano()})
+	}
+	targets = append(targets, own.targets(pol, epoch.UnixNano())...)
+	runs := make([]worstcase.Findings, 0, len(targets))
+	for _, t := range targets {
 		type found struct {
 			run worstcase.Findings
 			err error
 		}
 		done := make(chan found, 1)
 		go func() {
-			run, err := worstcase.Find(worstcase.Target{Algorithm: a, Policy: pol, Epoch: epoch.UnixNano()}, o.budget, spans, rng)
+			run, err := worstcase.Find(t, o.budget, spans, rng)
 			done <- found{run, err}
 		}()
 		var f found
 		select {
 		case f = <-done:
 		case <-ctx.Done():
-			return interruption(ctx, context.Cause(ctx))
+			return interruption(ctx, context.Cause(ctx), own.cleaned())
 		}
 		if f.err != nil {
 			return f.err
@@ -225,6 +245,13 @@ func worstCaseCommand(o *worstCaseOptions, seed uint64) string {
 	if len(o.algorithms) > 0 {
 		parts = append(parts, "--algorithms "+strings.Join(o.algorithms, ","))
 	}
+	for i, a := range o.own.args() {
+		if i%2 == 1 {
+			parts[len(parts)-1] += " " + a
+			continue
+		}
+		parts = append(parts, a)
+	}
 	parts = append(parts, "--budget "+strconv.Itoa(o.budget))
 	if !slices.Equal(o.spans, defaultSpans) {
 		spans := make([]string, len(o.spans))
@@ -264,7 +291,10 @@ func worstCaseSummary(runs []worstcase.Findings, seed uint64, budget int) report
 				p.Limit, p.Window, p.EffectiveBurst(), p.Window, budget, seed)
 		}
 		bound := formatFloat(x.Bound.Value)
-		if !x.Bound.Reached {
+		switch {
+		case !x.Known:
+			bound = "—"
+		case !x.Bound.Reached:
 			bound = "<" + bound
 		}
 		t.Rows = append(t.Rows, []string{
@@ -327,7 +357,11 @@ func worstCaseCurveTable(runs []worstcase.Findings, seed uint64, raw bool) repor
 		row := []string{p0.Target.T.String(), strconv.FormatFloat(float64(p0.Target.T)/float64(p0.Target.Policy.Window), 'g', 4, 64)}
 		for _, r := range runs {
 			p := r.Curve[i]
-			row = append(row, fmt.Sprintf("%d (%s)", p.Worst.Peak, formatFloat(p.Bound.Value)))
+			bound := formatFloat(p.Bound.Value)
+			if !p.Known {
+				bound = "—"
+			}
+			row = append(row, fmt.Sprintf("%d (%s)", p.Worst.Peak, bound))
 		}
 		t.Rows = append(t.Rows, row)
 	}
@@ -354,7 +388,7 @@ const maxWorstCaseUnits = 200000
 // addWorstOverAdmission fills worst_over_admission in every result of rep for the run's
 // policy, seed and epoch, searched once per run through its cache, and leaves it null
 // when the policy is beyond compareWorstMaxUnits.
-func addWorstOverAdmission(cache *worstcase.Cache, rep *report.Report, epoch time.Time, budget int) error {
+func addWorstOverAdmission(cache *worstcase.Cache, rep *report.Report, epoch time.Time, budget int, own *owned) error {
 	pol := algorithms.Policy{Limit: rep.Policy.Limit, Window: time.Duration(rep.Policy.Window), Burst: rep.Policy.Burst}
 	if max(pol.Limit, pol.EffectiveBurst()) > compareWorstMaxUnits {
 		return nil
@@ -367,6 +401,9 @@ func addWorstOverAdmission(cache *worstcase.Cache, rep *report.Report, epoch tim
 			continue
 		}
 		t := worstcase.Target{Algorithm: r.Algorithm, Policy: pol, Epoch: epoch.UnixNano(), T: pol.Window}
+		if m := own.byName(r.Algorithm); m != nil {
+			t.Own = m
+		}
 		v, err := cache.OverAdmission(t, budget, rep.Seed)
 		if err != nil {
 			return fmt.Errorf("scenario %s: worst case of %s: %w", rep.Scenario, r.Algorithm, err)

@@ -102,6 +102,15 @@ func run(t *testing.T, root string, args []string) string {
 		if p := filepath.Join(root, a); !strings.HasPrefix(a, "-") && strings.Contains(a, "/") && exists(p) {
 			resolved[i] = p
 		}
+		// So is one inside a command (--limiter-exec 'python3 examples/exec/x.py').
+		if words := strings.Fields(a); len(words) > 1 {
+			for j, w := range words {
+				if p := filepath.Join(root, w); strings.Contains(w, "/") && exists(p) {
+					words[j] = p
+				}
+			}
+			resolved[i] = strings.Join(words, " ")
+		}
 	}
 	t.Chdir(t.TempDir())
 	var out, errb bytes.Buffer

@@ -64,7 +64,7 @@ func TestEvictionScenarioMatchesARealServer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := runOneWith(context.Background(), sc, alg, layers, seed, nil, nil, &sampled{Fleet: fleet, each: each}); err != nil {
+			if _, err := runOneWith(context.Background(), sc, builder{name: alg}, layers, seed, nil, nil, &sampled{Fleet: fleet, each: each}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := fleet.Finish(); err != nil {

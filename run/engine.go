@@ -45,6 +45,8 @@ type engine struct {
 
 	unkeyed       int64
 	unkeyedReason string
+
+	cells []*cell // every cell built, for finish
 }
 
 type layer struct {
@@ -67,7 +69,7 @@ type namedLimiter interface {
 	SetName(key uint32, name string)
 }
 
-func newEngine(s *scenario.Scenario, algorithm string, specs []scenario.LimitSpec, layered bool, fleet namedLimiter) (*engine, error) {
+func newEngine(s *scenario.Scenario, b builder, specs []scenario.LimitSpec, layered bool, fleet namedLimiter) (*engine, error) {
 	if fleet != nil && layered {
 		return nil, fmt.Errorf("a cluster runs one limit; layered limits are not supported with it")
 	}
@@ -81,29 +83,36 @@ func newEngine(s *scenario.Scenario, algorithm string, specs []scenario.LimitSpe
 		e.outcome = report.NewOutcomeCollector(backend)
 	}
 	newCell := func(p algorithms.Policy) (*cell, error) {
-		lim, err := algorithms.New(algorithm, p)
+		lim, err := b.build(p)
 		if err != nil {
 			return nil, err
 		}
-		return &cell{lim: lim, col: report.NewCollector(p.Limit, p.Window, backend), ids: map[traffic.Key]uint32{}}, nil
+		c := &cell{lim: lim, col: report.NewCollector(p.Limit, p.Window, backend), ids: map[traffic.Key]uint32{}}
+		c.named, _ = lim.(namedLimiter)
+		e.cells = append(e.cells, c)
+		return c, nil
 	}
 	for _, spec := range specs {
 		keyer, err := traffic.ParseKeyer(spec.Key)
 		if err != nil {
+			e.finish()
 			return nil, err
 		}
 		l := &layer{keyer: keyer, plans: map[string]int{}}
 		c, err := newCell(spec.Policy())
 		if err != nil {
+			e.finish()
 			return nil, fmt.Errorf("layer %s: %w", spec.Name, err)
 		}
 		if fleet != nil {
 			c.lim, c.named = fleet, fleet
+			e.cells = e.cells[:len(e.cells)-1] // the fleet is its run's to finish
 		}
 		l.cells = append(l.cells, c)
 		for _, p := range spec.Plans {
 			c, err := newCell(p.Policy())
 			if err != nil {
+				e.finish()
 				return nil, fmt.Errorf("layer %s plan %s: %w", spec.Name, p.Name, err)
 			}
 			l.plans[p.Name] = len(l.cells)
@@ -174,6 +183,18 @@ func (e *engine) decide(r *traffic.Request) (allowed bool, key traffic.Key, ref 
 	}
 	e.harm.Observe(r, allowed)
 	return allowed, key, ref
+}
+
+// finish closes the limiters of the cells built, those a user brings (see Maker), and
+// returns the first error one of them met.
+func (e *engine) finish() error {
+	var first error
+	for _, c := range e.cells {
+		if err := finishOwn(c.lim); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // recordTimeline makes the run keep a timeline for charts: that of the first layer's own

@@ -173,7 +173,11 @@ func runFleets(sc *scenario.Scenario, rep *report.Report, pol algorithms.Policy,
 		s.Prefixes = append(s.Prefixes, scenarioPrefix(sc))
 	}
 	for vi, v := range fleetVariants(sc, pol) {
-		for _, alg := range clusterAlgorithms(v.cfg, algs) {
+		fleetAlgs := clusterAlgorithms(v.cfg, algs)
+		for _, own := range ownFleets(v, o) {
+			fleetAlgs = append(fleetAlgs, own.Name())
+		}
+		for _, alg := range fleetAlgs {
 			res, err := runFleet(sc, v, vi, alg, pol, layers, seed, o)
 			if err != nil {
 				return err
@@ -185,21 +189,28 @@ func runFleets(sc *scenario.Scenario, rep *report.Report, pol algorithms.Policy,
 }
 
 func runFleet(sc *scenario.Scenario, v fleetVariant, vi int, alg string, pol algorithms.Policy, layers []scenario.LimitSpec, seed uint64, o Options) (_ report.Result, retErr error) {
-	st, err := openStore(sc)
+	st, carrier, err := fleetStore(sc, alg, pol, o)
 	if err != nil {
 		return report.Result{}, err
 	}
 	defer st.Close()
-	redisFace, onRedis := st.(*store.Redis)
+	face, onRedis := redisFace(st)
 	if onRedis && o.StoreStats != nil {
 		defer func() {
-			o.StoreStats.ScriptCalls += redisFace.ScriptCalls()
-			o.StoreStats.RoundTrips += redisFace.RoundTrips()
+			if u, ok := st.(*store.UserStore); ok { // a user's script: one call per round trip
+				if u.Name() == "redis" {
+					o.StoreStats.ScriptCalls += u.Calls()
+					o.StoreStats.RoundTrips += u.Calls()
+				}
+				return
+			}
+			o.StoreStats.ScriptCalls += face.ScriptCalls()
+			o.StoreStats.RoundTrips += face.RoundTrips()
 		}()
 	}
 	cfg := v.cfg
 	cfg.Prefix = fmt.Sprintf("%s%d:%s:", scenarioPrefix(sc), vi, alg)
-	if r, ok := st.(*store.Redis); ok && st.Name() == "redis" {
+	if r, ok := redisFace(st); ok && st.Name() == "redis" {
 		// Touch only keys this run writes: refuse a prefix someone already uses, and
 		// delete what the run wrote when it ends, however it ends.
 		first, err := r.FirstKey(cfg.Prefix)
@@ -229,7 +240,7 @@ func runFleet(sc *scenario.Scenario, v fleetVariant, vi int, alg string, pol alg
 			}
 		}()
 	}
-	fleet, err := cluster.New(cfg, alg, pol, st, sim.NewRNG(seed^uint64(vi+1)*0x9e3779b97f4a7c15, sim.RunStream))
+	fleet, err := cluster.New(cfg, carrier, pol, st, sim.NewRNG(seed^uint64(vi+1)*0x9e3779b97f4a7c15, sim.RunStream))
 	if err != nil {
 		return report.Result{}, fmt.Errorf("scenario %s: cluster variant %s, %s: %w", sc.Name, v.name, alg, err)
 	}
@@ -239,15 +250,21 @@ func runFleet(sc *scenario.Scenario, v fleetVariant, vi int, alg string, pol alg
 	// The two types have the same fields: a conversion, not a copy per decision.
 	fleet.Observe(func(o *cluster.Observation) { meter.Observe((*report.FleetDecision)(o)) })
 	var res report.Result
-	if onRedis && o.Pipeline > 1 && fleet.Pipelines() {
+	switch {
+	case carrier != alg: // a user's script, run one call at a time and named after itself
+		res, err = runOneWith(o.Context, sc, builder{name: carrier}, layers, seed, o.Decisions, nil, namedFleet{fleet, alg + "@" + v.name})
+	case onRedis && o.Pipeline > 1 && fleet.Pipelines():
 		res, err = runFleetPipelined(o.Context, sc, alg, layers, seed, o.Decisions, fleet, o.Pipeline)
-	} else {
-		res, err = runOneWith(o.Context, sc, alg, layers, seed, o.Decisions, nil, fleet)
+	default:
+		res, err = runOneWith(o.Context, sc, builder{name: alg}, layers, seed, o.Decisions, nil, fleet)
 	}
 	if err != nil {
 		return res, err
 	}
 	res.Algorithm = fleet.Algorithm()
+	if carrier != alg {
+		res.Algorithm = alg
+	}
 	var stats cluster.Stats
 	o.StoreStats.timed(func() { stats, err = fleet.Finish() })
 	if err != nil {

@@ -94,6 +94,12 @@ type pass struct {
 	ctx     context.Context
 	stopErr error
 
+	// ahead holds, per limiter, the limiter written ahead of its answers (aheadLimiter,
+	// one the user brings), nil for a built-in; named says one of them wants key names,
+	// so every request keeps its key's name.
+	ahead []aheadLimiter
+	named bool
+
 	fill    *chunk              // the chunk the generator is filling
 	handOff func(*chunk) *chunk // passes a full chunk on and returns an empty one
 	delays  []time.Duration     // scratch of the measuring stage: one request's delays
@@ -111,6 +117,9 @@ func newPass(sc *scenario.Scenario, lims []algorithms.Limiter, cols []*report.Co
 		keys: newKeySpace(sources), dec: dec, progress: progress, delays: make([]time.Duration, len(lims))}
 	for _, lim := range lims {
 		p.admit = append(p.admit, algorithms.AdmitterOf(lim))
+		a, _ := lim.(aheadLimiter)
+		p.ahead = append(p.ahead, a)
+		p.named = p.named || a != nil
 	}
 	// Size the per-key state for the generated key space up front, so it is not regrown
 	// (leaving the old arrays to the garbage collector) as keys arrive.
@@ -140,13 +149,18 @@ func newPass(sc *scenario.Scenario, lims []algorithms.Limiter, cols []*report.Co
 	return p, nil
 }
 
-// emit adds a generated request for key id (named name, kept for a decisions file only)
-// to the chunk being filled, handing the chunk on when it is full.
+// keepNames says whether the chunks keep key names: for a decisions file, or for a
+// limiter that names its keys (a user's).
+func (p *pass) keepNames() bool { return p.dec != nil || p.named }
+
+// emit adds a generated request for key id (named name, kept for a decisions file or a
+// limiter of the user's only) to the chunk being filled, handing the chunk on when it is
+// full.
 func (p *pass) emit(id uint32, r *traffic.Request, name string) {
 	c := p.fill
 	i := c.n
 	c.ids[i], c.at[i], c.cost[i], c.class[i] = id, r.At, r.Cost, r.Class
-	if p.dec != nil {
+	if c.names != nil {
 		c.names[i] = name
 	}
 	if c.n++; c.n == len(c.ids) {
@@ -169,7 +183,8 @@ func (f *feeder) Fire(l *sim.Loop) {
 }
 
 // indexedFeeder is a feeder for a source whose keys are numbered: key k's id is read from
-// its block's table, with no string built or hashed unless a decisions file needs the name.
+// its block's table, with no string built or hashed unless a decisions file or a limiter
+// of the user's needs the name.
 type indexedFeeder struct {
 	src   traffic.IndexedSource
 	block *keyBlock
@@ -180,7 +195,7 @@ type indexedFeeder struct {
 
 func (f *indexedFeeder) Fire(l *sim.Loop) {
 	var name string
-	if f.pass.dec != nil {
+	if f.pass.keepNames() {
 		name = f.src.KeyName(f.k)
 	}
 	f.pass.emit(f.pass.keys.blockID(f.block, f.k), &f.req, name)

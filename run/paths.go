@@ -40,20 +40,26 @@ func plainKeys(s *scenario.Scenario) bool {
 // forceEngine sends every run down the engine path; tests set it to compare the paths.
 var forceEngine = false
 
-// runPlain runs every algorithm of a plain scenario through passes over its traffic.
+// runPlain runs every algorithm of a plain scenario, and every limiter of o.Own after
+// them, through passes over its traffic.
 func runPlain(sc *scenario.Scenario, rep *report.Report, algs []string, pol algorithms.Policy, seed uint64, o Options) error {
-	lims := make([]algorithms.Limiter, len(algs))
-	cols := make([]*report.Collector, len(algs))
-	for i, name := range algs {
-		lim, err := algorithms.New(name, pol)
+	builders := builders(algs, o)
+	lims := make([]algorithms.Limiter, 0, len(builders))
+	cols := make([]*report.Collector, len(builders))
+	defer func() { finishAll(lims) }() // a limiter of a user's is closed on every path
+	for i, b := range builders {
+		lim, err := b.build(pol)
 		if err != nil {
 			return fmt.Errorf("scenario %s: %w", sc.Name, err)
 		}
-		lims[i] = lim
+		lims = append(lims, lim)
 		cols[i] = report.NewCollector(pol.Limit, pol.Window, time.Duration(sc.BackendWindow))
 		cols[i].RecordTimeline(sc.Horizon())
 	}
 	internBytes, err := runPasses(sc, lims, cols, seed, o)
+	if ferr := finishAll(lims); err == nil && ferr != nil {
+		err = fmt.Errorf("scenario %s: %w", sc.Name, ferr)
+	}
 	if err != nil {
 		return err
 	}
@@ -66,22 +72,35 @@ func runPlain(sc *scenario.Scenario, rep *report.Report, algs []string, pol algo
 	return nil
 }
 
+// builders are the built-in algorithms algs, then the limiters of o.Own.
+func builders(algs []string, o Options) []builder {
+	out := make([]builder, 0, len(algs)+len(o.Own))
+	for _, a := range algs {
+		out = append(out, builder{name: a})
+	}
+	for _, m := range o.Own {
+		out = append(out, builder{name: m.Name(), own: m})
+	}
+	return out
+}
+
 // runEngines runs each algorithm through its own engine, several at once unless a
 // decisions file (whose rows come grouped by algorithm) or a progress display needs them
 // in order. Each run is independent and seeded alike, so the results do not depend on
 // how many run at once.
 func runEngines(sc *scenario.Scenario, rep *report.Report, algs []string, layers []scenario.LimitSpec, seed uint64, o Options) error {
-	results := make([]report.Result, len(algs))
-	errs := make([]error, len(algs))
+	bs := builders(algs, o)
+	results := make([]report.Result, len(bs))
+	errs := make([]error, len(bs))
 	run := func(i int) {
-		results[i], errs[i] = runOne(o.Context, sc, algs[i], layers, seed, o.Decisions, o.watch(sc, algs[i], i, len(algs)))
+		results[i], errs[i] = runOne(o.Context, sc, bs[i], layers, seed, o.Decisions, o.watch(sc, bs[i].name, i, len(bs)))
 	}
 	workers := o.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	if o.Decisions != nil || o.Progress != nil || workers == 1 {
-		for i := range algs {
+		for i := range bs {
 			if run(i); errs[i] != nil {
 				return errs[i]
 			}
@@ -91,7 +110,7 @@ func runEngines(sc *scenario.Scenario, rep *report.Report, algs []string, layers
 		// algorithm's whatever the timing.
 		var g errgroup.Group
 		g.SetLimit(workers)
-		for i := range algs {
+		for i := range bs {
 			g.Go(func() error {
 				run(i)
 				return nil

@@ -67,7 +67,7 @@ type heldRequest struct {
 // names a fleet's) and the fleet see exactly what one-by-one sees.
 func runFleetPipelined(ctx context.Context, sc *scenario.Scenario, algorithm string, layers []scenario.LimitSpec, seed uint64, dec *DecisionWriter, fleet *cluster.Fleet, batch int) (report.Result, error) {
 	var loop sim.Loop
-	eng, err := newEngine(sc, algorithm, layers, len(sc.Limits) > 0, fleet)
+	eng, err := newEngine(sc, builder{name: algorithm}, layers, len(sc.Limits) > 0, fleet)
 	if err != nil {
 		return report.Result{}, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}

@@ -45,6 +45,11 @@ type Options struct {
 	Pipeline int
 	// StoreStats, when not nil, is told what the runs sent to a Redis store.
 	StoreStats *StoreStats
+	// Own are limiters the user brings (a Lua script, a program), run after the
+	// algorithms on open-loop traffic and, where they can be a fleet's shared script, on
+	// the shared fleet variants of a cluster scenario. Closed-loop clients run the
+	// built-ins only.
+	Own []Maker
 	// Context, when not nil, stops the run between two events once it is done: Run
 	// returns the context's cause, after deleting what the run wrote on a Redis server.
 	Context context.Context
@@ -165,37 +170,46 @@ func feedAll(sc *scenario.Scenario, seed uint64, loop *sim.Loop, sink func(*traf
 	}
 }
 
-func runOne(ctx context.Context, sc *scenario.Scenario, algorithm string, layers []scenario.LimitSpec, seed uint64, dec *DecisionWriter, progress *progressCounter) (report.Result, error) {
-	return runOneWith(ctx, sc, algorithm, layers, seed, dec, progress, nil)
+func runOne(ctx context.Context, sc *scenario.Scenario, b builder, layers []scenario.LimitSpec, seed uint64, dec *DecisionWriter, progress *progressCounter) (report.Result, error) {
+	return runOneWith(ctx, sc, b, layers, seed, dec, progress, nil)
 }
 
 // runOneWith is runOne with the single limit decided by fleet instead of a limiter of its
 // own, when fleet is not nil; the fleet learns each key's name when it is first seen.
-func runOneWith(ctx context.Context, sc *scenario.Scenario, algorithm string, layers []scenario.LimitSpec, seed uint64, dec *DecisionWriter, progress *progressCounter, fleet namedLimiter) (report.Result, error) {
+func runOneWith(ctx context.Context, sc *scenario.Scenario, b builder, layers []scenario.LimitSpec, seed uint64, dec *DecisionWriter, progress *progressCounter, fleet namedLimiter) (report.Result, error) {
 	var loop sim.Loop
-	eng, err := newEngine(sc, algorithm, layers, len(sc.Limits) > 0, fleet)
+	eng, err := newEngine(sc, b, layers, len(sc.Limits) > 0, fleet)
 	if err != nil {
 		return report.Result{}, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
+	defer eng.finish()
 	eng.recordTimeline(sc.Horizon())
 	// A fleet's rows read "<algorithm>@<variant>", so variants in one file stay apart.
-	label := algorithm
+	label := b.name
 	if f, ok := fleet.(interface{ Name() string }); ok {
 		label = f.Name()
 	}
-	var writeErr error
-	feedAll(sc, seed, &loop, func(r *traffic.Request) {
-		allowed, key, ref := eng.decide(r)
-		progress.count(r.At)
-		if dec != nil && writeErr == nil {
-			writeErr = dec.write(sc.Name, label, r, key.String(), allowed, ref)
+	if lim, ok := eng.layers[0].cells[0].lim.(aheadLimiter); ok && len(eng.layers) == 1 && len(eng.layers[0].cells) == 1 && fleet == nil {
+		err = runEngineAhead(ctx, sc, eng, lim, label, seed, dec, progress)
+	} else {
+		var writeErr error
+		feedAll(sc, seed, &loop, func(r *traffic.Request) {
+			allowed, key, ref := eng.decide(r)
+			progress.count(r.At)
+			if dec != nil && writeErr == nil {
+				writeErr = dec.write(sc.Name, label, r, key.String(), allowed, ref)
+			}
+		})
+		err = loop.RunContext(ctx, sc.Horizon())
+		if err == nil && writeErr != nil {
+			err = fmt.Errorf("writing decisions: %w", writeErr)
 		}
-	})
-	if err := loop.RunContext(ctx, sc.Horizon()); err != nil {
+	}
+	if ferr := eng.finish(); err == nil && ferr != nil {
+		err = fmt.Errorf("scenario %s: %w", sc.Name, ferr)
+	}
+	if err != nil {
 		return report.Result{}, err
 	}
-	if writeErr != nil {
-		return report.Result{}, fmt.Errorf("writing decisions: %w", writeErr)
-	}
-	return eng.result(algorithm), nil
+	return eng.result(b.name), nil
 }

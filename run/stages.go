@@ -108,7 +108,7 @@ func (p *pass) generate() {
 // takeTurns has the stages take turns on the caller's goroutine: each full chunk is
 // decided and measured before the generator goes on.
 func (p *pass) takeTurns(groups [][2]int) {
-	p.fill = newChunk(len(p.lims), len(groups), p.dec != nil)
+	p.fill = newChunk(len(p.lims), len(groups), p.keepNames())
 	p.handOff = func(c *chunk) *chunk {
 		for g, span := range groups {
 			p.decide(c, g, span)
@@ -124,7 +124,7 @@ func (p *pass) takeTurns(groups [][2]int) {
 func (p *pass) runStages(groups [][2]int) {
 	free := make(chan *chunk, chunksInFlight)
 	for range chunksInFlight {
-		free <- newChunk(len(p.lims), len(groups), p.dec != nil)
+		free <- newChunk(len(p.lims), len(groups), p.keepNames())
 	}
 	toDecide := make([]chan *chunk, len(groups))
 	toMeasure := make(chan *chunk, chunksInFlight)
@@ -169,6 +169,10 @@ func (p *pass) decide(c *chunk, g int, span [2]int) {
 	admitted := c.admitted[g][:c.n]
 	clear(admitted)
 	for j := span[0]; j < span[1]; j++ {
+		if a := p.ahead[j]; a != nil {
+			p.decideAhead(a, c, admitted, uint64(1)<<j, c.delays[j][:c.n])
+			continue
+		}
 		admit, bit, delays := p.admit[j], uint64(1)<<j, c.delays[j][:c.n]
 		for i, id := range c.ids[:c.n] {
 			ok, delay := admit.Admit(id, p.epoch+int64(c.at[i]), c.cost[i])
@@ -176,6 +180,26 @@ func (p *pass) decide(c *chunk, g int, span [2]int) {
 				admitted[i] |= bit
 			}
 			delays[i] = delay
+		}
+	}
+}
+
+// decideAhead has a limiter written ahead of its answers (a user's) decide every request
+// of c: the chunk's requests are sent up to Ahead at a time, and the answers read in
+// order.
+func (p *pass) decideAhead(a aheadLimiter, c *chunk, admitted []uint64, bit uint64, delays []time.Duration) {
+	depth := max(a.Ahead(), 1)
+	for from := 0; from < c.n; from += depth {
+		to := min(from+depth, c.n)
+		for i := from; i < to; i++ {
+			a.SetName(c.ids[i], c.names[i])
+			a.Send(c.ids[i], p.epoch+int64(c.at[i]), c.cost[i])
+		}
+		for i := from; i < to; i++ {
+			if a.Receive().Allowed {
+				admitted[i] |= bit
+			}
+			delays[i] = 0
 		}
 	}
 }

@@ -30,6 +30,8 @@ type attack struct {
 //     the next window, when the estimate has all but forgotten the burst.
 //   - burst-then-drip: B, then one request every W/L, not adaptive.
 //   - uniform: one request every W/L throughout — the spread the estimate assumes.
+//   - primed-pair (a limiter the user brings only): 1 on an edge, B a nanosecond before
+//     the next, B on it — against a window opened by a key's first request.
 func (s *searcher) structured() ([]attack, error) {
 	e, w, n, big := s.edge, s.w, s.windows, s.big
 	at := func(ns int64) time.Duration { return time.Duration(ns) }
@@ -41,6 +43,13 @@ func (s *searcher) structured() ([]attack, error) {
 			continue
 		}
 		add(fmt.Sprintf("edge-pair %s", d), Schedule{{at(e - int64(d)), big}, {at(e), big}})
+	}
+
+	if s.t.Own != nil {
+		// A limiter of the user's may start its window at a key's first request (INCR
+		// then EXPIRE): one request opens it, the rest of the burst fills its end, and a
+		// second burst comes as it expires.
+		add("primed-pair", Schedule{{at(e), 1}, {at(e + w - 1), big}, {at(e + w), big}})
 	}
 
 	train := Schedule{{at(e - 1), big}}
@@ -107,8 +116,12 @@ func (s *searcher) structured() ([]attack, error) {
 // after a refusal exactly when its RetryAfter says one could pass. It returns prefix
 // followed by the admitted requests (refused probes change no limiter's state, so they
 // are left out). The schedule is measured again like any other candidate.
+//
+// A limiter the user brings (Target.Own) may give no RetryAfter, or a wrong one: after a
+// refusal it is probed again no sooner than W/L later, and at most capacity refused
+// probes are sent, so the attack ends whatever it answers.
 func (s *searcher) greedy(prefix Schedule, from, until int64) (Schedule, error) {
-	lim, err := algorithms.New(s.t.Algorithm, s.t.Policy)
+	lim, err := s.t.limiter()
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +133,7 @@ func (s *searcher) greedy(prefix Schedule, from, until int64) (Schedule, error) 
 		}
 		sent += b.Count
 	}
-	now := from
+	now, refused := from, int64(0)
 	for now <= until && sent < s.capacity {
 		d := lim.Allow(0, s.t.Epoch+now, 1)
 		if d.Allowed {
@@ -131,7 +144,17 @@ func (s *searcher) greedy(prefix Schedule, from, until int64) (Schedule, error) 
 		if d.RetryAfter == algorithms.Never {
 			break
 		}
-		now += max(int64(d.RetryAfter), 1)
+		step := max(int64(d.RetryAfter), 1)
+		if s.t.Own != nil {
+			if refused++; refused > s.capacity {
+				break
+			}
+			step = max(step, s.gap)
+		}
+		now += step
+	}
+	if err := done(lim); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -38,7 +38,13 @@ func (r Result) ScenarioYAML(epoch time.Time) []byte {
 	}
 	fmt.Fprintf(&b, "duration: %s\n", last+p.Window)
 	fmt.Fprintf(&b, "policy: {limit: %d, window: %s, burst: %d}\n", p.Limit, p.Window, p.EffectiveBurst())
-	fmt.Fprintf(&b, "algorithms: [%s]\n", r.Target.Algorithm)
+	if r.Target.Own != nil {
+		// A limiter the user brought is no algorithm a scenario file can name: bring it
+		// again (--lua, --limiter-exec) to replay the schedule through it.
+		fmt.Fprintf(&b, "# %s is your own limiter: replay with the same --lua or --limiter-exec.\n", r.Target.Algorithm)
+	} else {
+		fmt.Fprintf(&b, "algorithms: [%s]\n", r.Target.Algorithm)
+	}
 	b.WriteString("key: user\ntraffic:\n  - script:\n")
 	for _, l := range r.Schedule.Lines() {
 		spread := ""

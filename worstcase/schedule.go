@@ -11,6 +11,7 @@ package worstcase
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -93,7 +94,11 @@ type Measure struct {
 // Window on the Unix clock), measured over trailing windows of length T.
 type Target struct {
 	Algorithm string
-	Policy    algorithms.Policy
+	// Own, when not nil, builds the limiter in place of algorithms.New: a limiter the
+	// user brings, named Algorithm. It must be comparable (a pointer), as Targets are
+	// cache keys.
+	Own    Maker
+	Policy algorithms.Policy
 	// Epoch is the Unix time of the schedule's t=0, in nanoseconds.
 	Epoch int64
 	// T is the length of the trailing window measured; zero means the policy's Window.
@@ -107,21 +112,92 @@ func (t Target) window() time.Duration {
 	return t.Policy.Window
 }
 
+// Maker builds a limiter the search does not know by name (package external): each New
+// starts from fresh state. A limiter it builds that has an Err method fails the search
+// with that error, and one that has Close is closed after each candidate.
+type Maker interface {
+	New(p algorithms.Policy) (algorithms.Limiter, error)
+}
+
+// aheadLimiter is a limiter that decides requests written ahead of its answers (see
+// external.Limiter): a schedule does not depend on the decisions, so admissions writes it
+// ahead instead of waiting for each answer.
+type aheadLimiter interface {
+	Send(key uint32, now, cost int64)
+	Receive() algorithms.Decision
+	Ahead() int
+}
+
+// admissionsAhead is admissions for an aheadLimiter: up to Ahead requests in flight.
+func admissionsAhead(lim aheadLimiter, s Schedule, epoch int64) []int64 {
+	var admitted, inFlight []int64
+	depth := max(lim.Ahead(), 1)
+	receive := func() {
+		at := inFlight[0]
+		inFlight = inFlight[1:]
+		if lim.Receive().Allowed {
+			admitted = append(admitted, at)
+		}
+	}
+	for _, b := range s {
+		at := int64(b.At)
+		for range b.Count {
+			lim.Send(0, epoch+at, 1)
+			if inFlight = append(inFlight, at); len(inFlight) >= depth {
+				receive()
+			}
+		}
+	}
+	for len(inFlight) > 0 {
+		receive()
+	}
+	return admitted
+}
+
+// limiter builds a fresh limiter of t's algorithm.
+func (t Target) limiter() (algorithms.Limiter, error) {
+	if t.Own != nil {
+		return t.Own.New(t.Policy)
+	}
+	return algorithms.New(t.Algorithm, t.Policy)
+}
+
+// done closes a limiter t.Own built and returns the first request it failed on, if any.
+func done(lim algorithms.Limiter) error {
+	var err error
+	if e, ok := lim.(interface{ Err() error }); ok {
+		err = e.Err()
+	}
+	if c, ok := lim.(io.Closer); ok {
+		if cerr := c.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
 // admissions runs the real limiter over s and returns the offsets of the admitted
 // requests (cost 1 each), in order.
 func (t Target) admissions(s Schedule) ([]int64, error) {
-	lim, err := algorithms.New(t.Algorithm, t.Policy)
+	lim, err := t.limiter()
 	if err != nil {
 		return nil, err
 	}
 	var admitted []int64
-	for _, b := range s {
-		at := int64(b.At)
-		for range b.Count {
-			if lim.Allow(0, t.Epoch+at, 1).Allowed {
-				admitted = append(admitted, at)
+	if a, ok := lim.(aheadLimiter); ok {
+		admitted = admissionsAhead(a, s, t.Epoch)
+	} else {
+		for _, b := range s {
+			at := int64(b.At)
+			for range b.Count {
+				if lim.Allow(0, t.Epoch+at, 1).Allowed {
+					admitted = append(admitted, at)
+				}
 			}
 		}
+	}
+	if err := done(lim); err != nil {
+		return nil, err
 	}
 	return admitted, nil
 }

@@ -63,8 +63,10 @@ func newSearcher(t Target) (*searcher, error) {
 	if err := t.Policy.Validate(); err != nil {
 		return nil, err
 	}
-	if _, err := algorithms.New(t.Algorithm, t.Policy); err != nil {
-		return nil, err
+	if t.Own == nil {
+		if _, err := algorithms.New(t.Algorithm, t.Policy); err != nil {
+			return nil, err
+		}
 	}
 	if t.T < 0 {
 		return nil, fmt.Errorf("window length T must be positive, got %s", t.T)
@@ -110,6 +112,9 @@ func Search(t Target, budget int, rng *rand.Rand) (Result, error) {
 	}
 	res := Result{Target: t}
 	res.Bound, res.Known = t.Bound()
+	if !res.Known {
+		res.Bound = Bound{Formula: "—", Source: "no analytic bound is known for a limiter rlsim does not ship; the figures are what the search measured"}
+	}
 
 	attacks, err := s.structured()
 	if err != nil {
