@@ -36,6 +36,7 @@ package algorithms
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"strings"
 	"time"
@@ -168,4 +169,21 @@ func New(name string, p Policy) (Limiter, error) {
 		return NewNotesTokenBucket(p), nil
 	}
 	return nil, fmt.Errorf("unknown algorithm %q (want one of %s)", name, strings.Join(Names, ", "))
+}
+
+// Finish ends a limiter that holds something outside the process, such as a user's script
+// on a store or a child program: it closes lim when lim is an io.Closer and returns the
+// first of the error lim met while deciding (an Err method) and the closing's. A built-in
+// holds nothing, and gives nil.
+func Finish(lim Limiter) error {
+	var err error
+	if e, ok := lim.(interface{ Err() error }); ok {
+		err = e.Err()
+	}
+	if c, ok := lim.(io.Closer); ok {
+		if cerr := c.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
 }

@@ -471,17 +471,10 @@ func (g *globalSync) decide(us, idx, prev, curr, cost int64) algorithms.Decision
 	} else {
 		elapsed := us - idx*window
 		carried := prev * (window - elapsed)
-		remaining := func(c int64) int64 {
-			room := limit*window - carried - c*window
-			if room < 0 {
-				return 0
-			}
-			return floorDiv(room, window)
-		}
 		if carried+(curr+cost)*window > limit*window {
-			v = []int64{0, remaining(curr), store.SlidingWindowRetry(limit, window, prev, curr, elapsed, cost), store.SlidingWindowReset(window, prev, curr, elapsed)}
+			v = []int64{0, store.SlidingWindowRemaining(limit, window, prev, curr, elapsed), store.SlidingWindowRetry(limit, window, prev, curr, elapsed, cost), store.SlidingWindowReset(window, prev, curr, elapsed)}
 		} else {
-			v = []int64{1, remaining(curr + cost), 0, store.SlidingWindowReset(window, prev, curr+cost, elapsed)}
+			v = []int64{1, store.SlidingWindowRemaining(limit, window, prev, curr+cost, elapsed), 0, store.SlidingWindowReset(window, prev, curr+cost, elapsed)}
 		}
 	}
 	script := store.FixedWindowScript

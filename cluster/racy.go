@@ -202,18 +202,11 @@ func (r *racy) slidingWindow(node int, key string, now, us, prev, curr, cost int
 	limit, window := r.limit, r.window
 	elapsed := us - floorDiv(us, window)*window
 	carried := prev * (window - elapsed)
-	remaining := func(c int64) int64 {
-		room := limit*window - carried - c*window
-		if room < 0 {
-			return 0
-		}
-		return floorDiv(room, window)
-	}
 	if carried+(curr+cost)*window > limit*window {
-		return r.reply(0, remaining(curr), store.SlidingWindowRetry(limit, window, prev, curr, elapsed, cost), store.SlidingWindowReset(window, prev, curr, elapsed))
+		return r.reply(0, store.SlidingWindowRemaining(limit, window, prev, curr, elapsed), store.SlidingWindowRetry(limit, window, prev, curr, elapsed, cost), store.SlidingWindowReset(window, prev, curr, elapsed))
 	}
 	r.send(write{at: now + r.latency, node: node, key: key, kind: incrWrite, v: cost, ms: ceilDiv(2*window+r.margin, 1000)})
-	return r.reply(1, remaining(curr+cost), 0, store.SlidingWindowReset(window, prev, curr+cost, elapsed))
+	return r.reply(1, store.SlidingWindowRemaining(limit, window, prev, curr+cost, elapsed), 0, store.SlidingWindowReset(window, prev, curr+cost, elapsed))
 }
 
 // tokenBucket is token_bucket.lua's arithmetic (tokens scaled by the window), with the

@@ -190,7 +190,7 @@ func (e *engine) decide(r *traffic.Request) (allowed bool, key traffic.Key, ref 
 func (e *engine) finish() error {
 	var first error
 	for _, c := range e.cells {
-		if err := finishOwn(c.lim); err != nil && first == nil {
+		if err := algorithms.Finish(c.lim); err != nil && first == nil {
 			first = err
 		}
 	}

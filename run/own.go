@@ -3,7 +3,6 @@ package run
 import (
 	"context"
 	"fmt"
-	"io"
 
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/scenario"
@@ -60,26 +59,11 @@ func (b builder) build(p algorithms.Policy) (algorithms.Limiter, error) {
 	return algorithms.New(b.name, p)
 }
 
-// finishOwn closes lim when it is closable and returns the first of its error and the
-// closing's; a built-in gives nil.
-func finishOwn(lim algorithms.Limiter) error {
-	var err error
-	if e, ok := lim.(interface{ Err() error }); ok {
-		err = e.Err()
-	}
-	if c, ok := lim.(io.Closer); ok {
-		if cerr := c.Close(); err == nil {
-			err = cerr
-		}
-	}
-	return err
-}
-
 // finishAll finishes every limiter of lims and returns the first error.
 func finishAll(lims []algorithms.Limiter) error {
 	var first error
 	for _, lim := range lims {
-		if err := finishOwn(lim); err != nil && first == nil {
+		if err := algorithms.Finish(lim); err != nil && first == nil {
 			first = err
 		}
 	}

@@ -129,26 +129,29 @@ func slidingWindowTwin(ks *keyspace, keys []string, a []int64) []int64 {
 	prev := ks.get(keys[0])
 	curr := ks.get(keys[1])
 	carried := prev * (window - elapsed)
-	remaining := func(c int64) int64 {
-		room := limit*window - carried - c*window
-		if room < 0 {
-			return 0
-		}
-		return floorDiv(room, window)
-	}
 	if carried+(curr+cost)*window > limit*window {
-		return []int64{0, remaining(curr), SlidingWindowRetry(limit, window, prev, curr, elapsed, cost), SlidingWindowReset(window, prev, curr, elapsed)}
+		return []int64{0, SlidingWindowRemaining(limit, window, prev, curr, elapsed), SlidingWindowRetry(limit, window, prev, curr, elapsed, cost), SlidingWindowReset(window, prev, curr, elapsed)}
 	}
 	curr = ks.incrBy(keys[1], cost)
 	if curr == cost {
 		ks.pexpire(keys[1], ttl(start+2*window, now, keep))
 	}
-	return []int64{1, remaining(curr), 0, SlidingWindowReset(window, prev, curr, elapsed)}
+	return []int64{1, SlidingWindowRemaining(limit, window, prev, curr, elapsed), 0, SlidingWindowReset(window, prev, curr, elapsed)}
 }
 
 // The arithmetic below is what the scripts compute for retry_after and reset, in µs, for
 // the nodes that decide by the same rules themselves (cluster's shared-racy placement)
 // and for the twins. Never is -1.
+
+// SlidingWindowRemaining is sliding_window.lua's remaining: the whole units still free
+// with counters prev and curr, elapsed µs into the current window, never below 0.
+func SlidingWindowRemaining(limit, window, prev, curr, elapsed int64) int64 {
+	room := limit*window - prev*(window-elapsed) - curr*window
+	if room < 0 {
+		return 0
+	}
+	return floorDiv(room, window)
+}
 
 // SlidingWindowRetry is sliding_window.lua's retry_after for a refused request of cost
 // with counters prev and curr, elapsed µs into the current window: the first µs it fits if

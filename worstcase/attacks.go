@@ -153,7 +153,7 @@ func (s *searcher) greedy(prefix Schedule, from, until int64) (Schedule, error) 
 		}
 		now += step
 	}
-	if err := done(lim); err != nil {
+	if err := algorithms.Finish(lim); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -11,7 +11,6 @@ package worstcase
 
 import (
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
@@ -162,20 +161,6 @@ func (t Target) limiter() (algorithms.Limiter, error) {
 	return algorithms.New(t.Algorithm, t.Policy)
 }
 
-// done closes a limiter t.Own built and returns the first request it failed on, if any.
-func done(lim algorithms.Limiter) error {
-	var err error
-	if e, ok := lim.(interface{ Err() error }); ok {
-		err = e.Err()
-	}
-	if c, ok := lim.(io.Closer); ok {
-		if cerr := c.Close(); err == nil {
-			err = cerr
-		}
-	}
-	return err
-}
-
 // admissions runs the real limiter over s and returns the offsets of the admitted
 // requests (cost 1 each), in order.
 func (t Target) admissions(s Schedule) ([]int64, error) {
@@ -196,7 +181,7 @@ func (t Target) admissions(s Schedule) ([]int64, error) {
 			}
 		}
 	}
-	if err := done(lim); err != nil {
+	if err := algorithms.Finish(lim); err != nil {
 		return nil, err
 	}
 	return admitted, nil
