@@ -111,7 +111,8 @@ type Limiter interface {
 	// Keys is the number of keys the limiter holds state for.
 	Keys() int
 	// StateBytes is the exact number of bytes of per-key state the limiter holds, summed
-	// over keys, counted from its own representation.
+	// over keys, counted from its own representation; -1 when its state is not in this
+	// process to count (a user's script on a store, a child program).
 	StateBytes() int64
 }
 

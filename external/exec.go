@@ -421,7 +421,7 @@ func (x *execLimiter) reuse(n int) {
 func (x *execLimiter) Keys() int { return x.keys }
 
 // StateBytes is zero: the state is the program's.
-func (x *execLimiter) StateBytes() int64 { return 0 }
+func (x *execLimiter) StateBytes() int64 { return -1 }
 
 // Ahead is how many requests a run may write before it reads an answer.
 func (x *execLimiter) Ahead() int { return x.depth }

@@ -194,7 +194,7 @@ func (x *luaLimiter) SetName(key uint32, name string) {
 func (x *luaLimiter) Keys() int { return max(x.keys, len(x.names)) }
 
 // StateBytes is zero: the state is the script's, on the server.
-func (x *luaLimiter) StateBytes() int64 { return 0 }
+func (x *luaLimiter) StateBytes() int64 { return -1 }
 
 func (x *luaLimiter) Ahead() int { return x.batch }
 

@@ -195,7 +195,9 @@ func resultCells(row *csvRow, r *Report, x Result) {
 	row.optional("legit_reject_rate", x.LegitRejectRate)
 	row.optional("attacker_admit_rate", x.AttackerAdmitRate)
 	row.int("backend_peak", x.BackendPeak)
-	row.float("state_bytes_per_key", x.StateBytesPerKey)
+	if !x.StateBytesUnknown {
+		row.float("state_bytes_per_key", x.StateBytesPerKey)
+	}
 	row.int("keys", int64(x.Keys))
 	row.float("delay_ms_mean", x.DelayMeanMS)
 	row.float("delay_ms_max", x.DelayMaxMS)

@@ -72,7 +72,11 @@ func (l *Layered) Result(algorithm string) Result {
 	for _, cells := range l.Cells {
 		for _, c := range cells {
 			sum.keys += c.Limiter.Keys()
-			sum.bytes += c.Limiter.StateBytes()
+			if b := c.Limiter.StateBytes(); b < 0 || sum.bytes < 0 {
+				sum.bytes = -1 // one layer not counted: the sum is not known either
+			} else {
+				sum.bytes += b
+			}
 		}
 	}
 	r := l.Outcome.Result(sum)

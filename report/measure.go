@@ -30,7 +30,10 @@ type Result struct {
 	AttackerAdmitRate *float64 `json:"attacker_admit_rate"`
 	BackendPeak       int64    `json:"backend_peak"`
 	StateBytesPerKey  float64  `json:"state_bytes_per_key"`
-	Keys              int      `json:"keys"`
+	// StateBytesUnknown says the limiter's state is not in this process to count (a
+	// user's script or program): StateBytesPerKey is then 0 and means nothing.
+	StateBytesUnknown bool `json:"state_bytes_unknown,omitempty"`
+	Keys              int  `json:"keys"`
 	// DelayMeanMS and DelayMaxMS are the queueing delay the limiter added to admitted
 	// requests (only the leaky bucket queues).
 	DelayMeanMS float64 `json:"delay_ms_mean"`
@@ -210,8 +213,10 @@ func (c *Collector) Result(lim algorithms.Limiter) Result {
 	if c.timeline != nil {
 		r.Timeline = c.timeline.finish(c)
 	}
-	if k := lim.Keys(); k > 0 {
-		r.StateBytesPerKey = float64(lim.StateBytes()) / float64(k)
+	if b := lim.StateBytes(); b < 0 {
+		r.StateBytesUnknown = true
+	} else if k := lim.Keys(); k > 0 {
+		r.StateBytesPerKey = float64(b) / float64(k)
 	}
 	return r
 }

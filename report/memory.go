@@ -49,7 +49,7 @@ func MemoryOf(lims []algorithms.Limiter, cols []*Collector, internBytes int64) *
 	keys := 0
 	seen := map[*keyWindows]bool{}
 	for i, l := range lims {
-		state += l.StateBytes()
+		state += max(l.StateBytes(), 0) // a limiter whose state is not here holds none here
 		if w := cols[i].windows; !seen[w] {
 			seen[w] = true
 			ref += w.bytes()

@@ -114,7 +114,7 @@ var resultTableColumns = []column[Result]{
 	{name: "legit_reject_rate", header: "legit\nrefused", cell: func(x Result) string { return optionalPercent(x.LegitRejectRate) }},
 	{name: "attacker_admit_rate", header: "attacker\nadmitted", cell: func(x Result) string { return optionalPercent(x.AttackerAdmitRate) }},
 	{name: "backend_peak", header: "backend\npeak", cell: func(x Result) string { return strconv.FormatInt(x.BackendPeak, 10) }},
-	{name: "state_bytes_per_key", header: "bytes\nper key", cell: func(x Result) string { return strconv.FormatFloat(x.StateBytesPerKey, 'f', 0, 64) }},
+	{name: "state_bytes_per_key", header: "bytes\nper key", cell: stateBytes},
 	{name: "delay_ms_mean", header: "delay\nms", cell: func(x Result) string { return strconv.FormatFloat(x.DelayMeanMS, 'f', 1, 64) }},
 	// Identity-aware runs only; "-" elsewhere, and all-"-" columns are dropped.
 	{name: "broken_page_loads", header: "pages\nbroken", cell: func(x Result) string { return optionalPercent(x.BrokenPageLoads) }},
@@ -444,4 +444,12 @@ func dropEmptyColumns(t Table) Table {
 		out.Rows = append(out.Rows, pick(r))
 	}
 	return out
+}
+
+// stateBytes is the bytes-per-key cell: "-" for a limiter whose state rlsim cannot count.
+func stateBytes(x Result) string {
+	if x.StateBytesUnknown {
+		return "-"
+	}
+	return strconv.FormatFloat(x.StateBytesPerKey, 'f', 0, 64)
 }

@@ -51,16 +51,21 @@ func Findings(r *Report) []string {
 		out = append(out, fmt.Sprintf("Refused although the limit allowed them (false rejects): %s.", strings.Join(parts, ", ")))
 	}
 
-	lo, hi := r.Results[0], r.Results[0]
-	for _, x := range r.Results[1:] {
-		if x.StateBytesPerKey > hi.StateBytesPerKey {
+	var lo, hi Result
+	counted := false // a limiter whose state rlsim cannot count takes no part
+	for _, x := range r.Results {
+		if x.StateBytesUnknown {
+			continue
+		}
+		if !counted || x.StateBytesPerKey > hi.StateBytesPerKey {
 			hi = x
 		}
-		if x.StateBytesPerKey < lo.StateBytesPerKey {
+		if !counted || x.StateBytesPerKey < lo.StateBytesPerKey {
 			lo = x
 		}
+		counted = true
 	}
-	if lo.StateBytesPerKey > 0 && hi.StateBytesPerKey > lo.StateBytesPerKey {
+	if counted && lo.StateBytesPerKey > 0 && hi.StateBytesPerKey > lo.StateBytesPerKey {
 		out = append(out, fmt.Sprintf("Memory per key ranges from %.0f bytes (%s) to %.0f bytes (%s), %.0f× as much.",
 			lo.StateBytesPerKey, lo.Algorithm, hi.StateBytesPerKey, hi.Algorithm, hi.StateBytesPerKey/lo.StateBytesPerKey))
 	}

@@ -121,6 +121,10 @@ func TestFixedWindowScriptEqualsBuiltinOnPlainScenarios(t *testing.T) {
 			sameDecisions(t, name, got["fixed-window"], got["fixed_window"])
 			a, b := result(t, rep, "fixed-window"), result(t, rep, "fixed_window")
 			a.Algorithm, a.StateBytesPerKey, b.Algorithm, b.StateBytesPerKey = "", 0, "", 0
+			if a.StateBytesUnknown || !b.StateBytesUnknown {
+				t.Fatalf("bytes per key: the built-in's must be counted, the script's not (%v, %v)", a.StateBytesUnknown, b.StateBytesUnknown)
+			}
+			b.StateBytesUnknown = false
 			a.Timeline, b.Timeline = nil, nil
 			if mustJSON(t, a) != mustJSON(t, b) {
 				t.Fatalf("same decisions, different figures:\n%+v\n%+v", a, b)
@@ -251,6 +255,10 @@ func TestTokenBucketProgramOnEngines(t *testing.T) {
 		sameDecisions(t, c.name, got["token-bucket"], got["token_bucket"])
 		a, b := result(t, rep, "token-bucket"), result(t, rep, "token_bucket")
 		a.Algorithm, a.StateBytesPerKey, b.Algorithm, b.StateBytesPerKey = "", 0, "", 0
+		if a.StateBytesUnknown || !b.StateBytesUnknown {
+			t.Fatalf("bytes per key: the built-in's must be counted, the program's not (%v, %v)", a.StateBytesUnknown, b.StateBytesUnknown)
+		}
+		b.StateBytesUnknown = false
 		a.Timeline, b.Timeline = nil, nil
 		if ja, jb := mustJSON(t, a), mustJSON(t, b); ja != jb {
 			t.Errorf("%s: same decisions, different figures:\n%s\n%s", c.name, ja, jb)
