@@ -19,12 +19,5 @@ const (
 // by seed in stream. The same seed and stream always give the same sequence, on every
 // platform.
 func NewRNG(seed uint64, stream Stream) *rand.Rand {
-	return rand.New(NewSource(seed, stream))
-}
-
-// NewSource is the generator under NewRNG(seed, stream), for a caller that draws some of
-// its numbers from the generator directly: NewRNG(seed, stream) and rand.New(NewSource(seed,
-// stream)) give the same sequence.
-func NewSource(seed uint64, stream Stream) *rand.PCG {
-	return rand.NewPCG(seed, seed^uint64(stream))
+	return rand.New(rand.NewPCG(seed, seed^uint64(stream)))
 }
