@@ -96,13 +96,3 @@ func TestSweepBadCommandLines(t *testing.T) {
 		t.Errorf("merge of a missing file: exit %d, %q", code, errOut)
 	}
 }
-
-func TestDefaultSuiteLeavesHeavyScenariosOut(t *testing.T) {
-	out, errOut, code := rlsim(t, "compare", "--format", "csv", "--algorithms", "fixed-window")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	if strings.Contains(out, "million-keys") || !strings.Contains(out, "steady-poisson") {
-		t.Fatalf("default suite:\n%s", out)
-	}
-}
