@@ -78,22 +78,32 @@ func (g *GCRA) Admit(key uint32, now int64, cost int64) (bool, time.Duration) {
 // returns max(tat, now) before the decision — the time an admitted request's units start
 // to be spent, which the leaky bucket reports as its delay — and whether it passed.
 func (g *GCRA) admit(key uint32, now int64, cost int64) (instant, bool) {
-	cost = max(cost, 1)
 	if int(key) >= len(g.tat) {
-		g.tat = grow(g.tat, key, instant{ns: unseen})
+		g.growTo(key)
 	}
 	at := instant{ns: now}
-	tat := g.tat[key]
+	slot := &g.tat[key]
+	tat := *slot
 	if tat.before(at) {
 		tat = at
 	}
-	newTat, allowAt := g.schedule(tat, cost)
-	if cost > g.burst || at.before(allowAt) {
+	// The rule of schedule, written out: a call here costs as much as the rule itself.
+	inc := g.unit
+	if cost > 1 {
+		inc = g.clock.span(cost)
+	}
+	newTat := g.clock.add(tat, inc)
+	if cost > g.burst || at.before(g.clock.sub(newTat, g.tolerance)) {
 		return tat, false
 	}
-	g.tat[key] = newTat
+	*slot = newTat
 	return tat, true
 }
+
+// growTo makes room for key's state, out of admit's way: it runs once per new key.
+//
+//go:noinline
+func (g *GCRA) growTo(key uint32) { g.tat = grow(g.tat, key, instant{ns: unseen}) }
 
 // schedule returns, for a request of cost (at least 1) whose units start at tat, the tat
 // its admission gives and the earliest time it is allowed.

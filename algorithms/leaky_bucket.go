@@ -59,10 +59,13 @@ func (l *LeakyBucket) Allow(key uint32, now int64, cost int64) Decision {
 // whether the request was admitted and, if it was, its Delay.
 func (l *LeakyBucket) Admit(key uint32, now int64, cost int64) (bool, time.Duration) {
 	start, ok := l.gcra.admit(key, now, cost)
+	// Computed either way and then kept or not, so that the answer does not wait on a
+	// second guess of whether the request passed (a conditional move, not a branch).
+	delay := start.until(now)
 	if !ok {
-		return false, 0
+		delay = 0
 	}
-	return true, start.until(now)
+	return ok, delay
 }
 
 // Keys returns the number of keys held: the highest key decided plus one.

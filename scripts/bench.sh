@@ -157,5 +157,12 @@ if [[ -n ${RLSIM_REDIS_URL:-} ]] && command -v redis-benchmark > /dev/null; then
       "batch 256 on $lanes connection(s), 1 ms apart" "$(values "$tmp/redis" "Pipeline/redis/batch=256/lanes=$lanes" decisions/s | median)" \
       "$(ratio "$tmp/redis" "Pipeline/redis/batch=256/lanes=$lanes" RedisBenchmarkEVALSHA decisions/s)"
   done
+  # What else might move the ratio: a second connection, batches four times larger.
+  for v in lanes=2:256:2 batch=1024/lanes=1:1024:1 batch=1024/lanes=4:1024:4; do
+    IFS=: read -r name batch lanes <<< "$v"
+    printf '  %-52s %8.0f decisions/s  %4.2fx\n' \
+      "batch $batch on $lanes connection(s), calls in one window" "$(values "$tmp/redis" "PipelineOneWindow/$name" decisions/s | median)" \
+      "$(ratio "$tmp/redis" "PipelineOneWindow/$name" RedisBenchmarkEVALSHA decisions/s)"
+  done
 fi
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -147,11 +147,24 @@ func BenchmarkPipeline(b *testing.B) {
 // BenchmarkPipelineOneWindow is the peer of redis-benchmark -P 100 sending EVALSHA of the
 // two-counter script for 100 clients at one instant (scripts/bench.sh): the same calls,
 // 1 µs apart so that a run stays in one window as redis-benchmark's do, in batches of 256
-// on one connection and on DefaultLanes (RLSIM_REDIS_URL).
+// on one connection and on DefaultLanes (RLSIM_REDIS_URL); and, to see what moves the
+// ratio, on 2 connections and in batches of 1024 ("batch=1024/lanes=N").
 func BenchmarkPipelineOneWindow(b *testing.B) {
 	url := os.Getenv("RLSIM_REDIS_URL")
-	for _, lanes := range []int{1, DefaultLanes} {
-		b.Run(fmt.Sprintf("lanes=%d", lanes), func(b *testing.B) {
+	type variant struct{ batch, lanes int }
+	var variants []variant
+	for _, batch := range []int{256, 1024} {
+		for _, lanes := range []int{1, 2, DefaultLanes} {
+			variants = append(variants, variant{batch, lanes})
+		}
+	}
+	for _, v := range variants {
+		batch, lanes := v.batch, v.lanes
+		name := fmt.Sprintf("lanes=%d", lanes)
+		if batch != 256 {
+			name = fmt.Sprintf("batch=%d/lanes=%d", batch, lanes)
+		}
+		b.Run(name, func(b *testing.B) {
 			if url == "" {
 				b.Skip("RLSIM_REDIS_URL not set")
 			}
@@ -161,8 +174,8 @@ func BenchmarkPipelineOneWindow(b *testing.B) {
 			}
 			defer r.Close()
 			r.SetLanes(lanes)
-			prefix := fmt.Sprintf("rlsim-bench:window:%d:%d:", lanes, time.Now().UnixNano())
-			benchmarkPipelined(b, r, prefix, 256, time.Microsecond)
+			prefix := fmt.Sprintf("rlsim-bench:window:%d:%d:%d:", batch, lanes, time.Now().UnixNano())
+			benchmarkPipelined(b, r, prefix, batch, time.Microsecond)
 			keys, _ := r.Keys(prefix)
 			names := make([]string, len(keys))
 			for i, k := range keys {
