@@ -420,7 +420,7 @@ func (x *execLimiter) reuse(n int) {
 // Keys is the number of keys named or decided.
 func (x *execLimiter) Keys() int { return x.keys }
 
-// StateBytes is zero: the state is the program's.
+// StateBytes is -1: the state is the program's, not this process's to count.
 func (x *execLimiter) StateBytes() int64 { return -1 }
 
 // Ahead is how many requests a run may write before it reads an answer.

@@ -193,7 +193,7 @@ func (x *luaLimiter) SetName(key uint32, name string) {
 // Keys is the number of keys named or decided.
 func (x *luaLimiter) Keys() int { return max(x.keys, len(x.names)) }
 
-// StateBytes is zero: the state is the script's, on the server.
+// StateBytes is -1: the state is the script's, on the server, not this process's to count.
 func (x *luaLimiter) StateBytes() int64 { return -1 }
 
 func (x *luaLimiter) Ahead() int { return x.batch }
