@@ -165,17 +165,13 @@ func TestVolatileTTLEvictsPastWindowsFirst(t *testing.T) {
 // decisions and figures.
 func TestEvictionFacesAgree(t *testing.T) {
 	for _, policy := range EvictionPolicies {
-		mini, err := store.NewMiniredis()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ev := Eviction{MaxMemory: 8 << 10, Policy: policy, OutagePolicy: "fail-open"}
-		e1, e2 := ev, ev
-		f1, r1 := evictionRun(t, &e1, store.NewModel(), 100)
-		f2, r2 := evictionRun(t, &e2, mini, 100)
-		mini.Close()
-		r1.Store, r2.Store = "", ""
-		if a, b := fmt.Sprintf("%+v %+v", *r1, f1.Designs()), fmt.Sprintf("%+v %+v", *r2, f2.Designs()); a != b {
+		a, b := onModelAndMiniredis(t, func(st store.Store) string {
+			ev := Eviction{MaxMemory: 8 << 10, Policy: policy, OutagePolicy: "fail-open"}
+			f, r := evictionRun(t, &ev, st, 100)
+			r.Store = ""
+			return fmt.Sprintf("%+v %+v", *r, f.Designs())
+		})
+		if a != b {
 			t.Errorf("%s: model and miniredis differ:\n%s\n%s", policy, a, b)
 		}
 	}

@@ -109,13 +109,7 @@ func TestFailoverFacesAgree(t *testing.T) {
 			res.Store = ""
 			return fmt.Sprintf("%s %+v %+v", out, *res, f.Designs())
 		}
-		mini, err := store.NewMiniredis()
-		if err != nil {
-			t.Fatal(err)
-		}
-		model, onMini := run(store.NewModel()), run(mini)
-		mini.Close()
-		if model != onMini {
+		if model, onMini := onModelAndMiniredis(t, run); model != onMini {
 			t.Errorf("%s: model and miniredis differ:\n%s\n%s", placement, model, onMini)
 		}
 	}

@@ -324,3 +324,15 @@ func TestStoreErrorStopsTheRun(t *testing.T) {
 		t.Error("Finish did not report the store error")
 	}
 }
+
+// onModelAndMiniredis runs run once on the store's model and once on a fresh embedded
+// miniredis, and returns what each printed: a placement's faces agree when the two match.
+func onModelAndMiniredis(t *testing.T, run func(store.Store) string) (model, mini string) {
+	t.Helper()
+	m, err := store.NewMiniredis()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	return run(store.NewModel()), run(m)
+}

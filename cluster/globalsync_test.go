@@ -128,12 +128,7 @@ func TestGlobalSyncFacesAgree(t *testing.T) {
 		res.Store = ""
 		return fmt.Sprintf("%s %+v %+v", out, *res, f.Designs())
 	}
-	mini, err := store.NewMiniredis()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mini.Close()
-	if model, onMini := run(store.NewModel()), run(mini); model != onMini {
+	if model, onMini := onModelAndMiniredis(t, run); model != onMini {
 		t.Errorf("model and miniredis differ:\n%s\n%s", model, onMini)
 	}
 }
