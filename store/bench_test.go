@@ -122,23 +122,7 @@ func BenchmarkPipeline(b *testing.B) {
 				continue
 			}
 			b.Run(fmt.Sprintf("redis/batch=%d/lanes=%d", batch, lanes), func(b *testing.B) {
-				if url == "" {
-					b.Skip("RLSIM_REDIS_URL not set")
-				}
-				r, err := NewRedis(url)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer r.Close()
-				r.SetLanes(lanes)
-				prefix := fmt.Sprintf("rlsim-bench:%d:%d:%d:", batch, lanes, time.Now().UnixNano())
-				benchmarkPipelined(b, r, prefix, batch, time.Millisecond)
-				keys, _ := r.Keys(prefix)
-				names := make([]string, len(keys))
-				for i, k := range keys {
-					names[i] = k.Name
-				}
-				r.Delete(names...)
+				benchmarkOnRedis(b, url, "spread", batch, lanes, time.Millisecond)
 			})
 		}
 	}
@@ -165,23 +149,30 @@ func BenchmarkPipelineOneWindow(b *testing.B) {
 			name = fmt.Sprintf("batch=%d/lanes=%d", batch, lanes)
 		}
 		b.Run(name, func(b *testing.B) {
-			if url == "" {
-				b.Skip("RLSIM_REDIS_URL not set")
-			}
-			r, err := NewRedis(url)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer r.Close()
-			r.SetLanes(lanes)
-			prefix := fmt.Sprintf("rlsim-bench:window:%d:%d:%d:", batch, lanes, time.Now().UnixNano())
-			benchmarkPipelined(b, r, prefix, batch, time.Microsecond)
-			keys, _ := r.Keys(prefix)
-			names := make([]string, len(keys))
-			for i, k := range keys {
-				names[i] = k.Name
-			}
-			r.Delete(names...)
+			benchmarkOnRedis(b, url, "window", batch, lanes, time.Microsecond)
 		})
 	}
+}
+
+// benchmarkOnRedis runs benchmarkPipelined on the real server at url (skipped without
+// one) with batch calls per pipeline on lanes connections, calls step apart, under a
+// prefix of its own that it deletes afterwards.
+func benchmarkOnRedis(b *testing.B, url, kind string, batch, lanes int, step time.Duration) {
+	if url == "" {
+		b.Skip("RLSIM_REDIS_URL not set")
+	}
+	r, err := NewRedis(url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	r.SetLanes(lanes)
+	prefix := fmt.Sprintf("rlsim-bench:%s:%d:%d:%d:", kind, batch, lanes, time.Now().UnixNano())
+	benchmarkPipelined(b, r, prefix, batch, step)
+	keys, _ := r.Keys(prefix)
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = k.Name
+	}
+	r.Delete(names...)
 }
