@@ -339,7 +339,7 @@ func measurePageLoads(s *session) (Measurement, error) {
 			return nil, fmt.Errorf("page-load: %s measured no page loads", a)
 		}
 		got[a] = x
-		ev.cite(a, cellInt(x.Requests), cellPercent(*x.BrokenPageLoads), cellFixed(*x.LongRunPeak, 1))
+		ev.cite(a, cellInt(x.Requests), report.Percent(*x.BrokenPageLoads), cellFixed(*x.LongRunPeak, 1))
 	}
 	return pageLoads{
 		pageCount: got["sliding-log"].PageLoads,
@@ -414,7 +414,7 @@ func measureCostWeighting(s *session) (Measurement, error) {
 	if m.counted, _, err = attacker(counter, actor); err != nil {
 		return nil, err
 	}
-	ev.cite("token-bucket", cellInt(bucket.Requests), cellPercent(m.legitRefused))
+	ev.cite("token-bucket", cellInt(bucket.Requests), report.Percent(m.legitRefused))
 	ev.cite("token-bucket", fmt.Sprintf("%d/%d", m.weighted, m.hogSent))
 	ev.cite("notes-sliding-window", fmt.Sprintf("%d/%d", m.counted, m.hogSent))
 	return m, nil

@@ -37,19 +37,6 @@ func cellCSV(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 // cellFixed is v with prec decimals, as the tables print their means.
 func cellFixed(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
 
-// cellPercent is a rate as the results table prints it.
-func cellPercent(v float64) string {
-	switch {
-	case v == 0:
-		return "0%"
-	case v < 0.0001:
-		return strconv.FormatFloat(v*100, 'f', 4, 64) + "%"
-	case v < 0.01:
-		return strconv.FormatFloat(v*100, 'f', 3, 64) + "%"
-	}
-	return strconv.FormatFloat(v*100, 'f', 2, 64) + "%"
-}
-
 // optional returns *v, or 0 when the run had no request of that class.
 func optional(v *float64) float64 {
 	if v == nil {

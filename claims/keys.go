@@ -48,9 +48,9 @@ func keyed(s *session, name, key string, extra ...string) (keyRun, error) {
 	if x.LegitUsersBlocked != nil {
 		r.blocked = *x.LegitUsersBlocked
 	}
-	cells := []string{"sliding-window", cellInt(x.Requests), cellPercent(r.legitRefused)}
+	cells := []string{"sliding-window", cellInt(x.Requests), report.Percent(r.legitRefused)}
 	if x.AttackerAdmitRate != nil {
-		cells = append(cells, cellPercent(r.attackerPassed))
+		cells = append(cells, report.Percent(r.attackerPassed))
 	}
 	ev.cite(cells...)
 	return r, nil

@@ -237,7 +237,7 @@ func measureShorterWindow(s *session) (Measurement, error) {
 		if x.BrokenPageLoads == nil {
 			return 0, 0, fmt.Errorf("%s: no page loads measured", rep.Scenario)
 		}
-		ev.cite("fixed-window", cellInt(x.Requests), cellPercent(*x.BrokenPageLoads))
+		ev.cite("fixed-window", cellInt(x.Requests), report.Percent(*x.BrokenPageLoads))
 		return *x.BrokenPageLoads, rep.Policy.Limit, nil
 	}
 	if m.brokenMinute, m.pageLimitMinute, err = broken([]string{"compare", "--scenario", "page-load", "--algorithms", "fixed-window", "--limit", "600", "--window", "1m"}); err != nil {
@@ -482,7 +482,7 @@ func measureErrorRates(s *session) (Measurement, error) {
 			name:     fmt.Sprintf("with every key at %.0f%% of its limit", 100*perWindow/float64(rep.Policy.Limit)),
 			requests: x.Requests, wrong: x.FalseAllow + x.FalseReject,
 		})
-		ev.cite("sliding-window", cellInt(x.Requests), cellPercent(x.FalseAllowRate), cellPercent(x.FalseRejectRate))
+		ev.cite("sliding-window", cellInt(x.Requests), report.Percent(x.FalseAllowRate), report.Percent(x.FalseRejectRate))
 	}
 	quiet, near, err := measureZipfErrors(s)
 	if err != nil {
@@ -498,7 +498,7 @@ func measureErrorRates(s *session) (Measurement, error) {
 		return nil, err
 	}
 	m.regimes = append(m.regimes, errorRegime{name: "against a client that times its requests", requests: x.Requests, wrong: x.FalseAllow + x.FalseReject})
-	ev.cite("sliding-window", cellInt(x.Requests), cellPercent(x.FalseAllowRate), cellPercent(x.FalseRejectRate))
+	ev.cite("sliding-window", cellInt(x.Requests), report.Percent(x.FalseAllowRate), report.Percent(x.FalseRejectRate))
 	return m, nil
 }
 
@@ -514,7 +514,7 @@ func measureZipfErrors(s *session) (quiet, near errorRegime, err error) {
 	if err != nil {
 		return quiet, near, err
 	}
-	ev.cite("sliding-window", cellInt(x.Requests), cellPercent(x.FalseAllowRate), cellPercent(x.FalseRejectRate))
+	ev.cite("sliding-window", cellInt(x.Requests), report.Percent(x.FalseAllowRate), report.Percent(x.FalseRejectRate))
 	ds, err := s.decisions(args...)
 	if err != nil {
 		return quiet, near, err
@@ -908,7 +908,7 @@ func measureNotesScript(s *session) (Measurement, error) {
 			return nil, err
 		}
 		rows[a] = x
-		ev.cite(a, cellInt(x.Requests), cellInt(x.Admitted), cellInt(x.Rejected), cellInt(x.PeakWindowAdmitted), cellRatio(x.OverAdmission), cellPercent(x.FalseAllowRate))
+		ev.cite(a, cellInt(x.Requests), cellInt(x.Admitted), cellInt(x.Rejected), cellInt(x.PeakWindowAdmitted), cellRatio(x.OverAdmission), report.Percent(x.FalseAllowRate))
 	}
 	m.rlsimAdmitted, m.rlsimPeak, m.rlsimFalseAllow = rows["sliding-window"].Admitted, rows["sliding-window"].PeakWindowAdmitted, rows["sliding-window"].FalseAllowRate
 	m.notesAdmitted, m.notesPeak, m.notesFalseAllow = rows["notes-sliding-window"].Admitted, rows["notes-sliding-window"].PeakWindowAdmitted, rows["notes-sliding-window"].FalseAllowRate
@@ -1006,7 +1006,7 @@ func measureExactOrCheap(s *session) (Measurement, error) {
 			return nil, err
 		}
 		*p.peak, *p.wrong, *p.size = x.PeakWindowAdmitted, x.FalseAllowRate+x.FalseRejectRate, x.StateBytesPerKey
-		ev.cite(p.alg, cellInt(x.PeakWindowAdmitted), cellRatio(x.OverAdmission), cellPercent(x.FalseAllowRate), cellPercent(x.FalseRejectRate), cellFixed(x.StateBytesPerKey, 0))
+		ev.cite(p.alg, cellInt(x.PeakWindowAdmitted), cellRatio(x.OverAdmission), report.Percent(x.FalseAllowRate), report.Percent(x.FalseRejectRate), cellFixed(x.StateBytesPerKey, 0))
 	}
 	return m, nil
 }

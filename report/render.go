@@ -109,8 +109,8 @@ var resultTableColumns = []column[Result]{
 	{name: "peak_window_admitted", header: "peak in\nwindow", cell: func(x Result) string { return strconv.FormatInt(x.PeakWindowAdmitted, 10) }},
 	{name: "over_admission", header: "over-\nadmission", cell: func(x Result) string { return strconv.FormatFloat(x.OverAdmission, 'f', 2, 64) }},
 	{name: "worst_over_admission", header: "worst\npossible", cell: func(x Result) string { return optionalRatio(x.WorstOverAdmission) }},
-	{name: "false_allow_rate", header: "false\nallows", cell: func(x Result) string { return percent(x.FalseAllowRate) }},
-	{name: "false_reject_rate", header: "false\nrejects", cell: func(x Result) string { return percent(x.FalseRejectRate) }},
+	{name: "false_allow_rate", header: "false\nallows", cell: func(x Result) string { return Percent(x.FalseAllowRate) }},
+	{name: "false_reject_rate", header: "false\nrejects", cell: func(x Result) string { return Percent(x.FalseRejectRate) }},
 	{name: "legit_reject_rate", header: "legit\nrefused", cell: func(x Result) string { return optionalPercent(x.LegitRejectRate) }},
 	{name: "attacker_admit_rate", header: "attacker\nadmitted", cell: func(x Result) string { return optionalPercent(x.AttackerAdmitRate) }},
 	{name: "backend_peak", header: "backend\npeak", cell: func(x Result) string { return strconv.FormatInt(x.BackendPeak, 10) }},
@@ -162,7 +162,9 @@ func ResultsTable(r *Report, c Columns) Table {
 	return t
 }
 
-func percent(v float64) string {
+// Percent prints a rate as the tables do: 0%, then four, three or two decimals as the
+// rate gets larger, so a small rate never prints as 0.
+func Percent(v float64) string {
 	switch {
 	case v == 0:
 		return "0%"
@@ -186,7 +188,7 @@ func optionalPercent(v *float64) string {
 	if v == nil {
 		return "-"
 	}
-	return percent(*v)
+	return Percent(*v)
 }
 
 // WriteText renders t as an aligned text table with its title above and notes below.

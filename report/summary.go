@@ -46,7 +46,7 @@ func Findings(r *Report) []string {
 	} else {
 		var parts []string
 		for _, x := range rejects {
-			parts = append(parts, fmt.Sprintf("%s %s (%d requests)", ResultName(x), percent(x.FalseRejectRate), x.FalseReject))
+			parts = append(parts, fmt.Sprintf("%s %s (%d requests)", ResultName(x), Percent(x.FalseRejectRate), x.FalseReject))
 		}
 		out = append(out, fmt.Sprintf("Refused although the limit allowed them (false rejects): %s.", strings.Join(parts, ", ")))
 	}

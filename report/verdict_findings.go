@@ -115,11 +115,11 @@ func costPhrase(kind CostKind, xs []Result, name func(Result) string) string {
 	case kind.cost(hi) == 0:
 		return none
 	case len(sorted) == 1:
-		return fmt.Sprintf("%s %s", what, percent(kind.cost(lo)))
+		return fmt.Sprintf("%s %s", what, Percent(kind.cost(lo)))
 	case kind.cost(lo) == kind.cost(hi):
-		return fmt.Sprintf("%s %s each", what, percent(kind.cost(lo)))
+		return fmt.Sprintf("%s %s each", what, Percent(kind.cost(lo)))
 	}
-	return fmt.Sprintf("%s from %s (%s) to %s (%s)", what, percent(kind.cost(lo)), name(lo), percent(kind.cost(hi)), name(hi))
+	return fmt.Sprintf("%s from %s (%s) to %s (%s)", what, Percent(kind.cost(lo)), name(lo), Percent(kind.cost(hi)), name(hi))
 }
 
 // retryFinding names, per algorithm, the strategy that made the fewest server calls per
