@@ -30,7 +30,7 @@ type attack struct {
 //     the next window, when the estimate has all but forgotten the burst.
 //   - burst-then-drip: B, then one request every W/L, not adaptive.
 //   - uniform: one request every W/L throughout — the spread the estimate assumes.
-//   - primed-pair (a limiter the user brings only): 1 on an edge, B a nanosecond before
+//   - primed-pair: 1 on an edge, B a nanosecond before
 //     the next, B on it — against a window opened by a key's first request.
 func (s *searcher) structured() ([]attack, error) {
 	e, w, n, big := s.edge, s.w, s.windows, s.big
@@ -45,12 +45,10 @@ func (s *searcher) structured() ([]attack, error) {
 		add(fmt.Sprintf("edge-pair %s", d), Schedule{{at(e - int64(d)), big}, {at(e), big}})
 	}
 
-	if s.t.Own != nil {
-		// A limiter of the user's may start its window at a key's first request (INCR
-		// then EXPIRE): one request opens it, the rest of the burst fills its end, and a
-		// second burst comes as it expires.
-		add("primed-pair", Schedule{{at(e), 1}, {at(e + w - 1), big}, {at(e + w), big}})
-	}
+	// A limiter may start its window at a key's first request (INCR then EXPIRE, as a
+	// user's script may): one request opens it, the rest of the burst fills its end,
+	// and a second burst comes as it expires.
+	add("primed-pair", Schedule{{at(e), 1}, {at(e + w - 1), big}, {at(e + w), big}})
 
 	train := Schedule{{at(e - 1), big}}
 	for k := int64(0); k <= n; k++ {
