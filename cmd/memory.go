@@ -166,14 +166,20 @@ func memoryTables(rep *store.MemoryReport) []report.Table {
 			"state_bytes_total", "redis_bytes_total", "redis_vs_two_counters"},
 	}
 	var two, log store.MemoryRow
+	var disturbed []string
 	for _, r := range rep.Results {
 		vs := "-"
 		if r.VsTwoCounters > 0 {
 			vs = strconv.FormatFloat(r.VsTwoCounters, 'f', 1, 64) + "×"
 		}
+		used := strconv.FormatFloat(r.RedisUsedMemoryPerKey, 'f', 0, 64)
+		if r.RedisUsedMemoryDisturbed {
+			used = "-"
+			disturbed = append(disturbed, r.Algorithm)
+		}
 		main.Rows = append(main.Rows, []string{
 			r.Algorithm, strconv.FormatFloat(r.StateBytesPerKey, 'f', 0, 64), strconv.FormatFloat(r.RedisBytesPerKey, 'f', 0, 64),
-			strconv.FormatFloat(r.RedisUsedMemoryPerKey, 'f', 0, 64),
+			used,
 			r.RedisSource, r.RedisEncoding, humanBytes(r.StateBytesTotal), humanBytes(r.RedisBytesTotal), vs,
 		})
 		switch r.Algorithm {
@@ -183,15 +189,22 @@ func memoryTables(rep *store.MemoryReport) []report.Table {
 			log = r
 		}
 	}
+	if len(disturbed) > 0 {
+		main.Notes = append(main.Notes, fmt.Sprintf("used_memory did not grow while %s loaded: another client of this server freed memory meanwhile, "+
+			"so there is no used_memory figure (-) for it; MEMORY USAGE is per key and unaffected. Measure on a server nobody else uses.", strings.Join(disturbed, ", ")))
+	}
 	if rep.SlidingLogVsTwoCounters > 0 {
 		source := "measured"
 		if rep.Loaded == 0 {
 			source = "model"
 		}
-		main.Notes = append(main.Notes, fmt.Sprintf("In Redis the sliding log costs %.1f× the two counters per key by MEMORY USAGE (%.0f B against %.0f B; %.2f orders of magnitude), "+
-			"%.1f× by the growth of used_memory, which also counts the expiry and the hash tables' slots (%.0f B against %.0f B); %s.",
-			rep.SlidingLogVsTwoCounters, log.RedisBytesPerKey, two.RedisBytesPerKey, log10(rep.SlidingLogVsTwoCounters),
-			rep.SlidingLogVsTwoCountersUsedMemory, log.RedisUsedMemoryPerKey, two.RedisUsedMemoryPerKey, source))
+		used := ""
+		if rep.SlidingLogVsTwoCountersUsedMemory > 0 {
+			used = fmt.Sprintf(", %.1f× by the growth of used_memory, which also counts the expiry and the hash tables' slots (%.0f B against %.0f B)",
+				rep.SlidingLogVsTwoCountersUsedMemory, log.RedisUsedMemoryPerKey, two.RedisUsedMemoryPerKey)
+		}
+		main.Notes = append(main.Notes, fmt.Sprintf("In Redis the sliding log costs %.1f× the two counters per key by MEMORY USAGE (%.0f B against %.0f B; %.2f orders of magnitude)%s; %s.",
+			rep.SlidingLogVsTwoCounters, log.RedisBytesPerKey, two.RedisBytesPerKey, log10(rep.SlidingLogVsTwoCounters), used, source))
 	}
 	enc := report.Table{
 		Title:  fmt.Sprintf("sliding-log sorted set by limit (zset-max-listpack-entries = %d) — Redis: %s", store.ZsetListpackEntries, rep.Redis),

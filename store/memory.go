@@ -136,13 +136,29 @@ type Measurement struct {
 	// BytesPerKey is the mean MEMORY USAGE of one client's keys (summed over its keys).
 	BytesPerKey float64
 	// UsedMemoryPerKey is the growth of INFO used_memory per client while loading: it
-	// includes what MEMORY USAGE leaves out (the expires table, allocator slack).
+	// includes what MEMORY USAGE leaves out (the expires table, allocator slack). 0 when
+	// UsedMemoryDisturbed.
 	UsedMemoryPerKey float64
+	// UsedMemoryDisturbed says used_memory did not grow while the keys were loaded:
+	// another client of the server freed more than the load added, so the growth
+	// measures nothing of ours. (A client that wrote at the same time inflates the
+	// growth instead, and cannot be told apart: measure on a server nobody else uses.)
+	UsedMemoryDisturbed bool
 	// Encoding is OBJECT ENCODING of the client's (first) key.
 	Encoding string
 	// Clients is how many clients were loaded: as asked, or fewer to stay within
 	// LoadBudget.
 	Clients int
+}
+
+// usedMemoryGrowth is the growth of used_memory per client from before to after, or
+// disturbed when there was none: loading keys always takes memory, so a server whose
+// used_memory stayed or fell was freeing someone else's at the same time.
+func usedMemoryGrowth(before, after int64, clients int) (perClient float64, disturbed bool) {
+	if after <= before {
+		return 0, true
+	}
+	return float64(after-before) / float64(clients), false
 }
 
 // LoadBudget bounds the bytes LoadAndMeasure writes for one algorithm: it loads fewer
@@ -290,7 +306,7 @@ func LoadAndMeasure(r *Redis, algorithm string, p algorithms.Policy, clients int
 	if err != nil {
 		return m, err
 	}
-	m.UsedMemoryPerKey = float64(after-before) / float64(clients)
+	m.UsedMemoryPerKey, m.UsedMemoryDisturbed = usedMemoryGrowth(before, after, clients)
 
 	var total int64
 	for start := 0; start < len(written); start += batch {

@@ -58,3 +58,22 @@ func TestSettle(t *testing.T) {
 		t.Errorf("settle without Pause read used_memory %d times (%v)", read, err)
 	}
 }
+
+// A load that did not grow used_memory measured someone else's deletions, not its keys.
+func TestUsedMemoryGrowthDisturbed(t *testing.T) {
+	for _, c := range []struct {
+		before, after int64
+		want          float64
+		disturbed     bool
+	}{
+		{1000, 3000, 20, false},
+		{1000, 1001, 0.01, false},
+		{1000, 1000, 0, true},
+		{3000, 1000, 0, true},
+	} {
+		got, disturbed := usedMemoryGrowth(c.before, c.after, 100)
+		if got != c.want || disturbed != c.disturbed {
+			t.Errorf("usedMemoryGrowth(%d, %d, 100) = %v, %v; want %v, %v", c.before, c.after, got, disturbed, c.want, c.disturbed)
+		}
+	}
+}

@@ -39,7 +39,11 @@ type MemoryRow struct {
 	// counts plus what it leaves out (the expires table, the hash tables' slots,
 	// allocator slack). Measured, or the model's (ModelUsedMemory).
 	RedisUsedMemoryPerKey float64 `json:"redis_used_memory_per_key"`
-	RedisEncoding         string  `json:"redis_encoding"`
+	// RedisUsedMemoryDisturbed says the server's used_memory did not grow while this
+	// algorithm's keys were loaded (another client freed memory meanwhile), so
+	// RedisUsedMemoryPerKey is 0: not measured.
+	RedisUsedMemoryDisturbed bool   `json:"redis_used_memory_disturbed,omitempty"`
+	RedisEncoding            string `json:"redis_encoding"`
 	// RedisClientsLoaded is how many clients were loaded to measure (0 for the model).
 	RedisClientsLoaded int   `json:"redis_clients_loaded"`
 	StateBytesTotal    int64 `json:"state_bytes_total"`
@@ -70,7 +74,7 @@ type MemoryReport struct {
 	// SlidingLogVsTwoCounters is the measured (or modelled) ratio of the sliding log's
 	// Redis bytes per key to the two-counter window's, by MEMORY USAGE;
 	// SlidingLogVsTwoCountersUsedMemory the same by the growth of used_memory. 0 when
-	// either algorithm was not sized.
+	// either algorithm was not sized (or, for used_memory, its growth was disturbed).
 	SlidingLogVsTwoCounters           float64       `json:"sliding_log_vs_two_counters"`
 	SlidingLogVsTwoCountersUsedMemory float64       `json:"sliding_log_vs_two_counters_used_memory"`
 	ZsetEncoding                      []EncodingRow `json:"zset_encoding"`
@@ -126,6 +130,7 @@ func Size(o SizeOptions) (*MemoryReport, error) {
 				return nil, fmt.Errorf("%s: %w", a, err)
 			}
 			row.RedisBytesPerKey, row.RedisUsedMemoryPerKey, row.RedisEncoding = m.BytesPerKey, m.UsedMemoryPerKey, m.Encoding
+			row.RedisUsedMemoryDisturbed = m.UsedMemoryDisturbed
 			row.RedisClientsLoaded = m.Clients
 			row.RedisSource = "measured"
 		} else {
@@ -155,7 +160,7 @@ func Size(o SizeOptions) (*MemoryReport, error) {
 		}
 		rep.SlidingLogVsTwoCounters = log.RedisBytesPerKey / two.RedisBytesPerKey
 	}
-	if two.RedisUsedMemoryPerKey > 0 {
+	if two.RedisUsedMemoryPerKey > 0 && log.RedisUsedMemoryPerKey > 0 {
 		rep.SlidingLogVsTwoCountersUsedMemory = log.RedisUsedMemoryPerKey / two.RedisUsedMemoryPerKey
 	}
 	for _, limit := range o.EncodingLimits {
