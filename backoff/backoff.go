@@ -121,14 +121,6 @@ func peak(bins []int64) int64 {
 	return p
 }
 
-// arrive counts one attempt reaching the server at t.
-func (s *RunStats) arrive(t, bin time.Duration, retry bool) {
-	s.Attempts = traffic.Count(s.Attempts, t, bin)
-	if retry {
-		s.Retries = traffic.Count(s.Retries, t, bin)
-	}
-}
-
 // Model runs one seeded simulation of clients retrying with strategy.
 type Model interface {
 	// Name is the model's name ("occ").

@@ -70,7 +70,6 @@ func (m OCC) Run(strategy traffic.Strategy, clients int, seed uint64) RunStats {
 // runWith is Run filling the slices of buf (see bufferedModel).
 func (m OCC) runWith(strategy traffic.Strategy, clients int, seed uint64, buf *runBuffers) RunStats {
 	w := &buf.occ
-	w.queue.Reset()
 	*w = occWorld{model: m, strategy: strategy.Backoff, rng: sim.NewRNG(seed, sim.BackoffStream), queue: w.queue,
 		clients: slices.Grow(w.clients[:0], clients)[:clients]}
 	w.stats.Requests = int64(clients)
@@ -81,21 +80,23 @@ func (m OCC) runWith(strategy traffic.Strategy, clients int, seed uint64, buf *r
 	if w.model.Bin <= 0 {
 		w.model.Bin = DefaultOCC.Bin
 	}
+	w.binEnd = w.model.Bin
 	cs := w.clients
+	w.queue.Reset(clients)
 	for i := range cs {
 		cs[i] = occClient{index: int32(i)}
 		w.seq++
-		w.queue.Push(sim.Item[int32]{At: w.hop(), Seq: w.seq, Value: int32(i)})
+		w.queue.Set(i, w.hop(), w.seq)
 	}
+	w.queue.Init()
 	for w.queue.Len() > 0 {
-		e := w.queue.Min()
-		w.now = e.At
-		if next, ok := cs[e.Value].fire(w); ok {
+		i, at := w.queue.Min()
+		w.now = at
+		if next, ok := cs[i].fire(w); ok {
 			w.seq++
-			e.At, e.Seq = next, w.seq
-			w.queue.FixMin()
+			w.queue.FixMin(next, w.seq)
 		} else {
-			w.queue.Pop()
+			w.queue.RemoveMin()
 		}
 	}
 	w.stats.Wasted = w.stats.Calls - w.successes
@@ -111,15 +112,42 @@ type occWorld struct {
 	// successes counts accepted writes.
 	successes int64
 	now       time.Duration
-	queue     sim.Queue[int32] // client indexes
-	seq       uint64
-	clients   []occClient
+	queue     sim.Tournament // the clients, by their pending event
+	// bin is the index of the bin of width model.Bin that holds now, and binEnd the end
+	// of that bin.
+	bin     int
+	binEnd  time.Duration
+	seq     uint64
+	clients []occClient
 }
 
 func (w *occWorld) hop() time.Duration {
 	// The explicit float64 conversion rounds the product, so no platform fuses it into
 	// an FMA and the same seed gives the same delays everywhere.
 	return time.Duration(math.Abs(float64(w.model.HopMean) + float64(w.rng.NormFloat64()*float64(w.model.HopStdDev))))
+}
+
+// arrive counts one write reaching the server at now, a retry when retry, in the bins of
+// RunStats.arrive. Events come in time order, so the bin is found by moving the current
+// one forward rather than by dividing now by the width on every write.
+func (w *occWorld) arrive(now time.Duration, retry bool) {
+	for now >= w.binEnd {
+		w.bin++
+		w.binEnd += w.model.Bin
+	}
+	w.stats.Attempts = countIn(w.stats.Attempts, w.bin)
+	if retry {
+		w.stats.Retries = countIn(w.stats.Retries, w.bin)
+	}
+}
+
+// countIn adds one to bins[i], growing bins as needed.
+func countIn(bins []int64, i int) []int64 {
+	for len(bins) <= i {
+		bins = append(bins, 0)
+	}
+	bins[i]++
+	return bins
 }
 
 // finish records client c leaving at now.
@@ -151,7 +179,7 @@ func (c *occClient) fire(w *occWorld) (time.Duration, bool) {
 		return now + w.hop() + w.hop(), true
 	}
 	w.stats.Calls++
-	w.stats.arrive(now, w.model.Bin, c.writes > 0)
+	w.arrive(now, c.writes > 0)
 	c.writes++
 	replied := now + w.hop()
 	if c.read == w.version {
