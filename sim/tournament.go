@@ -2,7 +2,6 @@ package sim
 
 import (
 	"math"
-	"math/bits"
 	"time"
 )
 
@@ -45,13 +44,8 @@ func newKey(at time.Duration, seq uint64) tkey { return tkey{uint64(at) ^ signBi
 // gone is the time of an entrant that left: after every time an entrant can hold.
 var gone = tkey{at: math.MaxUint64, seq: math.MaxUint64}
 
-// earlier is 1 when (aAt, aSeq) leaves before (bAt, bSeq), and 0 otherwise: the borrow of
-// a 128-bit subtraction, without a branch.
-func earlier(aAt, aSeq, bAt, bSeq uint64) uint64 {
-	_, borrow := bits.Sub64(aSeq, bSeq, 0)
-	_, borrow = bits.Sub64(aAt, bAt, borrow)
-	return borrow
-}
+// before reports whether a leaves before b.
+func (a tkey) before(b tkey) bool { return a.at < b.at || a.at == b.at && a.seq < b.seq }
 
 // Reset makes the queue hold entrants 0 to n-1, all at time 0 with Seq 0; Set their
 // times and call Init before the first Min. It keeps the room of earlier runs.
@@ -93,7 +87,7 @@ func (t *Tournament) Init() {
 	t.won[0] = 0 // with a single entrant there is no match
 	for k := n - 1; k >= 1; k-- {
 		a, b := player(2*k), player(2*k+1)
-		if kb, ka := t.keys[b], t.keys[a]; earlier(kb.at, kb.seq, ka.at, ka.seq) == 1 {
+		if t.keys[b].before(t.keys[a]) {
 			a, b = b, a
 		}
 		t.won[k], t.match[k] = a, b
@@ -127,7 +121,10 @@ func (t *Tournament) RemoveMin() {
 
 // replay gives the winner the time k and plays its path from its leaf to the root: at
 // each node the earlier of the player coming up and the loser kept there goes on, and the
-// other stays.
+// other stays. The path is fixed before any match is played, so the loads run ahead of
+// the comparisons; which player goes on is a coin toss to the branch predictor, so it is
+// chosen by conditional moves, and only equal times, which are rare, take a branch to
+// compare their Seq.
 func (t *Tournament) replay(k tkey) {
 	keys, match := t.keys, t.match
 	w := match[0]
@@ -136,14 +133,26 @@ func (t *Tournament) replay(k tkey) {
 	for node := (int(w) + len(keys)) >> 1; node > 0; node >>= 1 {
 		l := match[node]
 		lk := keys[l]
-		// Which of the two goes on is a coin toss to the branch predictor: choose by
-		// masks instead. lose is all ones when the loser kept here wins this time.
-		lose := -earlier(lk.at, lk.seq, at, seq)
-		next := w ^ (w^l)&int32(lose)
-		match[node] = w ^ l ^ next
-		w = next
-		at ^= (at ^ lk.at) & lose
-		seq ^= (seq ^ lk.seq) & lose
+		kept := lk.at < at // the loser kept here goes on
+		if lk.at == at {
+			kept = lk.seq < seq
+		}
+		// Each assignment under its own condition, so that each compiles to a
+		// conditional move.
+		loser := l
+		if kept {
+			loser = w
+		}
+		if kept {
+			w = l
+		}
+		if kept {
+			at = lk.at
+		}
+		if kept {
+			seq = lk.seq
+		}
+		match[node] = loser
 	}
 	match[0] = w
 }
