@@ -21,7 +21,9 @@ import (
 //
 // The zero value holds no entrant; Reset gives it n.
 type Tournament struct {
-	keys []tkey // the entrants' times, by entrant
+	// at and seq are the entrants' times, by entrant.
+	at  []time.Duration
+	seq []uint64
 	// match[k], for k ≥ 1, is the entrant that lost the match at node k; match[0] is the
 	// winner of them all. Node k's players are nodes 2k and 2k+1, and entrant i plays at
 	// the leaf n+i, so for any n every match has two players.
@@ -30,29 +32,19 @@ type Tournament struct {
 	left  int     // entrants not removed
 }
 
-// tkey is an entrant's time, 16 bytes (an Item of no value would be padded to 24). at
-// is the time with its sign bit flipped, so that comparing it unsigned orders it as a
-// signed time does.
-type tkey struct {
-	at, seq uint64
+// before reports whether entrant a leaves before entrant b.
+func (t *Tournament) before(a, b int32) bool {
+	return t.at[a] < t.at[b] || t.at[a] == t.at[b] && t.seq[a] < t.seq[b]
 }
-
-const signBit = 1 << 63
-
-func newKey(at time.Duration, seq uint64) tkey { return tkey{uint64(at) ^ signBit, seq} }
-
-// gone is the time of an entrant that left: after every time an entrant can hold.
-var gone = tkey{at: math.MaxUint64, seq: math.MaxUint64}
-
-// before reports whether a leaves before b.
-func (a tkey) before(b tkey) bool { return a.at < b.at || a.at == b.at && a.seq < b.seq }
 
 // Reset makes the queue hold entrants 0 to n-1, all at time 0 with Seq 0; Set their
 // times and call Init before the first Min. It keeps the room of earlier runs.
 func (t *Tournament) Reset(n int) {
-	t.keys = grow(t.keys, n)
+	t.at = grow(t.at, n)
+	t.seq = grow(t.seq, n)
 	t.match = grow(t.match, n)
-	clear(t.keys)
+	clear(t.at)
+	clear(t.seq)
 	t.left = n
 }
 
@@ -66,12 +58,12 @@ func grow[T any](s []T, n int) []T {
 // Set gives entrant i the time at, ordered among equal times by seq. Call Init once every
 // entrant has its time.
 func (t *Tournament) Set(i int, at time.Duration, seq uint64) {
-	t.keys[i] = newKey(at, seq)
+	t.at[i], t.seq[i] = at, seq
 }
 
 // Init plays every match, in O(n).
 func (t *Tournament) Init() {
-	n := len(t.keys)
+	n := len(t.at)
 	if n == 0 {
 		return
 	}
@@ -87,7 +79,7 @@ func (t *Tournament) Init() {
 	t.won[0] = 0 // with a single entrant there is no match
 	for k := n - 1; k >= 1; k-- {
 		a, b := player(2*k), player(2*k+1)
-		if t.keys[b].before(t.keys[a]) {
+		if t.before(b, a) {
 			a, b = b, a
 		}
 		t.won[k], t.match[k] = a, b
@@ -104,55 +96,56 @@ func (t *Tournament) Len() int { return t.left }
 // Min is the entrant that leaves first and its time. It must not be called when Len is 0.
 func (t *Tournament) Min() (entrant int, at time.Duration) {
 	w := t.match[0]
-	return int(w), time.Duration(t.keys[w].at ^ signBit)
+	return int(w), t.at[w]
 }
 
 // FixMin gives the entrant Min returned the time at, ordered among equal times by seq,
 // and replays its matches.
 func (t *Tournament) FixMin(at time.Duration, seq uint64) {
-	t.replay(newKey(at, seq))
+	t.replay(at, seq)
 }
 
 // RemoveMin takes the entrant Min returned out of the queue.
 func (t *Tournament) RemoveMin() {
 	t.left--
-	t.replay(gone)
+	t.replay(math.MaxInt64, math.MaxUint64) // after every time an entrant can hold
 }
 
-// replay gives the winner the time k and plays its path from its leaf to the root: at
-// each node the earlier of the player coming up and the loser kept there goes on, and the
-// other stays. The path is fixed before any match is played, so the loads run ahead of
-// the comparisons; which player goes on is a coin toss to the branch predictor, so it is
-// chosen by conditional moves, and only equal times, which are rare, take a branch to
-// compare their Seq.
-func (t *Tournament) replay(k tkey) {
-	keys, match := t.keys, t.match
+// replay gives the winner the time (at, seq) and plays its path from its leaf to the
+// root: at each node the earlier of the player coming up and the loser kept there goes on,
+// and the other stays. The path is fixed before any match is played, so the loads run
+// ahead of the comparisons; which player goes on is a coin toss to the branch predictor,
+// so it is chosen by conditional moves on the times alone. Equal times, which are rare,
+// leave that loop for one that compares their Seq too.
+func (t *Tournament) replay(at time.Duration, seq uint64) {
+	ats, match := t.at, t.match
 	w := match[0]
-	keys[w] = k
-	at, seq := k.at, k.seq
-	for node := (int(w) + len(keys)) >> 1; node > 0; node >>= 1 {
+	ats[w], t.seq[w] = at, seq
+	node := (int(w) + len(ats)) >> 1
+	for ; node > 0; node >>= 1 {
 		l := match[node]
-		lk := keys[l]
-		kept := lk.at < at // the loser kept here goes on
-		if lk.at == at {
-			kept = lk.seq < seq
+		lat := ats[l]
+		if lat == at {
+			break
 		}
-		// Each assignment under its own condition, so that each compiles to a
-		// conditional move.
-		loser := l
-		if kept {
-			loser = w
+		// The players swap places when the one kept here is earlier: by a mask, and
+		// the time by a conditional move.
+		var kept int32
+		if lat < at {
+			kept = 1
 		}
-		if kept {
-			w = l
-		}
-		if kept {
-			at = lk.at
-		}
-		if kept {
-			seq = lk.seq
+		swap := (w ^ l) & -kept
+		loser := l ^ swap
+		w ^= swap
+		if lat < at {
+			at = lat
 		}
 		match[node] = loser
+	}
+	for ; node > 0; node >>= 1 {
+		if l := match[node]; t.before(l, w) {
+			match[node], w = w, l
+		}
 	}
 	match[0] = w
 }
