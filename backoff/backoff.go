@@ -5,7 +5,7 @@
 // "rate-limited", clients against an API guarded by one of rlsim's limiters whose capacity
 // can wobble; and "overload", clients against a backend of finite capacity and no limiter.
 // Every run is a discrete-event simulation on its own event queue (a sim.Loop, or for occ
-// a sim.Queue of its clients) and its own RNG (sim.NewRNG in the backoff stream); runs are
+// a sim.Tournament of its clients) and its own RNG (sim.NewRNG in the backoff stream); runs are
 // spread over cores, and the result is the same bytes as a sequential run.
 package backoff
 

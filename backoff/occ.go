@@ -55,14 +55,13 @@ func (m OCC) String() string {
 // Run implements Model. The OCC model has no answers for policies to read: it retries
 // with strategy's backoff shape alone (Experiment.Run refuses policies).
 //
-// A run pops its events from a sim.Queue of client indexes rather than a sim.Loop: every
-// event is one of its clients, so the dispatch is a direct call, and the items stay 24
-// bytes instead of 32. The order is sim.Loop's, (time, scheduling order). A client that
-// goes on has its next event put in place of the one it ran (FixMin) instead of a Pop and
-// a Push: every event has a sequence number of its own, so the events leave in the same
-// order either way. Measured on the whole sweep (rlsim backoff --model occ --clients
-// 10..190/10 --runs 100), running on sim.Loop took about 1.3 times the CPU time of this
-// loop.
+// A run takes its events from a sim.Tournament of its clients rather than a sim.Loop:
+// every event is one of its clients, which has exactly one event pending, so the dispatch
+// is a direct call, and the queue is a loser tree in which a client that goes on replays
+// its own leaf-to-root path, with the same (time, scheduling order) as sim.Loop. Measured
+// on the whole sweep (rlsim backoff --model occ --clients 10..190/10 --runs 100), running
+// on sim.Loop took about 1.3 times the CPU time of a sim.Queue of client indexes, and that
+// queue about 1.14 times the CPU time of the tournament (docs/performance.md).
 func (m OCC) Run(strategy traffic.Strategy, clients int, seed uint64) RunStats {
 	return m.runWith(strategy, clients, seed, new(runBuffers))
 }

@@ -5,9 +5,10 @@
 // starts a goroutine.
 //
 // The package also holds the two things every simulation shares: Queue, the one priority
-// queue by virtual time (under Loop, the retry experiments' own loop, the traffic
-// generators and the backend's release queue), and NewRNG, the one constructor of seeded
-// random sources.
+// queue by virtual time (under Loop, the traffic generators and the backend's release
+// queue), and NewRNG, the one constructor of seeded random sources. Tournament is the
+// queue of a simulation whose every actor has exactly one event pending (the occ retry
+// experiment's clients), where a loser tree is cheaper than a heap.
 package sim
 
 import (
