@@ -47,7 +47,7 @@ bench() { # pkg pattern [flags]
 }
 for _ in $(seq "$rounds"); do
   bench algorithms 'XTimeRateAllowN|Admit/.*/1key|Allow/token-bucket/1key'
-  bench sim 'EventQueue'
+  bench sim 'EventQueue|Actors'
   bench report 'CollectorObserve'
   bench run 'Compare'
   bench backoff 'OCCSweep' -test.benchtime=1x
@@ -72,6 +72,10 @@ printf '  %-48s %8s ns  %6.2fx the bare event\n' "reference, 1M Zipf keys (Colle
 printf '  %-48s %8s ns  %6.2fx faster on every core than on one\n' "compare steady-poisson, per decision" \
   "$(values "$out" 'Compare/steady-poisson/workers=0' ns/decision | median)" \
   "$(ratio "$out" 'Compare/steady-poisson/workers=1' 'Compare/steady-poisson/workers=0' ns/decision)"
+printf '  %-48s %8s ns  %6.2fx faster than sim.Queue (%s ns)\n' "occ's queue, one event of 190 clients (Tournament)" \
+  "$(values "$out" 'Actors/Tournament/actors=190' ns/op | median)" \
+  "$(ratio "$out" 'Actors/sim.Queue/actors=190' 'Actors/Tournament/actors=190' ns/op)" \
+  "$(values "$out" 'Actors/sim.Queue/actors=190' ns/op | median)"
 printf '  %-48s %8s s   %6.2fx faster on every core than on one\n' "backoff sweep 19 x 100 x 5 (OCCSweep)" \
   "$(values "$out" 'OCCSweep/workers=0' ns/op | awk '{print $1 / 1e9}' | median)" \
   "$(ratio "$out" 'OCCSweep/workers=1' 'OCCSweep/workers=0' ns/op)"

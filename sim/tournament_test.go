@@ -116,7 +116,7 @@ func BenchmarkActors(b *testing.B) {
 	for i := range gaps {
 		gaps[i] = time.Duration(15_000_000 + rng.IntN(10_000_000)) // 20 ms ± 5 ms
 	}
-	for _, actors := range []int{16, 128, 1024} {
+	for _, actors := range []int{16, 190, 1024} { // 190: the sweep's most clients
 		b.Run(fmt.Sprintf("sim.Queue/actors=%d", actors), func(b *testing.B) {
 			var q Queue[int32]
 			for i := range actors {
