@@ -88,14 +88,18 @@ func (m OCC) runWith(strategy traffic.Strategy, clients int, seed uint64, buf *r
 		w.queue.Set(i, w.hop(), w.seq)
 	}
 	w.queue.Init()
+	var i int
+	var at time.Duration
+	if clients > 0 {
+		i, at = w.queue.Min()
+	}
 	for w.queue.Len() > 0 {
-		i, at := w.queue.Min()
 		w.now = at
 		if next, ok := cs[i].fire(w); ok {
 			w.seq++
-			w.queue.FixMin(next, w.seq)
+			i, at = w.queue.FixMin(next, w.seq)
 		} else {
-			w.queue.RemoveMin()
+			i, at = w.queue.RemoveMin()
 		}
 	}
 	w.stats.Wasted = w.stats.Calls - w.successes

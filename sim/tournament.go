@@ -100,15 +100,18 @@ func (t *Tournament) Min() (entrant int, at time.Duration) {
 }
 
 // FixMin gives the entrant Min returned the time at, ordered among equal times by seq,
-// and replays its matches.
-func (t *Tournament) FixMin(at time.Duration, seq uint64) {
-	t.replay(at, seq)
+// replays its matches, and returns what Min now would: the winner and its time come out
+// of the replay, so a loop that runs the earliest entrant again and again need not read
+// them back.
+func (t *Tournament) FixMin(at time.Duration, seq uint64) (entrant int, next time.Duration) {
+	return t.replay(at, seq)
 }
 
-// RemoveMin takes the entrant Min returned out of the queue.
-func (t *Tournament) RemoveMin() {
+// RemoveMin takes the entrant Min returned out of the queue and returns, while Len is
+// above 0, what Min now would.
+func (t *Tournament) RemoveMin() (entrant int, next time.Duration) {
 	t.left--
-	t.replay(math.MaxInt64, math.MaxUint64) // after every time an entrant can hold
+	return t.replay(math.MaxInt64, math.MaxUint64) // after every time an entrant can hold
 }
 
 // replay gives the winner the time (at, seq) and plays its path from its leaf to the
@@ -117,7 +120,7 @@ func (t *Tournament) RemoveMin() {
 // ahead of the comparisons; which player goes on is a coin toss to the branch predictor,
 // so it is chosen by conditional moves on the times alone. Equal times, which are rare,
 // leave that loop for one that compares their Seq too.
-func (t *Tournament) replay(at time.Duration, seq uint64) {
+func (t *Tournament) replay(at time.Duration, seq uint64) (int, time.Duration) {
 	ats, match := t.at, t.match
 	w := match[0]
 	ats[w], t.seq[w] = at, seq
@@ -142,10 +145,14 @@ func (t *Tournament) replay(at time.Duration, seq uint64) {
 		}
 		match[node] = loser
 	}
-	for ; node > 0; node >>= 1 {
-		if l := match[node]; t.before(l, w) {
-			match[node], w = w, l
+	if node > 0 {
+		for ; node > 0; node >>= 1 {
+			if l := match[node]; t.before(l, w) {
+				match[node], w = w, l
+			}
 		}
+		at = ats[w]
 	}
 	match[0] = w
+	return int(w), at
 }

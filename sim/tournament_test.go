@@ -38,15 +38,21 @@ func TestTournamentOrderMatchesQueue(t *testing.T) {
 				t.Fatalf("trial %d (n=%d) step %d: Min = %d at %v, queue %d at %v", trial, n, step, i, at, want.Value, want.At)
 			}
 			if rng.IntN(8) == 0 {
-				tr.RemoveMin()
+				gotI, gotAt := tr.RemoveMin()
 				q.Pop()
+				if minI, minAt := tr.Min(); tr.Len() > 0 && (gotI != minI || gotAt != minAt) {
+					t.Fatalf("trial %d step %d: RemoveMin returned %d at %v, Min is %d at %v", trial, step, gotI, gotAt, minI, minAt)
+				}
 				continue
 			}
 			seq++
 			next := at + time.Duration(rng.IntN(20))
-			tr.FixMin(next, seq)
+			gotI, gotAt := tr.FixMin(next, seq)
 			want.At, want.Seq = next, seq
 			q.FixMin()
+			if minI, minAt := tr.Min(); gotI != minI || gotAt != minAt {
+				t.Fatalf("trial %d step %d: FixMin returned %d at %v, Min is %d at %v", trial, step, gotI, gotAt, minI, minAt)
+			}
 		}
 		if tr.Len() != 0 {
 			t.Fatalf("trial %d: %d entrants left after the queue emptied", trial, tr.Len())
