@@ -130,9 +130,10 @@ func (w *occWorld) hop() time.Duration {
 	return time.Duration(math.Abs(float64(w.model.HopMean) + float64(w.rng.NormFloat64()*float64(w.model.HopStdDev))))
 }
 
-// arrive counts one write reaching the server at now, a retry when retry, in the bins of
-// RunStats.arrive. Events come in time order, so the bin is found by moving the current
-// one forward rather than by dividing now by the width on every write.
+// arrive counts one write reaching the server at now, a retry when retry, in the stats'
+// Attempts and Retries (bins of model.Bin from t=0, as traffic.Count keeps them). Events
+// come in time order, so the bin is found by moving the current one forward rather than
+// by dividing now by the width on every write.
 func (w *occWorld) arrive(now time.Duration, retry bool) {
 	for now >= w.binEnd {
 		w.bin++
