@@ -5,8 +5,8 @@
 // "rate-limited", clients against an API guarded by one of rlsim's limiters whose capacity
 // can wobble; and "overload", clients against a backend of finite capacity and no limiter.
 // Every run is a discrete-event simulation on its own event queue (a sim.Loop, or for occ
-// a sim.Tournament of its clients) and its own RNG (sim.NewRNG in the backoff stream); runs are
-// spread over cores, and the result is the same bytes as a sequential run.
+// a sim.Tournament of its clients) and its own RNG (sim.NewRNG in the backoff stream);
+// runs are spread over cores, and the result is the same bytes as a sequential run.
 package backoff
 
 import (
@@ -119,6 +119,14 @@ func peak(bins []int64) int64 {
 		p = max(p, v)
 	}
 	return p
+}
+
+// arrive counts one attempt reaching the server at t.
+func (s *RunStats) arrive(t, bin time.Duration, retry bool) {
+	s.Attempts = traffic.Count(s.Attempts, t, bin)
+	if retry {
+		s.Retries = traffic.Count(s.Retries, t, bin)
+	}
 }
 
 // Model runs one seeded simulation of clients retrying with strategy.

@@ -79,7 +79,6 @@ func (m OCC) runWith(strategy traffic.Strategy, clients int, seed uint64, buf *r
 	if w.model.Bin <= 0 {
 		w.model.Bin = DefaultOCC.Bin
 	}
-	w.binEnd = w.model.Bin
 	cs := w.clients
 	w.queue.Reset(clients)
 	for i := range cs {
@@ -116,42 +115,14 @@ type occWorld struct {
 	successes int64
 	now       time.Duration
 	queue     sim.Tournament // the clients, by their pending event
-	// bin is the index of the bin of width model.Bin that holds now, and binEnd the end
-	// of that bin.
-	bin     int
-	binEnd  time.Duration
-	seq     uint64
-	clients []occClient
+	seq       uint64
+	clients   []occClient
 }
 
 func (w *occWorld) hop() time.Duration {
 	// The explicit float64 conversion rounds the product, so no platform fuses it into
 	// an FMA and the same seed gives the same delays everywhere.
 	return time.Duration(math.Abs(float64(w.model.HopMean) + float64(w.rng.NormFloat64()*float64(w.model.HopStdDev))))
-}
-
-// arrive counts one write reaching the server at now, a retry when retry, in the stats'
-// Attempts and Retries (bins of model.Bin from t=0, as traffic.Count keeps them). Events
-// come in time order, so the bin is found by moving the current one forward rather than
-// by dividing now by the width on every write.
-func (w *occWorld) arrive(now time.Duration, retry bool) {
-	for now >= w.binEnd {
-		w.bin++
-		w.binEnd += w.model.Bin
-	}
-	w.stats.Attempts = countIn(w.stats.Attempts, w.bin)
-	if retry {
-		w.stats.Retries = countIn(w.stats.Retries, w.bin)
-	}
-}
-
-// countIn adds one to bins[i], growing bins as needed.
-func countIn(bins []int64, i int) []int64 {
-	for len(bins) <= i {
-		bins = append(bins, 0)
-	}
-	bins[i]++
-	return bins
 }
 
 // finish records client c leaving at now.
@@ -183,7 +154,7 @@ func (c *occClient) fire(w *occWorld) (time.Duration, bool) {
 		return now + w.hop() + w.hop(), true
 	}
 	w.stats.Calls++
-	w.arrive(now, c.writes > 0)
+	w.stats.arrive(now, w.model.Bin, c.writes > 0)
 	c.writes++
 	replied := now + w.hop()
 	if c.read == w.version {
