@@ -2,7 +2,6 @@ package backoff
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -79,6 +78,7 @@ func (m OCC) runWith(strategy traffic.Strategy, clients int, seed uint64, buf *r
 	if w.model.Bin <= 0 {
 		w.model.Bin = DefaultOCC.Bin
 	}
+	w.hopMean, w.hopStdDev = float64(m.HopMean), float64(m.HopStdDev)
 	cs := w.clients
 	w.queue.Reset(clients)
 	for i := range cs {
@@ -114,15 +114,22 @@ type occWorld struct {
 	// successes counts accepted writes.
 	successes int64
 	now       time.Duration
-	queue     sim.Tournament // the clients, by their pending event
-	seq       uint64
-	clients   []occClient
+	// hopMean and hopStdDev are the model's, as float64.
+	hopMean, hopStdDev float64
+	queue              sim.Tournament // the clients, by their pending event
+	seq                uint64
+	clients            []occClient
 }
 
+// hop is one network hop's time, |Normal(HopMean, HopStdDev)| in whole nanoseconds. It is
+// small enough to be inlined into fire, which calls it two times an event on average.
 func (w *occWorld) hop() time.Duration {
 	// The explicit float64 conversion rounds the product, so no platform fuses it into
-	// an FMA and the same seed gives the same delays everywhere.
-	return time.Duration(math.Abs(float64(w.model.HopMean) + float64(w.rng.NormFloat64()*float64(w.model.HopStdDev))))
+	// an FMA and the same seed gives the same delays everywhere. Truncating toward zero
+	// and then dropping the sign gives the nanoseconds truncating the absolute value
+	// gives.
+	d := time.Duration(w.hopMean + float64(w.rng.NormFloat64()*w.hopStdDev))
+	return max(d, -d)
 }
 
 // finish records client c leaving at now.
