@@ -60,8 +60,7 @@ func (m OCC) String() string {
 // its own leaf-to-root path, with the same (time, scheduling order) as sim.Loop. Measured
 // on the whole sweep (rlsim backoff --model occ --clients 10..190/10 --runs 100), running
 // on sim.Loop took about 1.3 times the CPU time of a sim.Queue of client indexes, and that
-// queue with the hop not inlined about 1.3 times the CPU time of this loop
-// (docs/performance.md).
+// about 1.3 times the CPU time of this loop (docs/performance.md).
 func (m OCC) Run(strategy traffic.Strategy, clients int, seed uint64) RunStats {
 	return m.runWith(strategy, clients, seed, new(runBuffers))
 }
