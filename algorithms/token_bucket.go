@@ -78,7 +78,15 @@ func (b *TokenBucket) Name() string { return "token-bucket" }
 // epoch). A now before the key's last admission is decided at that admission's time,
 // without refill.
 func (b *TokenBucket) Allow(key uint32, now int64, cost int64) Decision {
-	s, at, tokens, ok := b.admit(key, now, cost)
+	prior := tokenBucketState{last: unseen}
+	if int(key) < len(b.state) {
+		prior = b.state[key]
+	}
+	ok, _ := b.Admit(key, now, cost)
+	s := &b.state[key]
+	// The tokens Admit decided from, computed again from the state it started with.
+	at := max(now, prior.last)
+	tokens := b.tokensAt(&prior, at)
 	cost = max(cost, 1)
 	behind := ahead(at, now) // zero unless now is before the key's last admission
 	left := tokens - float64(cost)
@@ -100,32 +108,33 @@ func (b *TokenBucket) Allow(key uint32, now int64, cost int64) Decision {
 	}
 }
 
-// Admit decides as Allow does, without the decision's Remaining, RetryAfter and Reset.
+// Admit decides as Allow does, without the decision's Remaining, RetryAfter and Reset. It
+// holds the rule: the request is decided at at = max(now, the key's last admission), from
+// the tokens held there, and when it is admitted it takes them and moves the key's clock
+// to at. The rule is written out here rather than in a helper that Admit would call,
+// because a simulation pass calls Admit once per request and the call would cost as much
+// as the rule.
 func (b *TokenBucket) Admit(key uint32, now int64, cost int64) (bool, time.Duration) {
-	_, _, _, ok := b.admit(key, now, cost)
-	return ok, 0
-}
-
-// admit is the rule Allow and Admit share. It decides the request at at = max(now, the
-// key's last admission), from the tokens held there, and when it is admitted takes them
-// and moves the key's clock to at. It returns the key's state, at, the tokens held at at
-// before the decision and whether the request was admitted.
-func (b *TokenBucket) admit(key uint32, now int64, cost int64) (s *tokenBucketState, at int64, tokens float64, ok bool) {
-	cost = max(cost, 1)
 	if int(key) >= len(b.state) {
-		b.state = grow(b.state, key, tokenBucketState{last: unseen})
+		b.growTo(key)
 	}
-	s = &b.state[key]
-	at = max(now, s.last)
-	tokens = b.tokensAt(s, at)
-	left := tokens - float64(cost)
+	s := &b.state[key]
+	at := max(now, s.last)
+	left := b.tokensAt(s, at) - float64(max(cost, 1))
 	// x/time/rate admits when the wait for the deficit, truncated to whole nanoseconds,
 	// is zero.
 	if cost > b.burst || (left < 0 && (-left > b.slack || b.durationFromTokens(-left) != 0)) {
-		return s, at, tokens, false
+		return false, 0
 	}
 	s.last, s.tokens = at, left
-	return s, at, tokens, true
+	return true, 0
+}
+
+// growTo makes room for key's state, out of Admit's way: it runs once per new key.
+//
+//go:noinline
+func (b *TokenBucket) growTo(key uint32) {
+	b.state = grow(b.state, key, tokenBucketState{last: unseen})
 }
 
 // remaining returns the largest cost that would pass with tokens in the bucket: the whole
