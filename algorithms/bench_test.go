@@ -1,6 +1,7 @@
 package algorithms
 
 import (
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -51,7 +52,16 @@ func BenchmarkAllow(b *testing.B) {
 
 // BenchmarkAdmit is BenchmarkAllow through Admit: the decision alone, as a simulation
 // pass takes it (through the Admitter interface), without what it tells the client.
+// /random-gaps is /1key with gaps drawn from an exponential distribution whose mean is the
+// time a whole burst takes to come back (1 s): whether the key has recovered fully varies
+// from request to request in an order no branch predictor learns, as it does over the keys
+// of a Zipf workload, where the hot keys never recover and the rest always have.
 func BenchmarkAdmit(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var gaps [4096]int64
+	for i := range gaps {
+		gaps[i] = int64(rng.ExpFloat64() * float64(time.Second))
+	}
 	for _, name := range Names {
 		b.Run(name+"/1key", func(b *testing.B) {
 			lim, _ := New(name, benchPolicy)
@@ -60,6 +70,18 @@ func BenchmarkAdmit(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				now += benchStep1Key
+				admit.Admit(0, now, 1)
+			}
+		})
+		b.Run(name+"/random-gaps", func(b *testing.B) {
+			lim, _ := New(name, benchPolicy)
+			admit := AdmitterOf(lim)
+			now := epoch
+			var i uint
+			b.ReportAllocs()
+			for b.Loop() {
+				now += gaps[i%uint(len(gaps))]
+				i++
 				admit.Admit(0, now, 1)
 			}
 		})
