@@ -46,7 +46,7 @@ bench() { # pkg pattern [flags]
     grep -E '^(Benchmark|goos|goarch|pkg|cpu)' >> "$out"
 }
 for _ in $(seq "$rounds"); do
-  bench algorithms 'XTimeRateAllowN|Admit/.*/1key|Admit/token-bucket/random-gaps|Allow/token-bucket/1key'
+  bench algorithms 'XTimeRateAllowN|Admit/.*/1key|Admit/token-bucket/hot-and-cold|Allow/token-bucket/1key'
   bench sim 'EventQueue'
   bench report 'CollectorObserve'
   bench run 'Compare'
@@ -68,8 +68,8 @@ for alg in token-bucket fixed-window gcra leaky-bucket sliding-window sliding-lo
     "$(ratio "$out" "Admit/$alg/1key" 'EventQueue/sources=1' ns/op)"
 done
 printf '  %-48s %8s ns  %6.2fx the bare event (EventQueue/sources=1)\n' \
-  "token-bucket Admit, one key, random gaps" "$(values "$out" 'Admit/token-bucket/random-gaps' ns/op | median)" \
-  "$(ratio "$out" 'Admit/token-bucket/random-gaps' 'EventQueue/sources=1' ns/op)"
+  "token-bucket Admit, a hot key and cold ones" "$(values "$out" 'Admit/token-bucket/hot-and-cold' ns/op | median)" \
+  "$(ratio "$out" 'Admit/token-bucket/hot-and-cold' 'EventQueue/sources=1' ns/op)"
 printf '  %-48s %8s ns  %6.2fx the bare event\n' "reference, 1M Zipf keys (CollectorObserve)" \
   "$(values "$out" 'CollectorObserve/keys=1M' ns/op | median)" "$(ratio "$out" 'CollectorObserve/keys=1M' 'EventQueue/sources=1' ns/op)"
 printf '  %-48s %8s ns  %6.2fx faster on every core than on one\n' "compare steady-poisson, per decision" \
