@@ -15,7 +15,8 @@ package algorithms
 // through at once: it reports their queueing delay, start − now, in Decision.Delay, so the
 // backend sees a smooth Limit/Window while the client waits. Times are kept exactly, as in
 // GCRA; Delay is rounded up to the nanosecond. It keeps 16 bytes per key. It is built on
-// GCRA, whose state and arithmetic it shares.
+// GCRA, whose state and arithmetic it shares: its Admit, Keys, StateBytes and Reserve are
+// GCRA's, and its Admit returns the Delay of an admitted request.
 //
 // Decisions: Remaining is the whole units the queue still has room for after the decision.
 // RetryAfter of a refused request is the time until the queue has room for it, rounded up
