@@ -152,3 +152,38 @@ func BenchmarkActors(b *testing.B) {
 		})
 	}
 }
+
+// Three actors, each with one event pending: every one that runs reschedules itself
+// (the third after 15 ms, the others after 40 ms) until it has run twice.
+func ExampleTournament() {
+	var t Tournament
+	t.Reset(3)
+	var seq uint64
+	for i, at := range []time.Duration{30, 10, 20} {
+		seq++
+		t.Set(i, at*time.Millisecond, seq)
+	}
+	t.Init()
+	runs := make([]int, 3)
+	i, at := t.Min()
+	for t.Len() > 0 {
+		fmt.Println("actor", i, "at", at)
+		if runs[i]++; runs[i] == 2 {
+			i, at = t.RemoveMin()
+			continue
+		}
+		gap := 40 * time.Millisecond
+		if i == 2 {
+			gap = 15 * time.Millisecond
+		}
+		seq++
+		i, at = t.FixMin(at+gap, seq)
+	}
+	// Output:
+	// actor 1 at 10ms
+	// actor 2 at 20ms
+	// actor 0 at 30ms
+	// actor 2 at 35ms
+	// actor 1 at 50ms
+	// actor 0 at 70ms
+}
