@@ -35,6 +35,13 @@ type Stream struct {
 	// other pipeline is on its way, so none of those meets the scripts back in its middle
 	// (its later calls would run before its failed ones).
 	loading sync.RWMutex
+	// sent is every script the stream has sent, which a lane that met NOSCRIPT loads
+	// again, all of them: a lane that loaded only its own would leave another's pipeline
+	// meeting a script back after one still missing.
+	sent struct {
+		sync.Mutex
+		scripts []*Script
+	}
 }
 
 // errStopped is the error of a batch sent after one that failed.
@@ -116,6 +123,13 @@ func (s *Stream) sendLanes(calls []Call) *Pending {
 	r.SetNow(clock)
 	lanes, after := s.split(calls)
 	p := &Pending{out: make([][]int64, len(calls)), errs: make([]error, len(lanes))}
+	s.sent.Lock()
+	for _, c := range calls {
+		if !slices.Contains(s.sent.scripts, c.Script) {
+			s.sent.scripts = append(s.sent.scripts, c.Script)
+		}
+	}
+	s.sent.Unlock()
 	if r.missingScripts(calls) {
 		s.loading.Lock()
 		err := r.loadScripts(calls, false)
@@ -191,8 +205,8 @@ func (s *Stream) split(calls []Call) (pipelines [][]int, after [][]int) {
 
 // sendLane sends the calls of lane as one pipeline (lanePipeline) and fills their replies
 // in out. A server that has lost its scripts answers NOSCRIPT from some call on, none of
-// them run: the lane loads the scripts again, once no other pipeline is on its way, and
-// sends the rest, its order kept (the other lanes hold other clients' calls).
+// them run: the lane loads every script the stream has sent again, once no other pipeline
+// is on its way, and sends the rest, its order kept (the other lanes hold other clients' calls).
 func (s *Stream) sendLane(calls []Call, argvs [][]any, lane []int, out [][]int64) error {
 	r := s.real
 	for reloaded := false; ; {
@@ -208,12 +222,9 @@ func (s *Stream) sendLane(calls []Call, argvs [][]any, lane []int, out [][]int64
 		}
 		reloaded = true
 		r.reloads.Add(1)
-		var scripts []*Script
-		for _, i := range lane {
-			if !slices.Contains(scripts, calls[i].Script) {
-				scripts = append(scripts, calls[i].Script)
-			}
-		}
+		s.sent.Lock()
+		scripts := slices.Clone(s.sent.scripts)
+		s.sent.Unlock()
 		s.loading.Lock()
 		err = r.scriptLoad(scripts)
 		s.loading.Unlock()
