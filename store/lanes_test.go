@@ -288,8 +288,8 @@ func TestStreamMatchesModel(t *testing.T) {
 				}
 				return func(s *Script) *Script { return gen[s] }
 			}
+			t.Cleanup(func() { deleteUnder(t, real, prefix) }) // also when the test fails
 			got := runStreamed(t, real, p, prefix, trace, clock, 0, rand.New(rand.NewPCG(seed, 1)), 300, 3, lose)
-			deleteUnder(t, real, prefix)
 			compareDecisions(t, fmt.Sprintf("seed %d policy %s: real Redis on %d lanes, streamed", seed, p, lanes), want, got)
 			if real.reloads.Load() == 0 || lanes > 1 && real.split.Load() == 0 {
 				t.Fatalf("%d lanes: %d reloads, %d batches split: the test proves less than it claims", lanes, real.reloads.Load(), real.split.Load())
