@@ -172,13 +172,16 @@ if [[ -n ${RLSIM_REDIS_URL:-} ]] && command -v redis-benchmark > /dev/null; then
     done
     # The same script for 100 clients (random keys), the two-counter window of 100/min.
     before=$(servercpu)
-    rb=$(redis-benchmark -h "$host" -p "$port" -P 100 -n 200000 -r 100 -q --csv \
+    rb=$(/usr/bin/time -f 'client-cpu %U %S' -o "$tmp/client" redis-benchmark -h "$host" -p "$port" -P 100 -n 200000 -r 100 -q --csv \
       EVALSHA "$sha" 2 rlsim-bench:rb:__rand_int__:a rlsim-bench:rb:__rand_int__:b "$now" 100 60000000 100 1 0 |
       awk -F'","' 'NR > 1 {gsub(/"/, "", $2); print $2}')
     after=$(servercpu)
-    awk -v rb="$rb" -v a="$before" -v b="$after" 'BEGIN {printf "BenchmarkRedisBenchmarkEVALSHA-1 200000 %s decisions/s %.2f server-us/decision\n", rb, (b - a) / 200000 * 1e6}' >> "$tmp/redis"
+    awk -v rb="$rb" -v a="$before" -v b="$after" '$1 == "client-cpu" {
+      printf "BenchmarkRedisBenchmarkEVALSHA-1 200000 %s decisions/s %.2f server-us/decision %.2f client-us/decision\n", rb, (b - a) / 200000 * 1e6, ($2 + $3) / 200000 * 1e6}' "$tmp/client" >> "$tmp/redis"
   done
   redis-cli -h "$host" -p "$port" --scan --pattern 'rlsim-bench:rb:*' | xargs -r redis-cli -h "$host" -p "$port" DEL > /dev/null
+  [[ -n ${REDIS_ONLY:-} ]] && : > "$out"
+  cat "$tmp/redis" >> "$out"
   # line LABEL BENCH: its medians, its ratio to redis-benchmark, and how busy the server was
   # (decisions/s x server CPU per decision).
   line() {
@@ -187,10 +190,7 @@ if [[ -n ${RLSIM_REDIS_URL:-} ]] && command -v redis-benchmark > /dev/null; then
     printf '  %-50s %7.0f/s %5.2fx  server %5.2f us/decision, busy %3.0f%%' "$1" \
       "$(values "$tmp/redis" "$2" decisions/s | median)" "$(ratio "$tmp/redis" "$2" RedisBenchmarkEVALSHA decisions/s)" \
       "$(values "$tmp/redis" "$2" server-us/decision | median)" "$busy"
-    if [[ $2 != RedisBenchmarkEVALSHA ]]; then
-      printf ', client %5.2f us/decision' "$(values "$tmp/redis" "$2" client-us/decision | median)"
-    fi
-    echo
+    printf ', client %5.2f us/decision\n' "$(values "$tmp/redis" "$2" client-us/decision | median)"
   }
   echo
   echo "pipelined Redis ($rounds rounds, medians; the peer is redis-benchmark -P 100 on the same server;"
@@ -199,6 +199,10 @@ if [[ -n ${RLSIM_REDIS_URL:-} ]] && command -v redis-benchmark > /dev/null; then
   for lanes in 4 1; do
     line "batch 256 on $lanes connection(s), calls in one window" "PipelineOneWindow/lanes=$lanes"
     line "  the same, waiting for each batch's replies" "PipelineOneWindow/waiting/lanes=$lanes"
+  done
+  for lanes in 4 1; do
+    printf '  %-50s %5.2fx (the median of each round'"'"'s ratio)\n' "made while the last is on its way, $lanes connection(s)" \
+      "$(ratio "$tmp/redis" "PipelineOneWindow/lanes=$lanes" "PipelineOneWindow/waiting/lanes=$lanes" decisions/s)"
   done
   line "batch 256 on 2 connections, calls in one window" "PipelineOneWindow/lanes=2"
   for lanes in 1 2 4; do
