@@ -72,7 +72,7 @@ func interruptInProcess(t *testing.T, sig syscall.Signal, started func() bool, a
 	if !waitFor(60*time.Second, started) {
 		t.Fatal("the run never started writing")
 	}
-	syscall.Kill(syscall.Getpid(), sig)
+	raise(t, sig)
 	select {
 	case r := <-done:
 		return r.out, r.errOut, r.code

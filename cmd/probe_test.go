@@ -239,7 +239,7 @@ func TestProbeStopsOnSIGINT(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	time.Sleep(300 * time.Millisecond)
-	syscall.Kill(syscall.Getpid(), syscall.SIGINT)
+	raise(t, syscall.SIGINT)
 	select {
 	case r := <-done:
 		if r.code != 130 || r.out != "" || !strings.Contains(r.errOut, "\nrlsim: interrupted by SIGINT; stopped after ") {

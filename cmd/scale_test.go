@@ -119,6 +119,15 @@ func TestABillionDecisionsWantYes(t *testing.T) {
 	if err := confirmSize(below, []string{"gcra", "fixed-window", "sliding-log"}, false); err == nil {
 		t.Error("1.5 billion decisions ran unasked")
 	}
+	// A billion closed-loop clients are asked about too, before anything runs.
+	clients := filepath.Join(dir, "clients.yaml")
+	if err := os.WriteFile(clients, []byte("name: clients\npolicy: {limit: 10, window: 1m}\nclients: {count: 1000000, requests: 100, strategies: [exponential, full-jitter], runs: 5}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := rlsim(t, "compare", "--scenario", clients, "--algorithms", "gcra")
+	if want := "rlsim: scenario clients sends about 1e+09 requests, a billion or more: a run of hours and of memory to match; add --yes to run it\n"; code != 2 || out != "" || errOut != want {
+		t.Errorf("a billion closed-loop requests: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
 }
 
 // A heavy scenario's state is collected as soon as its run returns, before anything is

@@ -135,9 +135,7 @@ func TestServeStopsCleanlyOnSIGINT(t *testing.T) {
 	resp.Body.Close()
 	// runServe has registered for SIGINT before it reported ready, so the signal goes
 	// to it and not to the test binary's default handler.
-	if err := syscall.Kill(syscall.Getpid(), syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
+	raise(t, syscall.SIGINT)
 	select {
 	case err := <-done:
 		if err != nil {
@@ -180,9 +178,7 @@ func TestServeStopsAtOnceWithHalfOpenConnections(t *testing.T) {
 	queued := dial("GET / HTTP/1.1\r\nHost: x\r\n\r\n") // waits 10 s for its turn
 	time.Sleep(100 * time.Millisecond)                  // let the server read what was sent
 	start := time.Now()
-	if err := syscall.Kill(syscall.Getpid(), syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
+	raise(t, syscall.SIGTERM)
 	select {
 	case err := <-done:
 		if err != nil {
@@ -228,14 +224,14 @@ func TestServeSecondSignalStopsAtOnce(t *testing.T) {
 		}()
 	}
 	time.Sleep(200 * time.Millisecond) // one request is now held
-	syscall.Kill(syscall.Getpid(), syscall.SIGINT)
+	raise(t, syscall.SIGINT)
 	select {
 	case err := <-done:
 		t.Fatalf("stopped on the first signal with a response held: %v", err)
 	case <-time.After(200 * time.Millisecond):
 	}
 	start := time.Now()
-	syscall.Kill(syscall.Getpid(), syscall.SIGINT)
+	raise(t, syscall.SIGINT)
 	select {
 	case err := <-done:
 		var se signalError
@@ -264,6 +260,6 @@ func TestServeBadFlags(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "--addr") {
 		t.Errorf("busy port: exit %d, %q", code, errOut)
 	}
-	syscall.Kill(syscall.Getpid(), syscall.SIGINT)
+	raise(t, syscall.SIGINT)
 	<-done
 }

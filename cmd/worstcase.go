@@ -146,8 +146,8 @@ func runWorstCase(ctx context.Context, o *worstCaseOptions, streams IO) error {
 	slices.Sort(spans)
 	spans = slices.Compact(spans)
 
-	// Ctrl-C ends the search at once with one line: it holds nothing to clean up (the
-	// files are written after it), so the search itself is left to die with the process.
+	// Ctrl-C ends the search between two runs of a limiter, with one line; the files are
+	// written after the search, and a user's limiter is cleaned up once it has stopped.
 	ctx, stop := interruptible(ctx)
 	defer stop()
 	own, err := o.own.open(ctx, o.redis, streams)
@@ -162,25 +162,14 @@ func runWorstCase(ctx context.Context, o *worstCaseOptions, streams IO) error {
 	targets = append(targets, own.targets(pol, epoch.UnixNano())...)
 	runs := make([]worstcase.Findings, 0, len(targets))
 	for _, t := range targets {
-		type found struct {
-			run worstcase.Findings
-			err error
-		}
-		done := make(chan found, 1)
-		go func() {
-			run, err := worstcase.Find(t, o.budget, spans, rng)
-			done <- found{run, err}
-		}()
-		var f found
-		select {
-		case f = <-done:
-		case <-ctx.Done():
+		run, err := worstcase.FindContext(ctx, t, o.budget, spans, rng)
+		if ctx.Err() != nil {
 			return interruption(ctx, context.Cause(ctx), own.cleaned())
 		}
-		if f.err != nil {
-			return f.err
+		if err != nil {
+			return err
 		}
-		runs = append(runs, f.run)
+		runs = append(runs, run)
 	}
 
 	// Render everything before writing anything, so a failure leaves no file behind.

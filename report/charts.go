@@ -90,14 +90,21 @@ func Figures(r *Report) []*chart.Figure {
 	if len(r.Results) == 0 {
 		return append(figs, RetryFigures(r)...)
 	}
-	var names []string
+	var names, memNames, uncounted []string
 	var over, falseAllow, falseReject, memory []float64
+	var memResults []Result
 	hasMemory := false
 	for _, x := range r.Results {
 		names = append(names, ResultName(x))
 		over = append(over, x.OverAdmission)
 		falseAllow = append(falseAllow, x.FalseAllowRate)
 		falseReject = append(falseReject, x.FalseRejectRate)
+		if x.StateBytesUnknown { // a user's limiter: its state is not ours to count
+			uncounted = append(uncounted, ResultName(x))
+			continue
+		}
+		memNames = append(memNames, ResultName(x))
+		memResults = append(memResults, x)
 		memory = append(memory, x.StateBytesPerKey)
 		hasMemory = hasMemory || x.StateBytesPerKey > 0
 	}
@@ -107,13 +114,17 @@ func Figures(r *Report) []*chart.Figure {
 	}, names, over, falseAllow, falseReject))
 	if hasMemory {
 		series := []chart.BarSeries{{Name: "in-process", Values: memory}}
-		if redis, ok := redisModelSeries(r); ok {
+		if redis, ok := redisModelSeries(memResults, r.Policy.Limit); ok {
 			series = append(series, redis)
+		}
+		memCaption := caption
+		if len(uncounted) > 0 {
+			memCaption += fmt.Sprintf(" Not drawn: %s, whose state lives outside rlsim.", joinAnd(uncounted))
 		}
 		figs = append(figs, chart.MemoryFigure(chart.Meta{
 			Title:   r.Scenario + ": memory per key, per algorithm",
-			Caption: caption,
-		}, names, series))
+			Caption: memCaption,
+		}, memNames, series))
 	}
 	figs = append(figs, KeyingFigures(r)...)
 	return append(figs, RetryFigures(r)...)

@@ -13,10 +13,10 @@ const RedisModelSeriesName = "Redis (model, a client at its limit)"
 // redisModelSeries is, per result, the bytes one client at the policy's limit takes in
 // Redis according to the store's calibrated model; 0 (not drawn on the log scale) for
 // mechanisms the model does not size. ok is false when it sizes none of them.
-func redisModelSeries(r *Report) (series chart.BarSeries, ok bool) {
+func redisModelSeries(results []Result, limit int64) (series chart.BarSeries, ok bool) {
 	series.Name = RedisModelSeriesName
-	for _, x := range r.Results {
-		b, _, err := store.ModelBytes(x.Algorithm, r.Policy.Limit)
+	for _, x := range results {
+		b, _, err := store.ModelBytes(x.Algorithm, limit)
 		if err != nil {
 			b = 0
 		}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rlsim/rlsim/report/chart"
 )
 
 func sampleReport() *Report {
@@ -70,5 +72,31 @@ func TestSummaryMarkdown(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("summary lacks %q:\n%s", want, b.String())
 		}
+	}
+}
+
+// A user's limiter, whose state lives outside rlsim, is left out of the memory chart (a
+// zero bar would say it costs nothing) and named in its caption instead.
+func TestMemoryFigureLeavesOutUncountedLimiters(t *testing.T) {
+	r := &Report{Scenario: "s", Policy: Policy{Limit: 100, Window: Duration(time.Minute), Burst: 100}, Results: []Result{
+		{Algorithm: "gcra", StateBytesPerKey: 16},
+		{Algorithm: "my_limiter", StateBytesUnknown: true},
+		{Algorithm: "sliding-log", StateBytesPerKey: 900},
+	}}
+	var memory *chart.Figure
+	for _, f := range Figures(r) {
+		if f.Name == "memory" {
+			memory = f
+		}
+	}
+	if memory == nil {
+		t.Fatal("no memory figure")
+	}
+	bars := memory.Panels[0].(chart.BarPanel)
+	if strings.Join(bars.Categories, ",") != "gcra,sliding-log" || len(bars.Series[0].Values) != 2 || len(bars.Series[1].Values) != 2 {
+		t.Errorf("memory bars %v %+v", bars.Categories, bars.Series)
+	}
+	if !strings.Contains(memory.Meta.Caption, "Not drawn: my_limiter") {
+		t.Errorf("caption %q", memory.Meta.Caption)
 	}
 }

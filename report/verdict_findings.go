@@ -76,7 +76,12 @@ func promiseFinding(r *Report) string {
 	}
 	costKind := kind
 	if fleet {
-		costKind = CostLegitRefused
+		// A fleet's finding speaks of the legit users it refused, when the scenario
+		// says who they are, and otherwise of its false rejects.
+		costKind = CostFalseRejects
+		if slices.ContainsFunc(r.Results, func(x Result) bool { return x.LegitRejectRate != nil }) {
+			costKind = CostLegitRefused
+		}
 	}
 	switch {
 	case len(r.Results) == 1 && len(broke) == 1:

@@ -142,3 +142,17 @@ func TestWriteTextSplitsATableWiderThanItsWidth(t *testing.T) {
 		t.Errorf("want three parts naming the row:\n%s", b.String())
 	}
 }
+
+// A fleet whose scenario does not say who is legit speaks of its false rejects, not of
+// legit requests it could not have refused.
+func TestFleetFindingWithoutLegitUsersNamesFalseRejects(t *testing.T) {
+	policy := Policy{Limit: 100, Window: Duration(time.Minute), Burst: 100}
+	r := &Report{Scenario: "fleet", Policy: policy, Results: []Result{
+		{Algorithm: "gcra", OverAdmission: 1, Distributed: &Distributed{Variant: "shared"}},
+		{Algorithm: "gcra", OverAdmission: 1.5, Distributed: &Distributed{Variant: "local"}, FalseRejectRate: 0.1},
+	}}
+	want := "local 1.50× broke the promise; shared kept it, with no false reject"
+	if got := verdictFinding(r); got != want {
+		t.Errorf("finding %q\nwant %q", got, want)
+	}
+}

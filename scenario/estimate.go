@@ -9,8 +9,9 @@ type Estimator interface {
 }
 
 // Requests is the number of requests a run of the scenario sends, expected: the recorded
-// traffic, and every traffic section whose generator is an Estimator. Commands read it to
-// ask before a run that would last hours.
+// traffic, every traffic section whose generator is an Estimator, and the first attempts
+// of the closed-loop clients in each of their runs (their retries, which depend on the
+// decisions, come on top). Commands read it to ask before a run that would last hours.
 func (s *Scenario) Requests() float64 {
 	b := &Build{Epoch: s.EpochTime(), Horizon: s.Horizon()}
 	n := float64(len(s.Recorded))
@@ -19,7 +20,17 @@ func (s *Scenario) Requests() float64 {
 			n += e.Requests(b)
 		}
 	}
-	return n
+	return n + s.ClientRequests()
+}
+
+// ClientRequests is the part of Requests the closed-loop clients send: every client's
+// first attempts, in every run of every strategy.
+func (s *Scenario) ClientRequests() float64 {
+	c := s.Clients
+	if c == nil {
+		return 0
+	}
+	return float64(c.Count) * float64(max(c.Requests, 1)) * float64(max(len(c.Strategies), 1)) * float64(max(c.Runs, 1))
 }
 
 // seconds is how long a section whose span is start to end runs, in seconds.

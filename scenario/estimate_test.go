@@ -29,7 +29,7 @@ func TestRequestsEstimatesTheBuiltins(t *testing.T) {
 				}
 			}
 		}
-		est := sc.Requests()
+		est := sc.Requests() - sc.ClientRequests() // the clients' requests depend on decisions
 		if math.Abs(est-counted) > max(0.1*counted, 20) {
 			t.Errorf("%s: estimated %.0f requests, sent %.0f", name, est, counted)
 		}
@@ -61,5 +61,25 @@ traffic:
 	}
 	if got := sc.Requests(); got != 1_000_010_000 {
 		t.Errorf("Requests() = %.0f, want 1000010000", got)
+	}
+}
+
+// Closed-loop clients count their first attempts: every client's requests, in every run
+// of every strategy.
+func TestRequestsCountsClients(t *testing.T) {
+	sc, err := Parse("clients.yaml", []byte(`name: clients
+policy: {limit: 10, window: 1m}
+traffic:
+  - poisson: {rate: 1000, keys: 10, end: 10s}
+clients: {count: 1000, requests: 3, strategies: [exponential, full-jitter], runs: 4}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := sc.ClientRequests(), 1000.0*3*2*4; got != want {
+		t.Errorf("ClientRequests() = %.0f, want %.0f", got, want)
+	}
+	if got := sc.Requests(); got != 10_000+24_000 {
+		t.Errorf("Requests() = %.0f, want 34000", got)
 	}
 }

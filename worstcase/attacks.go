@@ -119,6 +119,9 @@ func (s *searcher) structured() ([]attack, error) {
 // refusal it is probed again no sooner than W/L later, and at most capacity refused
 // probes are sent, so the attack ends whatever it answers.
 func (s *searcher) greedy(prefix Schedule, from, until int64) (Schedule, error) {
+	if err := s.stopped(); err != nil {
+		return nil, err
+	}
 	lim, err := s.t.limiter()
 	if err != nil {
 		return nil, err

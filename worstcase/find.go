@@ -1,6 +1,7 @@
 package worstcase
 
 import (
+	"context"
 	"math/rand/v2"
 	"time"
 )
@@ -19,8 +20,13 @@ type Findings struct {
 // length in spans with a quarter of it, all from rng in that order, so the same rng state
 // gives the same findings. spans must be sorted and free of duplicates.
 func Find(t Target, budget int, spans []time.Duration, rng *rand.Rand) (Findings, error) {
+	return FindContext(context.Background(), t, budget, spans, rng)
+}
+
+// FindContext is Find stopped by ctx, as SearchContext is.
+func FindContext(ctx context.Context, t Target, budget int, spans []time.Duration, rng *rand.Rand) (Findings, error) {
 	t.T = t.Policy.Window
-	worst, err := Search(t, budget, rng)
+	worst, err := SearchContext(ctx, t, budget, rng)
 	if err != nil {
 		return Findings{}, err
 	}
@@ -32,7 +38,7 @@ func Find(t Target, budget int, spans []time.Duration, rng *rand.Rand) (Findings
 		}
 		at := t
 		at.T = T
-		r, err := Search(at, budget/4, rng)
+		r, err := SearchContext(ctx, at, budget/4, rng)
 		if err != nil {
 			return Findings{}, err
 		}

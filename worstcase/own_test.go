@@ -1,6 +1,8 @@
 package worstcase
 
 import (
+	"context"
+	"errors"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -58,5 +60,41 @@ func TestSearchOwnLimiter(t *testing.T) {
 		if !l.closed {
 			t.Fatalf("limiter %d of %d was not closed", i+1, len(m.built))
 		}
+	}
+}
+
+// cancellingMaker ends the search's context when it builds its after-th limiter.
+type cancellingMaker struct {
+	firstRequestMaker
+	after  int
+	cancel context.CancelCauseFunc
+}
+
+func (m *cancellingMaker) New(p algorithms.Policy) (algorithms.Limiter, error) {
+	if len(m.built)+1 == m.after {
+		m.cancel(errStopped)
+	}
+	return m.firstRequestMaker.New(p)
+}
+
+var errStopped = errors.New("stopped by the user")
+
+// A search whose context ends runs no further candidate and returns the context's cause:
+// the limiter being run when it ended is the last one built.
+func TestSearchContextStopsBetweenRuns(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	m := &cancellingMaker{after: 3, cancel: cancel}
+	p := algorithms.Policy{Limit: 10, Window: 10 * time.Second}
+	_, err := FindContext(ctx, Target{Algorithm: "incr_expire", Own: m, Policy: p}, 50, []time.Duration{p.Window, 2 * p.Window}, rand.New(rand.NewPCG(1, 2)))
+	if !errors.Is(err, errStopped) {
+		t.Fatalf("error %v, want the context's cause", err)
+	}
+	if len(m.built) != 3 {
+		t.Errorf("%d limiters built, want 3: none after the context ended", len(m.built))
+	}
+	// Not ended: the same search runs to the end.
+	m2 := &firstRequestMaker{}
+	if _, err := FindContext(context.Background(), Target{Algorithm: "incr_expire", Own: m2, Policy: p}, 50, []time.Duration{p.Window}, rand.New(rand.NewPCG(1, 2))); err != nil || len(m2.built) < 10 {
+		t.Fatalf("%v, %d limiters built", err, len(m2.built))
 	}
 }

@@ -1,6 +1,7 @@
 package worstcase
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -57,6 +58,8 @@ type searcher struct {
 	big      int64 // the most one instant can get through: max(Limit, Burst)
 	gap      int64 // W/L, the spacing of a drip at the advertised rate, ns (at least 1)
 	capacity int64 // the most requests a candidate may hold, to bound each run
+	// ctx stops the search between two runs of the limiter: its cause is the error.
+	ctx context.Context
 }
 
 func newSearcher(t Target) (*searcher, error) {
@@ -89,8 +92,19 @@ func newSearcher(t Target) (*searcher, error) {
 	return s, nil
 }
 
+// stopped is the cause of the search's context once it has ended, or nil.
+func (s *searcher) stopped() error {
+	if s.ctx == nil {
+		return nil
+	}
+	return context.Cause(s.ctx)
+}
+
 // measure runs the engine over sched and names the result.
 func (s *searcher) measure(name string, sched Schedule) (candidate, error) {
+	if err := s.stopped(); err != nil {
+		return candidate{}, err
+	}
 	sched = sched.normalize()
 	m, err := s.t.Measure(sched)
 	return candidate{name: name, schedule: sched, measure: m}, err
@@ -103,10 +117,17 @@ func (s *searcher) measure(name string, sched Schedule) (candidate, error) {
 // after the peak left out (neither changes what the limiter decided inside the peak
 // window, and the engine confirms the peak without them).
 func Search(t Target, budget int, rng *rand.Rand) (Result, error) {
+	return SearchContext(context.Background(), t, budget, rng)
+}
+
+// SearchContext is Search stopped by ctx: once ctx ends, no further candidate is run
+// (the one running finishes) and the search returns ctx's cause.
+func SearchContext(ctx context.Context, t Target, budget int, rng *rand.Rand) (Result, error) {
 	s, err := newSearcher(t)
 	if err != nil {
 		return Result{}, err
 	}
+	s.ctx = ctx
 	if budget < 0 {
 		return Result{}, fmt.Errorf("budget must not be negative, got %d", budget)
 	}
