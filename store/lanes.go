@@ -65,15 +65,23 @@ type Pending struct {
 }
 
 // Wait waits for the batch's replies and returns them in the order of its calls, or the
-// error of its first pipeline (in lane order, whatever the timing) that failed.
+// error of its first pipeline (in lane order, whatever the timing) that failed: the
+// store's error rather than errStopped when one of its own pipelines met it.
 func (p *Pending) Wait() ([][]int64, error) {
 	for _, d := range p.done {
 		<-d
 	}
+	var stopped error
 	for _, err := range p.errs {
-		if err != nil {
+		switch {
+		case errors.Is(err, errStopped):
+			stopped = err
+		case err != nil:
 			return nil, err
 		}
+	}
+	if stopped != nil {
+		return nil, stopped
 	}
 	return p.out, nil
 }
