@@ -36,7 +36,10 @@ type GCRA struct {
 	clock     cellClock
 	unit      instant // T, the span of one unit
 	tolerance instant // Burst·T
-	tat       []instant
+	// queues makes Admit report an admitted request's queueing delay: set for the GCRA a
+	// LeakyBucket is built on, so that the two share one Admit.
+	queues bool
+	tat    []instant
 }
 
 var (
@@ -67,40 +70,40 @@ func (g *GCRA) Allow(key uint32, now int64, cost int64) Decision {
 	return d
 }
 
-// Admit decides as Allow does, without the decision's Remaining, RetryAfter and Reset.
+// Admit decides as Allow does, without the decision's Remaining, RetryAfter and Reset. It
+// holds the rule: the request passes iff now >= allowAt = max(tat, now) + cost·T −
+// Burst·T, and then tat becomes max(tat, now) + cost·T. The rule is written out here
+// rather than in a helper Admit would call, because a simulation pass calls Admit once per
+// request and the call would cost as much as the rule. A LeakyBucket has this Admit too:
+// for it, an admitted request's delay is the time until max(tat, now), when its units
+// start to be spent.
 func (g *GCRA) Admit(key uint32, now int64, cost int64) (bool, time.Duration) {
-	_, ok := g.admit(key, now, cost)
-	return ok, 0
-}
-
-// admit is the rule Allow and Admit share: the request passes iff now >= allowAt =
-// max(tat, now) + cost·T − Burst·T, and then tat becomes max(tat, now) + cost·T. It
-// returns max(tat, now) before the decision — the time an admitted request's units start
-// to be spent, which the leaky bucket reports as its delay — and whether it passed.
-func (g *GCRA) admit(key uint32, now int64, cost int64) (instant, bool) {
 	if int(key) >= len(g.tat) {
 		g.growTo(key)
 	}
 	at := instant{ns: now}
 	slot := &g.tat[key]
-	tat := *slot
-	if tat.before(at) {
-		tat = at
+	start := *slot
+	if start.before(at) {
+		start = at
 	}
 	// The rule of schedule, written out: a call here costs as much as the rule itself.
 	inc := g.unit
 	if cost > 1 {
 		inc = g.clock.span(cost)
 	}
-	newTat := g.clock.add(tat, inc)
+	newTat := g.clock.add(start, inc)
 	if cost > g.burst || at.before(g.clock.sub(newTat, g.tolerance)) {
-		return tat, false
+		return false, 0
 	}
 	*slot = newTat
-	return tat, true
+	if !g.queues {
+		return true, 0
+	}
+	return true, start.until(now)
 }
 
-// growTo makes room for key's state, out of admit's way: it runs once per new key.
+// growTo makes room for key's state, out of Admit's way: it runs once per new key.
 //
 //go:noinline
 func (g *GCRA) growTo(key uint32) { g.tat = grow(g.tat, key, instant{ns: unseen}) }
@@ -119,10 +122,14 @@ func (g *GCRA) schedule(tat instant, cost int64) (newTat, allowAt instant) {
 // decide is Allow that also returns max(tat, now) before the decision: the time an
 // admitted request's units start to be spent, which the leaky bucket reports as its delay.
 func (g *GCRA) decide(key uint32, now int64, cost int64) (Decision, instant) {
-	tat, ok := g.admit(key, now, cost)
+	at := instant{ns: now}
+	tat := at // max(tat, now) before the decision, as Admit finds it
+	if int(key) < len(g.tat) && at.before(g.tat[key]) {
+		tat = g.tat[key]
+	}
+	ok, _ := g.Admit(key, now, cost)
 	cost = max(cost, 1)
 	newTat, allowAt := g.schedule(tat, cost)
-	at := instant{ns: now}
 	if ok {
 		return Decision{
 			Allowed:   true,

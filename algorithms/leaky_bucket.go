@@ -1,7 +1,5 @@
 package algorithms
 
-import "time"
-
 // LeakyBucket is the leaky bucket as a queue: each key has a queue drained one unit every
 // T = Window/Limit, holding at most Burst units (the policy's EffectiveBurst). Per key it
 // keeps only next, the time at which the queue will be empty. A request of cost c arriving
@@ -17,7 +15,8 @@ import "time"
 // through at once: it reports their queueing delay, start − now, in Decision.Delay, so the
 // backend sees a smooth Limit/Window while the client waits. Times are kept exactly, as in
 // GCRA; Delay is rounded up to the nanosecond. It keeps 16 bytes per key. It is built on
-// GCRA, whose state and arithmetic it shares.
+// GCRA, whose state and arithmetic it shares: its Admit, Keys, StateBytes and Reserve are
+// GCRA's, and its Admit returns the Delay of an admitted request.
 //
 // Decisions: Remaining is the whole units the queue still has room for after the decision.
 // RetryAfter of a refused request is the time until the queue has room for it, rounded up
@@ -28,8 +27,14 @@ import "time"
 // stamped early is judged at its own now, which only makes it harder to pass; its Delay,
 // RetryAfter and Reset count from that now and grow by how early it is stamped.
 type LeakyBucket struct {
-	gcra GCRA
+	// The GCRA whose rule it applies, embedded so that its Admit (which reports the delay
+	// for a GCRA built with queues set), Keys, StateBytes and Reserve are the leaky
+	// bucket's own: an interface call lands in GCRA's Admit by a jump, not a second call.
+	gcra
 }
+
+// gcra names the GCRA a LeakyBucket embeds, so that the embedded field is unexported.
+type gcra = GCRA
 
 var (
 	_ Limiter  = (*LeakyBucket)(nil)
@@ -39,7 +44,11 @@ var (
 
 // NewLeakyBucket returns a leaky-bucket (queue) limiter for p, which must be valid
 // (see Policy.Validate; New checks it).
-func NewLeakyBucket(p Policy) *LeakyBucket { return &LeakyBucket{gcra: *NewGCRA(p)} }
+func NewLeakyBucket(p Policy) *LeakyBucket {
+	g := NewGCRA(p)
+	g.queues = true
+	return &LeakyBucket{gcra: *g}
+}
 
 // Name returns "leaky-bucket".
 func (l *LeakyBucket) Name() string { return "leaky-bucket" }
@@ -54,25 +63,3 @@ func (l *LeakyBucket) Allow(key uint32, now int64, cost int64) Decision {
 	}
 	return d
 }
-
-// Admit decides as Allow does, without the decision's Remaining, RetryAfter and Reset:
-// whether the request was admitted and, if it was, its Delay.
-func (l *LeakyBucket) Admit(key uint32, now int64, cost int64) (bool, time.Duration) {
-	start, ok := l.gcra.admit(key, now, cost)
-	// Computed either way and then kept or not, so that the answer does not wait on a
-	// second guess of whether the request passed (a conditional move, not a branch).
-	delay := start.until(now)
-	if !ok {
-		delay = 0
-	}
-	return ok, delay
-}
-
-// Keys returns the number of keys held: the highest key decided plus one.
-func (l *LeakyBucket) Keys() int { return l.gcra.Keys() }
-
-// StateBytes returns 16 bytes per key held.
-func (l *LeakyBucket) StateBytes() int64 { return l.gcra.StateBytes() }
-
-// Reserve makes room for the state of keys keys (see Reserver).
-func (l *LeakyBucket) Reserve(keys int) { l.gcra.Reserve(keys) }

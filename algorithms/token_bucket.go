@@ -78,10 +78,16 @@ func (b *TokenBucket) Name() string { return "token-bucket" }
 // epoch). A now before the key's last admission is decided at that admission's time,
 // without refill.
 func (b *TokenBucket) Allow(key uint32, now int64, cost int64) Decision {
-	s, at, tokens, ok := b.admit(key, now, cost)
+	s := b.slot(key)
+	at := max(now, s.last)
+	tokens := b.tokensAt(s, at)
 	cost = max(cost, 1)
-	behind := ahead(at, now) // zero unless now is before the key's last admission
 	left := tokens - float64(cost)
+	ok := b.admits(cost, left)
+	if ok {
+		s.last, s.tokens = at, left
+	}
+	behind := ahead(at, now) // zero unless now is before the key's last admission
 	if ok {
 		return Decision{
 			Allowed:   true,
@@ -101,31 +107,43 @@ func (b *TokenBucket) Allow(key uint32, now int64, cost int64) Decision {
 }
 
 // Admit decides as Allow does, without the decision's Remaining, RetryAfter and Reset.
+// Both apply the rule the same way: the request is decided at at = max(now, the key's
+// last admission), from the tokens held there (tokensAt, admits), and when it is admitted
+// it takes them and moves the key's clock to at. The parts are small enough to be
+// inlined, so that a simulation pass, which calls Admit once per request, does not pay a
+// second call for them.
 func (b *TokenBucket) Admit(key uint32, now int64, cost int64) (bool, time.Duration) {
-	_, _, _, ok := b.admit(key, now, cost)
-	return ok, 0
-}
-
-// admit is the rule Allow and Admit share. It decides the request at at = max(now, the
-// key's last admission), from the tokens held there, and when it is admitted takes them
-// and moves the key's clock to at. It returns the key's state, at, the tokens held at at
-// before the decision and whether the request was admitted.
-func (b *TokenBucket) admit(key uint32, now int64, cost int64) (s *tokenBucketState, at int64, tokens float64, ok bool) {
-	cost = max(cost, 1)
-	if int(key) >= len(b.state) {
-		b.state = grow(b.state, key, tokenBucketState{last: unseen})
-	}
-	s = &b.state[key]
-	at = max(now, s.last)
-	tokens = b.tokensAt(s, at)
-	left := tokens - float64(cost)
-	// x/time/rate admits when the wait for the deficit, truncated to whole nanoseconds,
-	// is zero.
-	if cost > b.burst || (left < 0 && (-left > b.slack || b.durationFromTokens(-left) != 0)) {
-		return s, at, tokens, false
+	s := b.slot(key)
+	at := max(now, s.last)
+	left := b.tokensAt(s, at) - float64(max(cost, 1))
+	if !b.admits(cost, left) {
+		return false, 0
 	}
 	s.last, s.tokens = at, left
-	return s, at, tokens, true
+	return true, 0
+}
+
+// slot returns key's state, making room for it first when the key is new.
+func (b *TokenBucket) slot(key uint32) *tokenBucketState {
+	if int(key) >= len(b.state) {
+		b.growTo(key)
+	}
+	return &b.state[key]
+}
+
+// growTo makes room for key's state, out of Admit's way: it runs once per new key.
+//
+//go:noinline
+func (b *TokenBucket) growTo(key uint32) {
+	b.state = grow(b.state, key, tokenBucketState{last: unseen})
+}
+
+// admits reports whether a request of the given cost that would leave left tokens is
+// admitted: when cost <= burst and, as x/time/rate decides, the wait for the deficit,
+// truncated to whole nanoseconds, is zero. A deficit above slack waits at least a
+// nanosecond, so it is refused without the division that finds its wait.
+func (b *TokenBucket) admits(cost int64, left float64) bool {
+	return cost <= b.burst && (left >= 0 || (-left <= b.slack && b.durationFromTokens(-left) == 0))
 }
 
 // remaining returns the largest cost that would pass with tokens in the bucket: the whole

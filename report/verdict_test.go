@@ -151,7 +151,7 @@ func TestFleetFindingWithoutLegitUsersNamesFalseRejects(t *testing.T) {
 		{Algorithm: "gcra", OverAdmission: 1, Distributed: &Distributed{Variant: "shared"}},
 		{Algorithm: "gcra", OverAdmission: 1.5, Distributed: &Distributed{Variant: "local"}, FalseRejectRate: 0.1},
 	}}
-	want := "local 1.50× broke the promise; shared kept it, with no false reject"
+	want := "local 1.50× broke the promise; shared kept it, with no false reject."
 	if got := verdictFinding(r); got != want {
 		t.Errorf("finding %q\nwant %q", got, want)
 	}

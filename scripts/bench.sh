@@ -48,7 +48,7 @@ bench() { # pkg pattern [flags]
     grep -E '^(Benchmark|goos|goarch|pkg|cpu)' >> "$out"
 }
 for _ in $(seq "$rounds"); do
-  bench algorithms 'XTimeRateAllowN|Admit/.*/1key|Allow/token-bucket/1key'
+  bench algorithms 'XTimeRateAllowN|Admit/.*/1key|Admit/token-bucket/hot-and-cold|Allow/token-bucket/1key'
   bench sim 'EventQueue'
   bench report 'CollectorObserve'
   bench run 'Compare'
@@ -64,11 +64,14 @@ printf '  %-48s %8s ns  %6.2fx faster than x/time/rate AllowN (%s ns)\n' \
 printf '  %-48s %8s ns  %6.2fx faster than x/time/rate AllowN\n' \
   "token-bucket Allow (with Remaining, Reset)" "$(values "$out" 'Allow/token-bucket/1key' ns/op | median)" \
   "$(ratio "$out" "$peer" 'Allow/token-bucket/1key' ns/op)"
-for alg in fixed-window gcra leaky-bucket sliding-window sliding-log; do
+for alg in token-bucket fixed-window gcra leaky-bucket sliding-window sliding-log; do
   printf '  %-48s %8s ns  %6.2fx the bare event (EventQueue/sources=1)\n' \
     "$alg Admit, one hot key" "$(values "$out" "Admit/$alg/1key" ns/op | median)" \
     "$(ratio "$out" "Admit/$alg/1key" 'EventQueue/sources=1' ns/op)"
 done
+printf '  %-48s %8s ns  %6.2fx the bare event (EventQueue/sources=1)\n' \
+  "token-bucket Admit, a hot key and cold ones" "$(values "$out" 'Admit/token-bucket/hot-and-cold' ns/op | median)" \
+  "$(ratio "$out" 'Admit/token-bucket/hot-and-cold' 'EventQueue/sources=1' ns/op)"
 printf '  %-48s %8s ns  %6.2fx the bare event\n' "reference, 1M Zipf keys (CollectorObserve)" \
   "$(values "$out" 'CollectorObserve/keys=1M' ns/op | median)" "$(ratio "$out" 'CollectorObserve/keys=1M' 'EventQueue/sources=1' ns/op)"
 printf '  %-48s %8s ns  %6.2fx faster on every core than on one\n' "compare steady-poisson, per decision" \
