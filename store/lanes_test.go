@@ -313,6 +313,12 @@ func TestStreamStopsAfterAFailedBatch(t *testing.T) {
 		before := runtime.NumGoroutine()
 		face := open(t)
 		prefix := testPrefix(t, 9) + name + ":"
+		deleted := false
+		t.Cleanup(func() { // when the test fails before it deletes them
+			if !deleted {
+				deleteUnder(t, face, prefix)
+			}
+		})
 		lim, err := NewLimiter(face, "fixed-window", algorithms.Policy{Limit: 10, Window: time.Second}, prefix)
 		if err != nil {
 			t.Fatal(err)
@@ -345,6 +351,7 @@ func TestStreamStopsAfterAFailedBatch(t *testing.T) {
 			t.Fatalf("%s: a batch sent after the failure: want %v, got %v", name, errStopped, err)
 		}
 		deleteUnder(t, face, prefix)
+		deleted = true
 		face.Close() // an embedded server's goroutines, one per connection, end with it
 		waitGoroutines(t, before)
 	}
