@@ -58,9 +58,7 @@ type Fleet struct {
 	nodesMax int
 	err      error
 
-	// Decisions Defer holds until Flush, and the script calls they wait for.
-	held  []held
-	calls []store.Call
+	batches // decisions held and batches sent (pipeline.go)
 }
 
 var _ algorithms.Limiter = (*Fleet)(nil)

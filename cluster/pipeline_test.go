@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -107,5 +108,110 @@ func TestFlushMatchesOneByOne(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// gatedStore is the model behind a Batcher whose batches each wait for the test's word
+// (gates, by the time of a batch's first call), and which records the order its calls run.
+type gatedStore struct {
+	store.Store
+	gates map[int64]chan struct{}
+	mu    sync.Mutex
+	ran   []int64 // the times of the calls, in the order they ran
+}
+
+func (g *gatedStore) EvalBatch(calls []store.Call) ([][]int64, error) {
+	<-g.gate(calls[0].Now)
+	out, err := store.EvalBatch(g.Store, calls)
+	g.mu.Lock()
+	for _, c := range calls {
+		g.ran = append(g.ran, c.Now)
+	}
+	g.mu.Unlock()
+	return out, err
+}
+
+// gate is the gate of the batch whose first call is at now, made on first use.
+func (g *gatedStore) gate(now int64) chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.gates[now] == nil {
+		g.gates[now] = make(chan struct{}, 1)
+	}
+	return g.gates[now]
+}
+
+// A batch sent while the one before is on its way runs after it, whichever the store
+// would take first, and Receive hands out a batch's decisions only once the store has
+// answered it: the decisions are those of deciding one by one, and the store saw every
+// call in the order Defer took them.
+func TestSendKeepsOrderWhileBatchesAreOnTheirWay(t *testing.T) {
+	p := algorithms.Policy{Limit: 20, Window: 10 * time.Second}
+	c := Config{Nodes: 3, Balancer: "random", Placement: "shared", Epoch: epoch, Prefix: "rl:"}
+	type req struct {
+		key       uint32
+		now, cost int64
+	}
+	traffic := rand.New(rand.NewPCG(7, 8))
+	var reqs []req
+	now := epoch
+	for range 600 {
+		now += traffic.Int64N(int64(10 * time.Millisecond))
+		reqs = append(reqs, req{uint32(traffic.IntN(3)), now, 1 + traffic.Int64N(2)})
+	}
+	fleet := func(st store.Store) *Fleet {
+		f, err := New(c, "sliding-window", p, st, rand.New(rand.NewPCG(1, 2)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range 3 {
+			f.SetName(uint32(k), fmt.Sprintf("user_%d", k))
+		}
+		return f
+	}
+	one := fleet(store.NewModel())
+	var want []algorithms.Decision
+	for _, r := range reqs {
+		want = append(want, one.Allow(r.key, r.now, r.cost))
+	}
+
+	gated := &gatedStore{Store: store.NewModel(), gates: map[int64]chan struct{}{}}
+	f := fleet(gated)
+	var starts []int64 // each batch's first call
+	var sent []int     // the calls sent up to each batch, that one's included
+	for i := 0; i < len(reqs); i += 100 {
+		for _, r := range reqs[i : i+100] {
+			f.Defer(r.key, r.now, r.cost)
+		}
+		starts = append(starts, f.calls[0].Now)
+		sent = append(sent, len(f.calls))
+		if b := len(sent); b > 1 {
+			sent[b-1] += sent[b-2]
+		}
+		f.Send()
+	}
+	// The batches are let go once the fleet waits for them, the last first: were it on
+	// its way before the others came back, its calls would run first.
+	go func() {
+		for i := len(starts) - 1; i >= 0; i-- {
+			gated.gate(starts[i]) <- struct{}{}
+		}
+	}()
+	var got []algorithms.Decision
+	for b := 0; f.Out() > 0; b++ {
+		f.Receive(func(d algorithms.Decision) {
+			gated.mu.Lock()
+			defer gated.mu.Unlock()
+			if len(gated.ran) < sent[b] {
+				t.Fatalf("batch %d handed out a decision when the store had run %d calls, %d sent up to it", b, len(gated.ran), sent[b])
+			}
+			got = append(got, d)
+		})
+	}
+	if !slices.Equal(got, want) {
+		t.Fatal("the decisions of batches sent while others were on their way differ from one by one")
+	}
+	if !slices.IsSorted(gated.ran) || len(gated.ran) != sent[len(sent)-1] {
+		t.Fatalf("the store ran %d calls of %d, or out of the order they were sent", len(gated.ran), sent[len(sent)-1])
 	}
 }

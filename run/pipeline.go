@@ -61,10 +61,13 @@ type heldRequest struct {
 
 // runFleetPipelined is runOneWith for a fleet whose store calls can be batched (see
 // cluster.Fleet.Pipelines). Open-loop traffic does not depend on decisions, so the run
-// takes each request up to its store call, holds it, and every batch requests sends the
-// held calls as one pipeline, then measures the held requests in their original order:
-// the collector, the decisions file (rows named "<algorithm>@<variant>", as runOneWith
-// names a fleet's) and the fleet see exactly what one-by-one sees.
+// takes each request up to its store call and holds it; every batch requests it sends the
+// held calls as one pipeline and, while the store works through them, measures the batch
+// before (its replies back by then) and takes the next requests up to their store call.
+// Requests are measured in their original order: the collector, the decisions file (rows
+// named "<algorithm>@<variant>", as runOneWith names a fleet's) and the fleet see exactly
+// what one-by-one sees. A store error stops the run (Finish returns it); a cancelled run
+// waits for the batch on its way before it returns.
 func runFleetPipelined(ctx context.Context, sc *scenario.Scenario, algorithm string, layers []scenario.LimitSpec, seed uint64, dec *DecisionWriter, fleet *cluster.Fleet, batch int) (report.Result, error) {
 	var loop sim.Loop
 	eng, err := newEngine(sc, builder{name: algorithm}, layers, len(sc.Limits) > 0, fleet)
@@ -76,15 +79,18 @@ func runFleetPipelined(ctx context.Context, sc *scenario.Scenario, algorithm str
 	}
 	eng.recordTimeline(sc.Horizon())
 	batch = min(batch, MaxPipeline)
-	held := make([]heldRequest, 0, batch)
+	// The requests of the batch being made, and of the one on its way (the fleet's
+	// batches, in step: one Send for each).
+	held, away := make([]heldRequest, 0, batch), make([]heldRequest, 0, batch)
 	decided := make([]algorithms.Decision, 0, batch)
 	var writeErr error
-	flush := func() {
+	// measure finishes the oldest batch on its way, whose requests are hs.
+	measure := func(hs []heldRequest) {
 		decided = decided[:0]
-		fleet.Flush(func(d algorithms.Decision) { decided = append(decided, d) })
+		fleet.Receive(func(d algorithms.Decision) { decided = append(decided, d) })
 		next := 0
-		for i := range held {
-			h := &held[i]
+		for i := range hs {
+			h := &hs[i]
 			var allowed, ref bool
 			key := h.key
 			if h.unkey != nil {
@@ -97,8 +103,16 @@ func runFleetPipelined(ctx context.Context, sc *scenario.Scenario, algorithm str
 				writeErr = dec.write(sc.Name, fleet.Name(), &h.req, key.String(), allowed, ref)
 			}
 		}
-		clear(held)
-		held = held[:0]
+		clear(hs)
+	}
+	// send puts the batch being made on its way, measures the one before, and starts
+	// the next.
+	send := func() {
+		fleet.Send()
+		if fleet.Out() > 1 {
+			measure(away)
+		}
+		held, away = away[:0], held
 	}
 	sink := func(r *traffic.Request) {
 		held = append(held, heldRequest{req: *r})
@@ -108,14 +122,22 @@ func runFleetPipelined(ctx context.Context, sc *scenario.Scenario, algorithm str
 			fleet.Defer(h.id, eng.epoch+int64(h.req.At), h.req.Cost)
 		}
 		if len(held) >= batch {
-			flush()
+			send()
+			if fleet.Err() != nil {
+				loop.Stop() // every later decision would be refused: Finish reports the error
+			}
 		}
 	}
 	feedAll(sc, seed, &loop, sink)
-	if err := loop.RunContext(ctx, sc.Horizon()); err != nil {
+	if err := loop.RunContext(ctx, sc.Horizon()); err != nil || fleet.Err() != nil {
+		fleet.Drop()
 		return report.Result{}, err
 	}
-	flush()
+	send()
+	for fleet.Out() > 0 {
+		measure(away)
+		away = held
+	}
 	if writeErr != nil {
 		return report.Result{}, fmt.Errorf("writing decisions: %w", writeErr)
 	}

@@ -2,11 +2,20 @@ package run
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/rlsim/rlsim/internal/redistest"
 	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/scenario"
+	"github.com/rlsim/rlsim/store"
 )
 
 // pipelineScenario runs on miniredis with the placements that pipeline (shared with two
@@ -84,5 +93,108 @@ func TestPipelinedFleetRunIsIdentical(t *testing.T) {
 	}
 	if one.ScriptCalls == 0 || one.RoundTrips < one.ScriptCalls {
 		t.Fatalf("one by one: %+v", one)
+	}
+}
+
+// stopScenario is a pipelined fleet run long enough for many batches, on store at url
+// (miniredis when url is empty), its keys under prefix.
+func stopScenario(url, prefix string) string {
+	where := "store: miniredis"
+	if url != "" {
+		where = fmt.Sprintf("store: redis\n  redis_url: %s", url)
+	}
+	return fmt.Sprintf(`name: stop
+seed: 3
+duration: 10m
+policy: {limit: 30, window: 20s}
+algorithms: [fixed-window]
+key: user
+cluster:
+  placement: shared
+  nodes: 2
+  %s
+  prefix: "%s"
+traffic:
+  - poisson: {rate: 200, keys: 50, key_prefix: user_, end: 10m}
+`, where, prefix)
+}
+
+// onWrite calls fn on the first write, and then writes nowhere.
+type onWrite struct {
+	fn   func()
+	done bool
+}
+
+func (w *onWrite) Write(p []byte) (int, error) {
+	if !w.done {
+		w.done = true
+		w.fn()
+	}
+	return len(p), nil
+}
+
+// runStopped runs the scenario with pipelines of 64, calling stop once the first
+// decisions have been measured, and returns the run's error once no goroutine it started
+// is left.
+func runStopped(t *testing.T, yaml string, ctx context.Context, stop func()) error {
+	t.Helper()
+	sc, err := scenario.Parse("stop.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := runtime.NumGoroutine()
+	dw := NewDecisionWriter(csv.NewWriter(&onWrite{fn: stop}))
+	_, err = Run(sc, Options{Pipeline: 64, Decisions: dw, StoreStats: &StoreStats{}, Context: ctx})
+	for i := 0; runtime.NumGoroutine() > before; i++ {
+		if i == 100 {
+			t.Fatalf("%d goroutines left after the run, %d before", runtime.NumGoroutine(), before)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return err
+}
+
+// A pipelined run cancelled while batches are on their way returns the context's cause,
+// leaves no goroutine behind, and deletes what it wrote on a real server.
+func TestPipelinedRunStopsWhenCancelled(t *testing.T) {
+	urls := []string{""}
+	if url := os.Getenv("RLSIM_REDIS_URL"); url != "" {
+		urls = append(urls, url)
+	}
+	for _, url := range urls {
+		ctx, cancel := context.WithCancel(context.Background())
+		prefix := fmt.Sprintf("rlsim-test:%s:%d:", t.Name(), time.Now().UnixNano())
+		err := runStopped(t, stopScenario(url, prefix), ctx, cancel)
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("store %q: want the run cancelled, got %v", url, err)
+		}
+		if url == "" {
+			continue
+		}
+		r, err := store.NewRedis(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, err := r.FirstKey(prefix)
+		r.Close()
+		if err != nil || first != "" {
+			t.Fatalf("a key the run wrote is left: %q (%v)", first, err)
+		}
+	}
+}
+
+// A pipelined run whose server goes away stops with the store's error, and leaves no
+// goroutine behind.
+func TestPipelinedRunStopsOnStoreError(t *testing.T) {
+	url, _ := redistest.Start(t)
+	r, err := store.NewRedis(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	shutdown := func() { r.Client().Shutdown(context.Background()) }
+	err = runStopped(t, stopScenario(url, "rlsim-test:"), context.Background(), shutdown)
+	if err == nil || !strings.Contains(err.Error(), "store: ") {
+		t.Fatalf("want the store's error, got %v", err)
 	}
 }

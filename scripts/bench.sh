@@ -9,6 +9,7 @@
 #                                              alternated with this tree's (before/after)
 #   RLSIM_REDIS_URL=redis://HOST:PORT/DB ...   pipelined script decisions on that server
 #                                              against redis-benchmark's EVALSHA -P 100
+#   REDIS_ONLY=1 RLSIM_REDIS_URL=...           those alone
 #
 # Needs benchstat (go install golang.org/x/perf/cmd/benchstat@latest) and GNU time at
 # /usr/bin/time; redis-benchmark and redis-cli for the Redis figures. Raw benchmark lines go
@@ -34,6 +35,7 @@ ratio() {
   paste <(values "$1" "$2" "$4") <(values "$1" "$3" "$4") | awk 'NF == 2 && $2 > 0 {print $1 / $2}' | median
 }
 
+if [[ -z ${REDIS_ONLY:-} ]]; then # (not indented: the benchmarks and whole runs)
 # Benchmarks, in alternation.
 for pkg in algorithms sim report run backoff; do
   go test -c -o "$tmp/$pkg.test" "./$pkg"
@@ -134,7 +136,12 @@ if [[ -n ${BASE:-} ]]; then
     "$BASE" "$(pair million-keys 3)" "$(pair million-keys 2)" "$(pair sweep 3)" "$(pair sweep 2)"
 fi
 
+fi # REDIS_ONLY
+
 # Pipelined script decisions on a real server against the server's own benchmark client.
+# Each benchmark runs on its own, the server's CPU time (INFO cpu) read before and after and
+# the client's by /usr/bin/time, so that every line also says how busy the server was and
+# what each decision cost either side.
 if [[ -n ${RLSIM_REDIS_URL:-} ]] && command -v redis-benchmark > /dev/null; then
   hostport=${RLSIM_REDIS_URL#redis://}
   hostport=${hostport%%/*}
@@ -143,33 +150,73 @@ if [[ -n ${RLSIM_REDIS_URL:-} ]] && command -v redis-benchmark > /dev/null; then
   go test -c -o "$tmp/store.test" ./store
   sha=$(redis-cli -h "$host" -p "$port" SCRIPT LOAD "$(cat store/lua/sliding_window.lua)")
   now=$(($(date -d 2026-01-01T10:00:00Z +%s) * 1000000))
+  servercpu() {
+    redis-cli -h "$host" -p "$port" INFO cpu | awk -F: '/^used_cpu_(user|sys):/ {s += $2} END {printf "%.6f", s}'
+  }
+  # served PATTERN: one benchmark of store.test, its line with the server's and the
+  # client's CPU per decision appended.
+  served() {
+    local before after line
+    before=$(servercpu)
+    line=$( (cd store && /usr/bin/time -f 'client-cpu %U %S' -o "$tmp/client" "$tmp/store.test" -test.run '^$' -test.bench "$1" -test.benchtime 2s) |
+      grep -E '^Benchmark')
+    after=$(servercpu)
+    awk -v line="$line" -v a="$before" -v b="$after" '$1 == "client-cpu" {split(line, f, " ");
+      n = f[2]; printf "%s %.2f server-us/decision %.2f client-us/decision\n", line, (b - a) / n * 1e6, ($2 + $3) / n * 1e6}' "$tmp/client"
+  }
   : > "$tmp/redis"
+  variants=('PipelineOneWindow/^lanes=4$' 'PipelineOneWindow/^waiting$/^lanes=4$' 'PipelineOneWindow/^lanes=1$'
+    'PipelineOneWindow/^waiting$/^lanes=1$' 'PipelineOneWindow/^lanes=2$')
+  for lanes in 1 2 4; do
+    variants+=("PipelineOneWindow/^batch=1024\$/^lanes=$lanes\$")
+  done
+  for lanes in 1 4; do
+    variants+=("^BenchmarkPipeline\$/^redis\$/^batch=256\$/^lanes=$lanes\$")
+  done
   for _ in $(seq "$rounds"); do
-    (cd store && "$tmp/store.test" -test.run '^$' -test.bench 'Pipeline/^redis$/batch=256|PipelineOneWindow' -test.benchtime 2s) |
-      grep -E '^Benchmark' >> "$tmp/redis"
+    for v in "${variants[@]}"; do
+      served "$v" >> "$tmp/redis"
+    done
     # The same script for 100 clients (random keys), the two-counter window of 100/min.
-    redis-benchmark -h "$host" -p "$port" -P 100 -n 200000 -r 100 -q --csv \
+    before=$(servercpu)
+    rb=$(/usr/bin/time -f 'client-cpu %U %S' -o "$tmp/client" redis-benchmark -h "$host" -p "$port" -P 100 -n 200000 -r 100 -q --csv \
       EVALSHA "$sha" 2 rlsim-bench:rb:__rand_int__:a rlsim-bench:rb:__rand_int__:b "$now" 100 60000000 100 1 0 |
-      awk -F'","' 'NR > 1 {gsub(/"/, "", $2); print "BenchmarkRedisBenchmarkEVALSHA-1 1 " $2 " decisions/s"}' >> "$tmp/redis"
+      awk -F'","' 'NR > 1 {gsub(/"/, "", $2); print $2}')
+    after=$(servercpu)
+    awk -v rb="$rb" -v a="$before" -v b="$after" '$1 == "client-cpu" {
+      printf "BenchmarkRedisBenchmarkEVALSHA-1 200000 %s decisions/s %.2f server-us/decision %.2f client-us/decision\n", rb, (b - a) / 200000 * 1e6, ($2 + $3) / 200000 * 1e6}' "$tmp/client" >> "$tmp/redis"
   done
   redis-cli -h "$host" -p "$port" --scan --pattern 'rlsim-bench:rb:*' | xargs -r redis-cli -h "$host" -p "$port" DEL > /dev/null
+  [[ -n ${REDIS_ONLY:-} ]] && : > "$out"
+  cat "$tmp/redis" >> "$out"
+  # line LABEL BENCH: its medians, its ratio to redis-benchmark, and how busy the server was
+  # (decisions/s x server CPU per decision).
+  line() {
+    local busy
+    busy=$(paste <(values "$tmp/redis" "$2" decisions/s) <(values "$tmp/redis" "$2" server-us/decision) | awk '{print $1 * $2 / 1e4}' | median)
+    printf '  %-50s %7.0f/s %5.2fx  server %5.2f us/decision, busy %3.0f%%' "$1" \
+      "$(values "$tmp/redis" "$2" decisions/s | median)" "$(ratio "$tmp/redis" "$2" RedisBenchmarkEVALSHA decisions/s)" \
+      "$(values "$tmp/redis" "$2" server-us/decision | median)" "$busy"
+    printf ', client %5.2f us/decision\n' "$(values "$tmp/redis" "$2" client-us/decision | median)"
+  }
   echo
-  echo "pipelined Redis ($rounds rounds, medians; the peer is redis-benchmark -P 100 on the same server):"
-  for lanes in 1 4; do
-    printf '  %-52s %8.0f decisions/s  %4.2fx redis-benchmark EVALSHA -P 100 (%.0f/s)\n' \
-      "batch 256 on $lanes connection(s), calls in one window" "$(values "$tmp/redis" "PipelineOneWindow/lanes=$lanes" decisions/s | median)" \
-      "$(ratio "$tmp/redis" "PipelineOneWindow/lanes=$lanes" RedisBenchmarkEVALSHA decisions/s)" \
-      "$(values "$tmp/redis" RedisBenchmarkEVALSHA decisions/s | median)"
-    printf '  %-52s %8.0f decisions/s  %4.2fx\n' \
-      "batch 256 on $lanes connection(s), 1 ms apart" "$(values "$tmp/redis" "Pipeline/redis/batch=256/lanes=$lanes" decisions/s | median)" \
-      "$(ratio "$tmp/redis" "Pipeline/redis/batch=256/lanes=$lanes" RedisBenchmarkEVALSHA decisions/s)"
+  echo "pipelined Redis ($rounds rounds, medians; the peer is redis-benchmark -P 100 on the same server;"
+  echo "each batch made while the one before is on its way, as a run sends them, unless \"waiting\"):"
+  line "redis-benchmark EVALSHA -P 100 (the peer)" RedisBenchmarkEVALSHA
+  for lanes in 4 1; do
+    line "batch 256 on $lanes connection(s), calls in one window" "PipelineOneWindow/lanes=$lanes"
+    line "  the same, waiting for each batch's replies" "PipelineOneWindow/waiting/lanes=$lanes"
   done
-  # What else might move the ratio: a second connection, batches four times larger.
-  for v in lanes=2:256:2 batch=1024/lanes=1:1024:1 batch=1024/lanes=4:1024:4; do
-    IFS=: read -r name batch lanes <<< "$v"
-    printf '  %-52s %8.0f decisions/s  %4.2fx\n' \
-      "batch $batch on $lanes connection(s), calls in one window" "$(values "$tmp/redis" "PipelineOneWindow/$name" decisions/s | median)" \
-      "$(ratio "$tmp/redis" "PipelineOneWindow/$name" RedisBenchmarkEVALSHA decisions/s)"
+  for lanes in 4 1; do
+    printf '  %-50s %5.2fx (the median of each round'"'"'s ratio)\n' "made while the last is on its way, $lanes connection(s)" \
+      "$(ratio "$tmp/redis" "PipelineOneWindow/lanes=$lanes" "PipelineOneWindow/waiting/lanes=$lanes" decisions/s)"
+  done
+  line "batch 256 on 2 connections, calls in one window" "PipelineOneWindow/lanes=2"
+  for lanes in 1 2 4; do
+    line "batch 1024 on $lanes connection(s), calls in one window" "PipelineOneWindow/batch=1024/lanes=$lanes"
+  done
+  for lanes in 1 4; do
+    line "batch 256 on $lanes connection(s), calls 1 ms apart" "Pipeline/redis/batch=256/lanes=$lanes"
   done
 fi
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"

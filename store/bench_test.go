@@ -62,8 +62,11 @@ func BenchmarkScript(b *testing.B) {
 
 // benchmarkPipelined runs the two-counter script like benchmarkFace, batch calls per
 // pipeline (1: one call per round trip, through Allow), step of virtual time apart, and
-// reports decisions per second.
-func benchmarkPipelined(b *testing.B, st Store, prefix string, batch int, step time.Duration) {
+// reports decisions per second. With overlap the batches go through a Stream as a
+// pipelined run sends them: each batch is made while the one before is on its way, and
+// that one's replies are waited for once the next has left; without, EvalBatch sends a
+// batch and waits for its replies before the next is made.
+func benchmarkPipelined(b *testing.B, st Store, prefix string, batch int, step time.Duration, overlap bool) {
 	lim, err := NewLimiter(st, "sliding-window", algorithms.Policy{Limit: 100, Window: time.Minute}, prefix)
 	if err != nil {
 		b.Fatal(err)
@@ -73,7 +76,25 @@ func benchmarkPipelined(b *testing.B, st Store, prefix string, batch int, step t
 	for i := range clients {
 		clients[i] = ClientName(i)
 	}
-	calls := make([]Call, 0, batch)
+	stream := NewStream(st)
+	var away *Pending
+	send := func(calls []Call) {
+		if !overlap {
+			if _, err := EvalBatch(st, calls); err != nil {
+				b.Fatal(err)
+			}
+			return
+		}
+		sent := stream.Send(calls)
+		if away != nil {
+			if _, err := away.Wait(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		away = sent
+	}
+	// Two buffers of calls: the one being made, and the one on its way.
+	calls, next := make([]Call, 0, batch), make([]Call, 0, batch)
 	i := 0
 	for b.Loop() {
 		at := now + int64(i)*int64(step)
@@ -86,14 +107,15 @@ func benchmarkPipelined(b *testing.B, st Store, prefix string, batch int, step t
 			continue
 		}
 		if calls = append(calls, lim.Call(c, Now(at), 1)); len(calls) == batch {
-			if _, err := EvalBatch(st, calls); err != nil {
-				b.Fatal(err)
-			}
-			calls = calls[:0]
+			send(calls)
+			calls, next = next[:0], calls
 		}
 	}
 	if len(calls) > 0 {
-		if _, err := EvalBatch(st, calls); err != nil {
+		send(calls)
+	}
+	if away != nil {
+		if _, err := away.Wait(); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -112,7 +134,7 @@ func BenchmarkPipeline(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer r.Close()
-			benchmarkPipelined(b, r, "rl:", batch, time.Millisecond)
+			benchmarkPipelined(b, r, "rl:", batch, time.Millisecond, true)
 		})
 	}
 	url := os.Getenv("RLSIM_REDIS_URL")
@@ -122,7 +144,7 @@ func BenchmarkPipeline(b *testing.B) {
 				continue
 			}
 			b.Run(fmt.Sprintf("redis/batch=%d/lanes=%d", batch, lanes), func(b *testing.B) {
-				benchmarkOnRedis(b, url, "spread", batch, lanes, time.Millisecond)
+				benchmarkOnRedis(b, url, "spread", batch, lanes, time.Millisecond, true)
 			})
 		}
 	}
@@ -131,25 +153,33 @@ func BenchmarkPipeline(b *testing.B) {
 // BenchmarkPipelineOneWindow is the peer of redis-benchmark -P 100 sending EVALSHA of the
 // two-counter script for 100 clients at one instant (scripts/bench.sh): the same calls,
 // 1 µs apart so that a run stays in one window as redis-benchmark's do, in batches of 256
-// on one connection and on DefaultLanes (RLSIM_REDIS_URL); and, to see what moves the
-// ratio, on 2 connections and in batches of 1024 ("batch=1024/lanes=N").
+// on one connection and on DefaultLanes (RLSIM_REDIS_URL), each batch made while the one
+// before is on its way, as a run sends them; and, to see what moves the ratio, on 2
+// connections, in batches of 1024 ("batch=1024/lanes=N"), and one batch at a time, made
+// only once the one before is back ("waiting/lanes=N").
 func BenchmarkPipelineOneWindow(b *testing.B) {
 	url := os.Getenv("RLSIM_REDIS_URL")
-	type variant struct{ batch, lanes int }
+	type variant struct {
+		batch, lanes int
+		overlap      bool
+	}
 	var variants []variant
 	for _, batch := range []int{256, 1024} {
 		for _, lanes := range []int{1, 2, DefaultLanes} {
-			variants = append(variants, variant{batch, lanes})
+			variants = append(variants, variant{batch, lanes, true})
 		}
 	}
+	variants = append(variants, variant{256, 1, false}, variant{256, DefaultLanes, false})
 	for _, v := range variants {
-		batch, lanes := v.batch, v.lanes
-		name := fmt.Sprintf("lanes=%d", lanes)
-		if batch != 256 {
-			name = fmt.Sprintf("batch=%d/lanes=%d", batch, lanes)
+		name := fmt.Sprintf("lanes=%d", v.lanes)
+		if v.batch != 256 {
+			name = fmt.Sprintf("batch=%d/lanes=%d", v.batch, v.lanes)
+		}
+		if !v.overlap {
+			name = "waiting/" + name
 		}
 		b.Run(name, func(b *testing.B) {
-			benchmarkOnRedis(b, url, "window", batch, lanes, time.Microsecond)
+			benchmarkOnRedis(b, url, "window", v.batch, v.lanes, time.Microsecond, v.overlap)
 		})
 	}
 }
@@ -157,7 +187,7 @@ func BenchmarkPipelineOneWindow(b *testing.B) {
 // benchmarkOnRedis runs benchmarkPipelined on the real server at url (skipped without
 // one) with batch calls per pipeline on lanes connections, calls step apart, under a
 // prefix of its own that it deletes afterwards.
-func benchmarkOnRedis(b *testing.B, url, kind string, batch, lanes int, step time.Duration) {
+func benchmarkOnRedis(b *testing.B, url, kind string, batch, lanes int, step time.Duration, overlap bool) {
 	if url == "" {
 		b.Skip("RLSIM_REDIS_URL not set")
 	}
@@ -167,8 +197,8 @@ func benchmarkOnRedis(b *testing.B, url, kind string, batch, lanes int, step tim
 	}
 	defer r.Close()
 	r.SetLanes(lanes)
-	prefix := fmt.Sprintf("rlsim-bench:%s:%d:%d:%d:", kind, batch, lanes, time.Now().UnixNano())
-	benchmarkPipelined(b, r, prefix, batch, step)
+	prefix := fmt.Sprintf("rlsim-bench:%s:%d:%d:%t:%d:", kind, batch, lanes, overlap, time.Now().UnixNano())
+	benchmarkPipelined(b, r, prefix, batch, step, overlap)
 	keys, _ := r.Keys(prefix)
 	names := make([]string, len(keys))
 	for i, k := range keys {

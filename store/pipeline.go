@@ -374,6 +374,16 @@ func (r *Redis) evalLanes(calls []Call, lanes [][]int) ([][]int64, error) {
 	return out, nil
 }
 
+// missingScripts reports whether calls use a script this face has not loaded yet.
+func (r *Redis) missingScripts(calls []Call) bool {
+	for _, c := range calls {
+		if !r.loaded[c.Script] {
+			return true
+		}
+	}
+	return false
+}
+
 // loadScripts loads, in one round trip, the scripts of calls this face has not loaded
 // yet (all of them when every is set).
 func (r *Redis) loadScripts(calls []Call, every bool) error {
@@ -389,18 +399,26 @@ func (r *Redis) loadScripts(calls []Call, every bool) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	ctx, cancel := r.ctx()
-	defer cancel()
-	pipe := r.client.Pipeline()
-	for _, s := range missing {
-		pipe.ScriptLoad(ctx, s.Source)
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
+	if err := r.scriptLoad(missing); err != nil {
 		clear(r.loaded)
-		return r.wrap(fmt.Errorf("SCRIPT LOAD: %w", err))
+		return err
 	}
 	for _, s := range missing {
 		r.loaded[s] = true
+	}
+	return nil
+}
+
+// scriptLoad loads scripts on the server in one round trip.
+func (r *Redis) scriptLoad(scripts []*Script) error {
+	ctx, cancel := r.ctx()
+	defer cancel()
+	pipe := r.client.Pipeline()
+	for _, s := range scripts {
+		pipe.ScriptLoad(ctx, s.Source)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return r.wrap(fmt.Errorf("SCRIPT LOAD: %w", err))
 	}
 	return nil
 }
