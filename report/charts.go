@@ -93,7 +93,6 @@ func Figures(r *Report) []*chart.Figure {
 	var names, memNames, uncounted []string
 	var over, falseAllow, falseReject, memory []float64
 	var memResults []Result
-	hasMemory := false
 	for _, x := range r.Results {
 		names = append(names, ResultName(x))
 		over = append(over, x.OverAdmission)
@@ -106,13 +105,12 @@ func Figures(r *Report) []*chart.Figure {
 		memNames = append(memNames, ResultName(x))
 		memResults = append(memResults, x)
 		memory = append(memory, x.StateBytesPerKey)
-		hasMemory = hasMemory || x.StateBytesPerKey > 0
 	}
 	figs = append(figs, chart.AccuracyFigure(chart.Meta{
 		Title:   r.Scenario + ": over-admission, false allows and false rejects, per algorithm",
 		Caption: caption,
 	}, names, over, falseAllow, falseReject))
-	if hasMemory {
+	if slices.ContainsFunc(memory, func(b float64) bool { return b > 0 }) {
 		series := []chart.BarSeries{{Name: "in-process", Values: memory}}
 		if redis, ok := redisModelSeries(memResults, r.Policy.Limit); ok {
 			series = append(series, redis)

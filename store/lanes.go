@@ -197,12 +197,7 @@ func (s *Stream) split(calls []Call) (pipelines [][]int, after [][]int) {
 		}
 		return [][]int{all}, [][]int{every}
 	}
-	lanes := make([][]int, n)
-	for i, c := range calls {
-		l := laneOf(c.Client, n)
-		lanes[l] = append(lanes[l], i)
-	}
-	for l, lane := range lanes {
+	for l, lane := range byLane(calls, n) {
 		if len(lane) > 0 {
 			pipelines = append(pipelines, lane)
 			after = append(after, []int{l})

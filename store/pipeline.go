@@ -280,18 +280,18 @@ func (r *Redis) lanesFor(calls []Call) [][]int {
 			return nil
 		}
 	}
+	return slices.DeleteFunc(byLane(calls, n), func(lane []int) bool { return len(lane) == 0 })
+}
+
+// byLane is the indexes in calls of the calls on each of n lanes (laneOf of their
+// client), in order; a lane no call goes to is empty.
+func byLane(calls []Call, n int) [][]int {
 	lanes := make([][]int, n)
 	for i, c := range calls {
 		l := laneOf(c.Client, n)
 		lanes[l] = append(lanes[l], i)
 	}
-	out := lanes[:0]
-	for _, l := range lanes {
-		if len(l) > 0 {
-			out = append(out, l)
-		}
-	}
-	return out
+	return lanes
 }
 
 // laneOf spreads clients over n lanes (FNV-1a of the client key).
