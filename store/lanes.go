@@ -116,17 +116,17 @@ func (s *Stream) Send(calls []Call) *Pending {
 	return p
 }
 
-// sendLanes sends calls to a real server, split by client over the stream's lanes. The
-// arguments are made here, in call order, as one pipeline makes them (a call carries the
-// latest store clock of the calls up to it), and any script new to the face is loaded
-// before the lanes set off.
+// sendLanes sends calls to a real server, split by client over the stream's lanes. Each
+// call's store clock is set here, in call order, as one pipeline sets it (the latest
+// instant of the calls up to it), and any script new to the face is loaded before the
+// lanes set off.
 func (s *Stream) sendLanes(calls []Call) *Pending {
 	r := s.real
 	clock := r.pipeClock()
-	argvs := make([][]any, len(calls))
+	clocks := make([]int64, len(calls))
 	for i, c := range calls {
 		clock = max(clock, c.Now)
-		argvs[i] = r.argv(c.Args, clock)
+		clocks[i] = clock
 	}
 	r.SetNow(clock)
 	lanes, after := s.split(calls)
@@ -171,7 +171,7 @@ func (s *Stream) sendLanes(calls []Call) *Pending {
 				p.errs[l] = errStopped
 				return
 			}
-			if p.errs[l] = s.sendLane(calls, argvs, lane, p.out); p.errs[l] != nil {
+			if p.errs[l] = s.sendLane(calls, clocks, lane, p.out); p.errs[l] != nil {
 				s.stop.Store(true)
 			}
 		}()
@@ -206,15 +206,15 @@ func (s *Stream) split(calls []Call) (pipelines [][]int, after [][]int) {
 	return pipelines, after
 }
 
-// sendLane sends the calls of lane as one pipeline (lanePipeline) and fills their replies
+// sendLane sends the calls of lane as one pipeline (wirePipeline) and fills their replies
 // in out. A server that has lost its scripts answers NOSCRIPT from some call on, none of
 // them run: the lane loads every script the stream has sent again, once no other pipeline
 // is on its way, and sends the rest, its order kept (the other lanes hold other clients' calls).
-func (s *Stream) sendLane(calls []Call, argvs [][]any, lane []int, out [][]int64) error {
+func (s *Stream) sendLane(calls []Call, clocks []int64, lane []int, out [][]int64) error {
 	r := s.real
 	for reloaded := false; ; {
 		s.loading.RLock()
-		n, err := r.lanePipeline(calls, argvs, lane, out)
+		n, err := r.wirePipeline(calls, clocks, lane, out)
 		s.loading.RUnlock()
 		lane = lane[n:]
 		if !errors.Is(err, errNoScript) {

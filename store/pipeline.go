@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,7 +67,8 @@ func (l *Limiter) Call(key string, at At, cost int64) Call {
 		named, args[argNow] = at.Store, storeTime
 	}
 	args[argCost] = max(cost, 1)
-	return Call{Script: l.script, Keys: l.Keys(key, named), Args: args[:], Now: at.Store, Client: l.tag + ":" + key}
+	keys, client := l.keys(key, named)
+	return Call{Script: l.script, Keys: keys, Args: args[:], Now: at.Store, Client: client}
 }
 
 // ReplyOf is the decision in a script's reply, as Limiter.Allow reads it.
@@ -202,7 +204,7 @@ func (r *Redis) evalPipeline(calls []Call, out [][]int64) (int, error) {
 		if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
 			for _, later := range cmds[i+1:] {
 				if !redis.HasErrorPrefix(later.Err(), "NOSCRIPT") {
-					return i, fmt.Errorf("script %s: the server lost its scripts in the middle of a pipeline and later calls ran before this one; the decisions are out of order", calls[i].Script.Name)
+					return i, errOutOfOrder(calls[i])
 				}
 			}
 			return i, errNoScript
@@ -315,10 +317,17 @@ func (r *Redis) evalLanes(calls []Call, lanes [][]int) ([][]int64, error) {
 	if r.mini != nil {
 		r.advance(calls[0].Now) // every call is at this instant (lanesFor)
 	}
-	argvs := make([][]any, len(calls))
+	clocks := make([]int64, len(calls))
 	for i, c := range calls {
 		clock = max(clock, c.Now)
-		argvs[i] = r.argv(c.Args, clock)
+		clocks[i] = clock
+	}
+	var argvs [][]any // miniredis's, made here: argv's texts are not for several goroutines
+	if r.mini != nil {
+		argvs = make([][]any, len(calls))
+		for i, c := range calls {
+			argvs[i] = r.argv(c.Args, clocks[i])
+		}
 	}
 	if err := r.loadScripts(calls, r.loadEvery); err != nil {
 		return nil, err
@@ -332,7 +341,7 @@ func (r *Redis) evalLanes(calls []Call, lanes [][]int) ([][]int64, error) {
 		var wg sync.WaitGroup
 		for l, lane := range lanes {
 			if len(lane) > 0 {
-				wg.Go(func() { done[l], errs[l] = r.lanePipeline(calls, argvs, lane, out) })
+				wg.Go(func() { done[l], errs[l] = r.lanePipeline(calls, clocks, argvs, lane, out) })
 			}
 		}
 		wg.Wait()
@@ -424,8 +433,13 @@ func (r *Redis) scriptLoad(scripts []*Script) error {
 }
 
 // lanePipeline sends the calls of lane as one pipeline of EVALSHA and returns how many
-// leading calls have their reply (see evalPipeline).
-func (r *Redis) lanePipeline(calls []Call, argvs [][]any, lane []int, out [][]int64) (int, error) {
+// leading calls have their reply (see evalPipeline). On a real server the pipeline goes on
+// a wire of its own, each call's arguments made there for clocks[i], the store's clock
+// when it is sent; on miniredis through the client, with the arguments argvs[i].
+func (r *Redis) lanePipeline(calls []Call, clocks []int64, argvs [][]any, lane []int, out [][]int64) (int, error) {
+	if r.mini == nil {
+		return r.wirePipeline(calls, clocks, lane, out)
+	}
 	ctx, cancel := r.ctx()
 	defer cancel()
 	pipe := r.client.Pipeline()
@@ -441,7 +455,7 @@ func (r *Redis) lanePipeline(calls []Call, argvs [][]any, lane []int, out [][]in
 		if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
 			for _, later := range cmds[j+1:] {
 				if !redis.HasErrorPrefix(later.Err(), "NOSCRIPT") {
-					return j, fmt.Errorf("script %s: the server lost its scripts in the middle of a pipeline and later calls ran before this one; the decisions are out of order", calls[lane[j]].Script.Name)
+					return j, errOutOfOrder(calls[lane[j]])
 				}
 			}
 			return j, errNoScript
@@ -455,6 +469,71 @@ func (r *Redis) lanePipeline(calls []Call, argvs [][]any, lane []int, out [][]in
 	return len(lane), nil
 }
 
+// errOutOfOrder is the error of a pipeline whose call c met NOSCRIPT while a later call
+// of the same pipeline ran.
+func errOutOfOrder(c Call) error {
+	return fmt.Errorf("script %s: the server lost its scripts in the middle of a pipeline and later calls ran before this one; the decisions are out of order", c.Script.Name)
+}
+
+// isNoScript reports whether err is the server's NOSCRIPT error reply.
+func isNoScript(err error) bool {
+	var re replyError
+	return errors.As(err, &re) && strings.HasPrefix(string(re), "NOSCRIPT")
+}
+
+// wirePipeline is lanePipeline on a real server: the calls written on a wire at once, the
+// replies read into one slab. Every reply is read before the wire goes back, whatever
+// they hold, so the next pipeline on it starts in step.
+func (r *Redis) wirePipeline(calls []Call, clocks []int64, lane []int, out [][]int64) (int, error) {
+	w, err := r.getWire()
+	if err != nil {
+		return 0, err
+	}
+	var args [16]int64
+	for _, i := range lane {
+		c := calls[i]
+		w.buf = appendEvalSha(w.buf, c.Script.lua.Hash(), c.Keys, r.wireArgs(args[:0], c.Args, clocks[i]))
+	}
+	lost := func(err error) (int, error) {
+		w.conn.Close()
+		return 0, r.wrap(fmt.Errorf("pipeline of %d script calls: %w", len(lane), err))
+	}
+	if err := w.flush(); err != nil {
+		return lost(err)
+	}
+	slab := make([]int64, 0, 4*len(lane))
+	failed, ranAfter := -1, false
+	var failure error
+	for j, i := range lane {
+		start := len(slab)
+		slab, err = w.ints(slab)
+		if err != nil && !errors.As(err, new(replyError)) {
+			return lost(err)
+		}
+		switch {
+		case failed >= 0:
+			ranAfter = ranAfter || !isNoScript(err)
+		case err != nil:
+			failed, failure = j, err
+		default:
+			out[i] = slab[start:len(slab):len(slab)]
+		}
+	}
+	r.putWire(w)
+	if failed < 0 {
+		r.calls.Add(int64(len(lane)))
+		return len(lane), nil
+	}
+	r.calls.Add(int64(failed))
+	switch {
+	case isNoScript(failure) && ranAfter:
+		return failed, errOutOfOrder(calls[lane[failed]])
+	case isNoScript(failure):
+		return failed, errNoScript
+	}
+	return failed, r.wrap(fmt.Errorf("script %s: %w", calls[lane[failed]].Script.Name, failure))
+}
+
 // counters of a face, kept apart from its fields in redis.go.
 type faceCounters struct {
 	calls, pipelines, reloads, singles atomic.Int64
@@ -465,6 +544,7 @@ type faceCounters struct {
 type laneState struct {
 	lanes int      // connections a batch may be split over; 0 or 1: one pipeline
 	args  argTexts // the arguments sent lately, as sent
+	wires wires    // a real server's lane connections, idle
 }
 
 // argTexts remembers the decimal text of the integers a face sent lately, ready to send

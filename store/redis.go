@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"sync"
@@ -107,7 +108,8 @@ func (r *Redis) Client() *redis.Client { return r.client }
 func (r *Redis) Name() string { return r.name }
 
 // wrap marks an error of the server: a round trip without a reply within Timeout wraps
-// ErrTimeout, a connection that failed otherwise ErrUnavailable; a reply that is an error
+// ErrTimeout, a connection that failed otherwise (closed by the server included)
+// ErrUnavailable; a reply that is an error
 // (a script's, WRONGTYPE) stays as it is.
 func (r *Redis) wrap(err error) error {
 	if err == nil {
@@ -117,7 +119,7 @@ func (r *Redis) wrap(err error) error {
 	switch {
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &nerr) && nerr.Timeout():
 		return fmt.Errorf("%w (%w within %s)", err, ErrTimeout, Timeout)
-	case errors.As(err, &nerr), errors.Is(err, redis.ErrClosed):
+	case errors.As(err, &nerr), errors.Is(err, redis.ErrClosed), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	return err
@@ -163,6 +165,21 @@ func (r *Redis) argv(args []int64, now int64) []any {
 	return argv
 }
 
+// wireArgs appends to into a script's arguments as a real server is sent them at the
+// store's virtual time now (ns): those of argv, as integers.
+func (r *Redis) wireArgs(into []int64, args []int64, now int64) []int64 {
+	for i, a := range args {
+		switch {
+		case i == argNow && a == storeTime:
+			a = floorDiv(now, 1000)
+		case i == argKeep:
+			a += WallMargin.Milliseconds()
+		}
+		into = append(into, a)
+	}
+	return into
+}
+
 // SetNow moves the store's virtual time to now: an embedded miniredis's clock (TIME, and
 // TTLs by fast-forwarding them); a real server keeps its own clock and is sent this time
 // where a script asks for the store's.
@@ -192,6 +209,7 @@ func (r *Redis) advance(now int64) {
 
 // Close closes the connection and stops an embedded server.
 func (r *Redis) Close() error {
+	r.closeWires()
 	err := r.client.Close()
 	if r.mini != nil {
 		r.mini.Close()

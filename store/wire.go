@@ -1,0 +1,370 @@
+package store
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// A wire is one connection of a face's lanes to a real server, spoken in RESP2 directly:
+// a lane's pipeline of EVALSHA is written straight into one buffer from the calls'
+// integers, and the replies, arrays of integers, are read straight into one slab of
+// int64. Going through the general client instead cost about five times the CPU per
+// decision on the client's side, which on a machine with no idle core is taken from the
+// server (docs/performance.md, "Redis pipelining").
+//
+// A wire is used by one pipeline at a time (wires.get and put); one that failed in any way
+// but an error reply is closed and forgotten, and the next pipeline dials a new one.
+type wire struct {
+	conn net.Conn
+	rd   *bufio.Reader
+	buf  []byte // the commands of the pipeline being written
+}
+
+// wires is the face's idle lane connections.
+type wires struct {
+	mu   sync.Mutex
+	free []*wire
+	shut bool // the face is closed: a wire put back is closed
+}
+
+// get returns an idle wire of the face, or dials one.
+func (r *Redis) getWire() (*wire, error) {
+	r.wires.mu.Lock()
+	if n := len(r.wires.free); n > 0 {
+		w := r.wires.free[n-1]
+		r.wires.free = r.wires.free[:n-1]
+		r.wires.mu.Unlock()
+		return w, nil
+	}
+	r.wires.mu.Unlock()
+	return r.dialWire()
+}
+
+// putWire gives back a wire whose last pipeline was read to its end.
+func (r *Redis) putWire(w *wire) {
+	r.wires.mu.Lock()
+	defer r.wires.mu.Unlock()
+	if r.wires.shut {
+		w.conn.Close()
+		return
+	}
+	r.wires.free = append(r.wires.free, w)
+}
+
+// closeWires closes the idle wires, and every wire put back from now on.
+func (r *Redis) closeWires() {
+	r.wires.mu.Lock()
+	defer r.wires.mu.Unlock()
+	r.wires.shut = true
+	for _, w := range r.wires.free {
+		w.conn.Close()
+	}
+	r.wires.free = nil
+}
+
+// dialWire connects to the face's server as its client does (the same address, TLS and
+// credentials) and selects the same database.
+func (r *Redis) dialWire() (*wire, error) {
+	opt := r.client.Options()
+	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	defer cancel()
+	conn, err := opt.Dialer(ctx, opt.Network, opt.Addr)
+	if err != nil {
+		return nil, r.wrap(fmt.Errorf("redis at %s: %w", opt.Addr, err))
+	}
+	w := &wire{conn: conn, rd: bufio.NewReaderSize(conn, 32<<10)}
+	var hello [][]string
+	switch {
+	case opt.Username != "":
+		hello = append(hello, []string{"AUTH", opt.Username, opt.Password})
+	case opt.Password != "":
+		hello = append(hello, []string{"AUTH", opt.Password})
+	}
+	if opt.DB != 0 {
+		hello = append(hello, []string{"SELECT", strconv.Itoa(opt.DB)})
+	}
+	if len(hello) == 0 {
+		return w, nil
+	}
+	for _, cmd := range hello {
+		w.buf = appendCommand(w.buf, cmd)
+	}
+	if err := w.flush(); err != nil {
+		conn.Close()
+		return nil, r.wrap(fmt.Errorf("redis at %s: %w", opt.Addr, err))
+	}
+	for _, cmd := range hello {
+		line, err := w.line()
+		if err == nil && line[0] != '+' {
+			err = fmt.Errorf("%s: %s", cmd[0], strings.TrimPrefix(string(line), "-"))
+		}
+		if err != nil {
+			conn.Close()
+			return nil, r.wrap(fmt.Errorf("redis at %s: %w", opt.Addr, err))
+		}
+	}
+	return w, nil
+}
+
+// flush writes the buffered commands, within Timeout from now for them and their replies.
+func (w *wire) flush() error {
+	if err := w.conn.SetDeadline(time.Now().Add(Timeout)); err != nil {
+		return err
+	}
+	_, err := w.conn.Write(w.buf)
+	w.buf = w.buf[:0]
+	return err
+}
+
+// appendCommand appends a command of string arguments in RESP.
+func appendCommand(b []byte, args []string) []byte {
+	b = appendHeader(b, '*', int64(len(args)))
+	for _, a := range args {
+		b = appendHeader(b, '$', int64(len(a)))
+		b = append(b, a...)
+		b = append(b, '\r', '\n')
+	}
+	return b
+}
+
+// appendEvalSha appends EVALSHA sha with keys and the integer arguments args.
+func appendEvalSha(b []byte, sha string, keys []string, args []int64) []byte {
+	b = appendHeader(b, '*', int64(3+len(keys)+len(args)))
+	b = append(b, "$7\r\nEVALSHA\r\n"...)
+	b = appendHeader(b, '$', int64(len(sha)))
+	b = append(b, sha...)
+	b = append(b, '\r', '\n')
+	b = appendBulkInt(b, int64(len(keys)))
+	for _, k := range keys {
+		b = appendHeader(b, '$', int64(len(k)))
+		b = append(b, k...)
+		b = append(b, '\r', '\n')
+	}
+	for _, a := range args {
+		b = appendBulkInt(b, a)
+	}
+	return b
+}
+
+// appendHeader appends a RESP line of a type byte and a count.
+func appendHeader(b []byte, kind byte, n int64) []byte {
+	b = append(b, kind)
+	b = strconv.AppendInt(b, n, 10)
+	return append(b, '\r', '\n')
+}
+
+// appendBulkInt appends v as the bulk string of its decimal text, as a client sends an
+// integer argument.
+func appendBulkInt(b []byte, v int64) []byte {
+	var text [20]byte
+	digits := strconv.AppendInt(text[:0], v, 10)
+	b = appendHeader(b, '$', int64(len(digits)))
+	b = append(b, digits...)
+	return append(b, '\r', '\n')
+}
+
+// errProtocol marks a reply the wire could not read as RESP2: the connection is out of
+// step and must go.
+var errProtocol = errors.New("redis protocol")
+
+// line reads one line of a reply, without its CRLF. It is valid until the next read.
+func (w *wire) line() ([]byte, error) {
+	line, err := w.rd.ReadSlice('\n')
+	if err != nil {
+		if errors.Is(err, bufio.ErrBufferFull) {
+			return nil, fmt.Errorf("%w: a line longer than %d bytes", errProtocol, w.rd.Size())
+		}
+		return nil, err
+	}
+	if len(line) < 3 || line[len(line)-2] != '\r' {
+		return nil, fmt.Errorf("%w: malformed line %q", errProtocol, line)
+	}
+	return line[:len(line)-2], nil
+}
+
+// A replyError is a reply the server gave as an error, or one that is not an array of
+// integers: the call failed, the connection is still in step.
+type replyError string
+
+func (e replyError) Error() string { return string(e) }
+
+// ints reads one reply, an array of integers (or of their decimal texts), and appends it
+// to into. A reply of another shape is read to its end and returned as a replyError;
+// any other error means the connection is lost or out of step.
+func (w *wire) ints(into []int64) ([]int64, error) {
+	line, err := w.line()
+	if err != nil {
+		return into, err
+	}
+	switch line[0] {
+	case '-':
+		return into, replyError(line[1:])
+	case '*':
+	default:
+		shape := describeReply(line)
+		if err := w.skip(line); err != nil {
+			return into, err
+		}
+		return into, replyError("unexpected reply " + shape + ", want an array of integers")
+	}
+	n, err := parseCount(line)
+	if err != nil {
+		return into, err
+	}
+	if n < 0 {
+		return into, replyError("unexpected reply nil, want an array of integers")
+	}
+	var odd error
+	for range n {
+		line, err := w.line()
+		if err != nil {
+			return into, err
+		}
+		if line[0] == ':' || line[0] == '$' {
+			v, err := w.int(line)
+			switch {
+			case err == nil:
+				into = append(into, v)
+				continue
+			case !errors.As(err, new(replyError)):
+				return into, err
+			case odd == nil:
+				odd = err
+			}
+			continue
+		}
+		if odd == nil {
+			odd = replyError("unexpected element " + describeReply(line) + " in the reply, want integers")
+		}
+		if err := w.skip(line); err != nil {
+			return into, err
+		}
+	}
+	return into, odd
+}
+
+// int reads an integer element whose line is line: an integer, or a bulk string holding
+// one.
+func (w *wire) int(line []byte) (int64, error) {
+	if line[0] == ':' {
+		v, ok := parseInt(line[1:])
+		if !ok {
+			return 0, fmt.Errorf("%w: integer %q", errProtocol, line)
+		}
+		return v, nil
+	}
+	n, err := parseCount(line)
+	if err != nil {
+		return 0, err
+	}
+	if n < 0 {
+		return 0, replyError("unexpected element nil in the reply, want integers")
+	}
+	if n > 20 { // longer than any int64's text
+		if _, err := w.rd.Discard(n + 2); err != nil {
+			return 0, err
+		}
+		return 0, replyError(fmt.Sprintf("unexpected element of %d bytes in the reply, want integers", n))
+	}
+	text := make([]byte, n+2)
+	if _, err := io.ReadFull(w.rd, text); err != nil {
+		return 0, err
+	}
+	v, ok := parseInt(text[:n])
+	if !ok {
+		return 0, replyError(fmt.Sprintf("unexpected element %q in the reply, want integers", text[:n]))
+	}
+	return v, nil
+}
+
+// skip reads the rest of a reply whose first line is line.
+func (w *wire) skip(line []byte) error {
+	switch line[0] {
+	case '+', '-', ':':
+		return nil
+	case '$':
+		n, err := parseCount(line)
+		if err != nil || n < 0 {
+			return err
+		}
+		_, err = w.rd.Discard(n + 2)
+		return err
+	case '*':
+		n, err := parseCount(line)
+		if err != nil {
+			return err
+		}
+		for range n {
+			line, err := w.line()
+			if err != nil {
+				return err
+			}
+			if err := w.skip(line); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("%w: unknown reply type %q", errProtocol, line[0])
+}
+
+// parseCount reads the count of an array or bulk string line (-1: nil).
+func parseCount(line []byte) (int, error) {
+	n, ok := parseInt(line[1:])
+	if !ok || n < -1 || n > 512<<20 {
+		return 0, fmt.Errorf("%w: count %q", errProtocol, line)
+	}
+	return int(n), nil
+}
+
+// parseInt reads a decimal integer, as strconv.ParseInt(string(b), 10, 64) does but
+// without making the string: a reply's every element is one.
+func parseInt(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg || len(b) > 0 && b[0] == '+' {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 19 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + uint64(c-'0')
+	}
+	switch {
+	case neg && v <= 1<<63:
+		return int64(-v), true
+	case !neg && v < 1<<63:
+		return int64(v), true
+	}
+	return 0, false
+}
+
+// describeReply names the kind of reply whose first line is line.
+func describeReply(line []byte) string {
+	switch line[0] {
+	case '+':
+		return fmt.Sprintf("status %q", line[1:])
+	case ':':
+		return "integer " + string(line[1:])
+	case '$':
+		if string(line) == "$-1" {
+			return "nil"
+		}
+		return "bulk string"
+	case '*':
+		return "array"
+	}
+	return fmt.Sprintf("%q", line)
+}
