@@ -105,8 +105,9 @@ func (r *Redis) RoundTrips() int64 { return r.pipelines.Load() + r.singles.Load(
 
 // EvalBatch sends calls as one pipeline of EVALSHA commands (Redis runs them in order, each
 // atomically, so the replies are those of sending them one by one). Each script is loaded
-// with SCRIPT LOAD in the same pipeline, ahead of the calls, the first time this face
-// batches it. If the server has lost its scripts all the same (a restart, SCRIPT FLUSH)
+// with SCRIPT LOAD the first time this face batches it: on miniredis in the same pipeline,
+// ahead of the calls; on a real server in a round trip of its own, before the pipelines
+// set off on their wires (wire.go). If the server has lost its scripts all the same (a restart, SCRIPT FLUSH)
 // the calls from the first NOSCRIPT on failed without running; they are sent again after
 // loading the scripts, so the order holds. On miniredis each call is preceded by the
 // clock command whenever its time moves on, so TTLs count down exactly as they would one
@@ -119,7 +120,14 @@ func (r *Redis) RoundTrips() int64 { return r.pipelines.Load() + r.singles.Load(
 // a batch goes on lanes only when all its calls are at one instant, since its one clock
 // has to move between calls made at different times.
 func (r *Redis) EvalBatch(calls []Call) ([][]int64, error) {
-	if lanes := r.lanesFor(calls); len(lanes) > 1 {
+	lanes := r.lanesFor(calls)
+	if r.mini == nil && len(lanes) <= 1 && len(calls) > 0 {
+		lanes = [][]int{make([]int, len(calls))} // a real server's one pipeline goes on a wire too
+		for i := range calls {
+			lanes[0][i] = i
+		}
+	}
+	if len(lanes) > 0 {
 		return r.evalLanes(calls, lanes)
 	}
 	out := make([][]int64, len(calls))
@@ -147,9 +155,9 @@ func (r *Redis) EvalBatch(calls []Call) ([][]int64, error) {
 // errNoScript marks a pipeline cut short by NOSCRIPT, to be sent again from there.
 var errNoScript = errors.New("NOSCRIPT")
 
-// evalPipeline sends calls as one pipeline and fills out; it returns how many leading
-// calls have their reply. A NOSCRIPT reply stops it there (errNoScript) provided every
-// later call failed the same way, so none of them ran out of order.
+// evalPipeline sends calls to miniredis as one pipeline and fills out; it returns how many
+// leading calls have their reply. A NOSCRIPT reply stops it there (errNoScript) provided
+// every later call failed the same way, so none of them ran out of order.
 func (r *Redis) evalPipeline(calls []Call, out [][]int64) (int, error) {
 	ctx, cancel := r.ctx()
 	defer cancel()
@@ -214,9 +222,6 @@ func (r *Redis) evalPipeline(calls []Call, out [][]int64) (int, error) {
 		}
 		out[i] = v
 		r.calls.Add(1)
-		if r.mini == nil {
-			r.SetNow(calls[i].Now)
-		}
 	}
 	return len(calls), nil
 }
@@ -257,11 +262,12 @@ func (r *Redis) registerClock() error {
 const DefaultLanes = 4
 
 // SetLanes sets how many connections the face may split a batch over (at least 1; one
-// sends every batch as one pipeline). The face holds DefaultLanes+1 connections; more
-// lanes than that wait for one another.
+// sends every batch as one pipeline). On a real server each lane's pipeline goes on a wire
+// of its own, dialled the first time so many pipelines are on their way at once.
 func (r *Redis) SetLanes(n int) { r.lanes = max(n, 1) }
 
-// poolSize is the connections a face holds: one per lane, and one for single calls.
+// poolSize is the connections the face's client may hold: for single calls, script loads,
+// key scans and user scripts (a real server's lanes are on wires of their own).
 const poolSize = DefaultLanes + 1
 
 // minLaneCalls is the fewest calls worth a lane of their own: below it, a goroutine and a
@@ -332,7 +338,9 @@ func (r *Redis) evalLanes(calls []Call, lanes [][]int) ([][]int64, error) {
 	if err := r.loadScripts(calls, r.loadEvery); err != nil {
 		return nil, err
 	}
-	r.split.Add(1)
+	if len(lanes) > 1 {
+		r.split.Add(1)
+	}
 	out := make([][]int64, len(calls))
 	done := make([]int, len(lanes))
 	errs := make([]error, len(lanes))
