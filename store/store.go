@@ -2,8 +2,10 @@
 // faces that decide alike, request for request:
 //
 //   - the Redis face (NewRedis, NewMiniredis) runs the Lua scripts a user would deploy,
-//     embedded from lua/*.lua, through github.com/redis/go-redis/v9 against a real Redis
-//     or an embedded github.com/alicebob/miniredis/v2;
+//     embedded from lua/*.lua, against a real Redis or an embedded
+//     github.com/alicebob/miniredis/v2, through github.com/redis/go-redis/v9 but for a
+//     real server's pipelines, which go on connections that speak RESP2 themselves
+//     (wire.go);
 //   - the model (NewModel) is an in-process twin of the few Redis semantics those scripts
 //     use — string counters, hashes, sorted sets, TTLs on the virtual clock, scripts that
 //     run atomically — fast enough for runs of millions of decisions.
