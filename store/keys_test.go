@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"strings"
 	"testing"
@@ -212,11 +211,11 @@ func stallAfterPing(t *testing.T) string {
 				defer c.Close()
 				rd := bufio.NewReader(c)
 				for {
-					cmd, err := readCommand(rd)
+					cmd, err := readRESPCommand(rd)
 					if err != nil {
 						return
 					}
-					switch strings.ToUpper(cmd) {
+					switch strings.ToUpper(cmd[0]) {
 					case "HELLO":
 						fmt.Fprint(c, "-ERR unknown command 'HELLO'\r\n")
 					case "PING":
@@ -227,27 +226,4 @@ func stallAfterPing(t *testing.T) string {
 		}
 	}()
 	return ln.Addr().String()
-}
-
-// readCommand reads one RESP array of bulk strings and returns its first word.
-func readCommand(rd *bufio.Reader) (string, error) {
-	var n int
-	if _, err := fmt.Fscanf(rd, "*%d\r\n", &n); err != nil {
-		return "", err
-	}
-	var first string
-	for i := 0; i < n; i++ {
-		var size int
-		if _, err := fmt.Fscanf(rd, "$%d\r\n", &size); err != nil {
-			return "", err
-		}
-		b := make([]byte, size+2)
-		if _, err := io.ReadFull(rd, b); err != nil {
-			return "", err
-		}
-		if i == 0 {
-			first = string(b[:size])
-		}
-	}
-	return first, nil
 }

@@ -186,15 +186,15 @@ func (s *fakeServer) serve(c net.Conn, n int, answer func(int, []string) string)
 	}
 }
 
-// readRESPCommand reads one command, an array of bulk strings.
+// readRESPCommand reads one command, an array of bulk strings, as a client sends it.
 func readRESPCommand(rd *bufio.Reader) ([]string, error) {
 	head, err := rd.ReadString('\n')
 	if err != nil {
 		return nil, err
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(head[1:]))
-	if err != nil {
-		return nil, err
+	if err != nil || n < 1 {
+		return nil, fmt.Errorf("not a command: %q", head)
 	}
 	cmd := make([]string, n)
 	for i := range cmd {
@@ -402,7 +402,8 @@ func TestWireLostAndStalled(t *testing.T) {
 }
 
 // On a real server the lanes' wires use the database of the URL, as the face's client
-// does: what a streamed batch writes is found there and not in database 0.
+// does: what a streamed batch writes is found there and not in the database of
+// RLSIM_REDIS_URL.
 func TestWireSelectsTheDatabaseOnRealRedis(t *testing.T) {
 	url := os.Getenv("RLSIM_REDIS_URL")
 	if url == "" {
