@@ -298,8 +298,9 @@ func TestStreamMatchesModel(t *testing.T) {
 	}
 }
 
-// streamGenerations numbers TestStreamMatchesModel's generations of scripts, so that each
-// has SHAs of its own however often the test runs.
+// streamGenerations numbers the generations of scripts of TestStreamMatchesModel (as -n)
+// and TestEvalBatchOnRealRedis (as n), so that each has SHAs of its own however often the
+// tests run.
 var streamGenerations atomic.Int64
 
 // A batch that fails stops the stream: the batches sent after it are not sent (or, on

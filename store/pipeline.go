@@ -381,6 +381,9 @@ func (r *Redis) evalLanes(calls []Call, lanes [][]int) ([][]int64, error) {
 		}
 		reloaded = true
 		r.reloads.Add(1)
+		// A server that lost one script lost them all (a restart, a flush): forget every
+		// one, so the next batch loads its own again before its calls run.
+		clear(r.loaded)
 		if err := r.loadScripts(rest, true); err != nil {
 			return nil, err
 		}

@@ -164,8 +164,9 @@ func TestEvalBatchOnRealRedis(t *testing.T) {
 				if real.loaded == nil {
 					real.loaded = map[*Script]bool{}
 				}
+				n := int(streamGenerations.Add(1)) // new SHAs however often the test runs
 				for _, s := range Scripts() {
-					gen[s] = unseen(s, batches)
+					gen[s] = unseen(s, n)
 					real.loaded[gen[s]] = true
 				}
 			}
