@@ -81,27 +81,27 @@ func (r *Redis) dialWire() (*wire, error) {
 		return nil, r.wrap(fmt.Errorf("redis at %s: %w", opt.Addr, err))
 	}
 	w := &wire{conn: conn, rd: bufio.NewReaderSize(conn, 32<<10)}
-	var hello [][]string
+	var login [][]string
 	switch {
 	case opt.Username != "":
-		hello = append(hello, []string{"AUTH", opt.Username, opt.Password})
+		login = append(login, []string{"AUTH", opt.Username, opt.Password})
 	case opt.Password != "":
-		hello = append(hello, []string{"AUTH", opt.Password})
+		login = append(login, []string{"AUTH", opt.Password})
 	}
 	if opt.DB != 0 {
-		hello = append(hello, []string{"SELECT", strconv.Itoa(opt.DB)})
+		login = append(login, []string{"SELECT", strconv.Itoa(opt.DB)})
 	}
-	if len(hello) == 0 {
+	if len(login) == 0 {
 		return w, nil
 	}
-	for _, cmd := range hello {
+	for _, cmd := range login {
 		w.buf = appendCommand(w.buf, cmd)
 	}
 	if err := w.flush(); err != nil {
 		conn.Close()
 		return nil, r.wrap(fmt.Errorf("redis at %s: %w", opt.Addr, err))
 	}
-	for _, cmd := range hello {
+	for _, cmd := range login {
 		line, err := w.line()
 		if err == nil && line[0] != '+' {
 			err = fmt.Errorf("%s: %s", cmd[0], strings.TrimPrefix(string(line), "-"))
