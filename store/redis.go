@@ -109,8 +109,7 @@ func (r *Redis) Name() string { return r.name }
 
 // wrap marks an error of the server: a round trip without a reply within Timeout wraps
 // ErrTimeout, a connection that failed otherwise (closed by the server included)
-// ErrUnavailable; a reply that is an error
-// (a script's, WRONGTYPE) stays as it is.
+// ErrUnavailable; a reply that is an error (a script's, WRONGTYPE) stays as it is.
 func (r *Redis) wrap(err error) error {
 	if err == nil {
 		return nil
