@@ -25,8 +25,14 @@ import (
 type wire struct {
 	conn net.Conn
 	rd   *bufio.Reader
-	buf  []byte // the commands of the pipeline being written
+	buf  []byte    // the commands of the pipeline being written
+	idle time.Time // when it was put back, by the wall clock
 }
+
+// wireIdle is how long a wire may wait for its next pipeline. One idle longer is closed
+// rather than used: a server may have closed it meanwhile (its idle timeout, a restart),
+// and a pipeline that found out by writing on it could not tell which calls had run.
+const wireIdle = time.Second
 
 // wires is the face's idle lane connections.
 type wires struct {
@@ -35,14 +41,18 @@ type wires struct {
 	shut bool // the face is closed: a wire put back is closed
 }
 
-// get returns an idle wire of the face, or dials one.
+// getWire returns an idle wire of the face, or dials one; it closes the wires that have
+// been idle longer than wireIdle.
 func (r *Redis) getWire() (*wire, error) {
 	r.wires.mu.Lock()
-	if n := len(r.wires.free); n > 0 {
+	for n := len(r.wires.free); n > 0; n-- {
 		w := r.wires.free[n-1]
 		r.wires.free = r.wires.free[:n-1]
-		r.wires.mu.Unlock()
-		return w, nil
+		if time.Since(w.idle) <= wireIdle {
+			r.wires.mu.Unlock()
+			return w, nil
+		}
+		w.conn.Close()
 	}
 	r.wires.mu.Unlock()
 	return r.dialWire()
@@ -56,6 +66,7 @@ func (r *Redis) putWire(w *wire) {
 		w.conn.Close()
 		return
 	}
+	w.idle = time.Now()
 	r.wires.free = append(r.wires.free, w)
 }
 

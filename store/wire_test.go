@@ -320,7 +320,7 @@ func TestWireLoginRefused(t *testing.T) {
 
 // An error reply fails its call and keeps the wire (the next pipeline goes on the same
 // connection, read in step); a NOSCRIPT with only NOSCRIPTs after it is the calls to send
-// again, one with a call that ran after it is out of order.
+// again, one with a call that ran after it is out of order. A wire idle too long is closed.
 func TestWireErrorRepliesKeepTheConnection(t *testing.T) {
 	var mu sync.Mutex
 	var script []string // the replies to give, in turn, over the whole test
@@ -366,6 +366,17 @@ func TestWireErrorRepliesKeepTheConnection(t *testing.T) {
 	}
 	if got := r.calls.Load(); got != 1+1+0+3 {
 		t.Fatalf("%d calls counted, want 5", got)
+	}
+	// A wire idle longer than wireIdle is not trusted: the next pipeline dials anew.
+	mu.Lock()
+	script = append(script, reply4(1, 8), reply4(1, 9), reply4(1, 10))
+	mu.Unlock()
+	r.wires.free[0].idle = time.Now().Add(-wireIdle - time.Millisecond)
+	if n, err := r.wirePipeline(calls, clocks, lane, make([][]int64, 3)); n != 3 || err != nil {
+		t.Fatalf("after an idle wire: %d calls, %v", n, err)
+	}
+	if got := s.conns.Load(); got != 2 || len(r.wires.free) != 1 {
+		t.Fatalf("%d connections, %d idle wires: the idle wire was used again", got, len(r.wires.free))
 	}
 }
 
