@@ -1,11 +1,9 @@
 package store
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -196,34 +194,14 @@ func TestAuditOfStalledServerSaysWhat(t *testing.T) {
 // refused, so it falls back to RESP2; PING answered) and never answers anything else.
 func stallAfterPing(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				rd := bufio.NewReader(c)
-				for {
-					cmd, err := readRESPCommand(rd)
-					if err != nil {
-						return
-					}
-					switch strings.ToUpper(cmd[0]) {
-					case "HELLO":
-						fmt.Fprint(c, "-ERR unknown command 'HELLO'\r\n")
-					case "PING":
-						fmt.Fprint(c, "+PONG\r\n")
-					}
-				}
-			}()
+	s := newFakeServer(t, func(_ int, cmd []string) string {
+		switch strings.ToUpper(cmd[0]) {
+		case "HELLO":
+			return "-ERR unknown command 'HELLO'\r\n"
+		case "PING":
+			return "+PONG\r\n"
 		}
-	}()
-	return ln.Addr().String()
+		return "" // no reply, ever
+	})
+	return s.ln.Addr().String()
 }
