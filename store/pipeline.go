@@ -505,7 +505,11 @@ func (r *Redis) wirePipeline(calls []Call, clocks []int64, lane []int, out [][]i
 		c := calls[i]
 		w.buf = appendEvalSha(w.buf, c.Script.lua.Hash(), c.Keys, r.wireArgs(args[:0], c.Args, clocks[i]))
 	}
+	ctx, cancel := r.ctx()
+	defer cancel()
+	release := w.bound(ctx)
 	lost := func(err error) (int, error) {
+		release()
 		w.conn.Close()
 		return 0, r.wrap(fmt.Errorf("pipeline of %d script calls: %w", len(lane), err))
 	}
@@ -530,7 +534,11 @@ func (r *Redis) wirePipeline(calls []Call, clocks []int64, lane []int, out [][]i
 			out[i] = slab[start:len(slab):len(slab)]
 		}
 	}
-	r.putWire(w)
+	if release() {
+		r.putWire(w)
+	} else {
+		w.conn.Close() // read in time, but its deadline is past now
+	}
 	if failed < 0 {
 		r.calls.Add(int64(len(lane)))
 		return len(lane), nil

@@ -20,19 +20,14 @@ import (
 // decision on the client's side, which on a machine with no idle core is taken from the
 // server (docs/performance.md, "Redis pipelining").
 //
-// A wire is used by one pipeline at a time (wires.get and put); one that failed in any way
-// but an error reply is closed and forgotten, and the next pipeline dials a new one.
+// A wire is used by one pipeline at a time (getWire and putWire); one that failed in any
+// way but an error reply is closed and forgotten, and the next pipeline dials a new one.
+// Its I/O is bounded as the client's is, by the face's context (bound).
 type wire struct {
 	conn net.Conn
 	rd   *bufio.Reader
-	buf  []byte    // the commands of the pipeline being written
-	idle time.Time // when it was put back, by the wall clock
+	buf  []byte // the commands of the pipeline being written
 }
-
-// wireIdle is how long a wire may wait for its next pipeline. One idle longer is closed
-// rather than used: a server may have closed it meanwhile (its idle timeout, a restart),
-// and a pipeline that found out by writing on it could not tell which calls had run.
-const wireIdle = time.Second
 
 // wires is the face's idle lane connections.
 type wires struct {
@@ -41,14 +36,15 @@ type wires struct {
 	shut bool // the face is closed: a wire put back is closed
 }
 
-// getWire returns an idle wire of the face, or dials one; it closes the wires that have
-// been idle longer than wireIdle.
+// getWire returns an idle wire of the face, or dials one. An idle wire the server has
+// closed meanwhile (its idle timeout, a restart) is closed too rather than used: a
+// pipeline that found out by writing on it could not tell which calls had run.
 func (r *Redis) getWire() (*wire, error) {
 	r.wires.mu.Lock()
 	for n := len(r.wires.free); n > 0; n-- {
 		w := r.wires.free[n-1]
 		r.wires.free = r.wires.free[:n-1]
-		if time.Since(w.idle) <= wireIdle {
+		if w.rd.Buffered() == 0 && open(w.conn) {
 			r.wires.mu.Unlock()
 			return w, nil
 		}
@@ -66,7 +62,6 @@ func (r *Redis) putWire(w *wire) {
 		w.conn.Close()
 		return
 	}
-	w.idle = time.Now()
 	r.wires.free = append(r.wires.free, w)
 }
 
@@ -92,6 +87,12 @@ func (r *Redis) dialWire() (*wire, error) {
 		return nil, r.wrap(fmt.Errorf("redis at %s: %w", opt.Addr, err))
 	}
 	w := &wire{conn: conn, rd: bufio.NewReaderSize(conn, 32<<10)}
+	release := w.bound(ctx)
+	defer func() {
+		if !release() {
+			conn.Close() // ctx ended as the login did: its deadline is past
+		}
+	}()
 	var login [][]string
 	switch {
 	case opt.Username != "":
@@ -125,11 +126,18 @@ func (r *Redis) dialWire() (*wire, error) {
 	return w, nil
 }
 
-// flush writes the buffered commands, within Timeout from now for them and their replies.
+// bound ends the wire's I/O when ctx is done: its deadline moves into the past, so a read
+// or write on its way fails with a timeout. release stops that, and reports false when it
+// came too late (the wire's deadline is past: it must not be used again).
+func (w *wire) bound(ctx context.Context) (release func() bool) {
+	return context.AfterFunc(ctx, func() { w.conn.SetDeadline(expired) })
+}
+
+// expired is a deadline long past.
+var expired = time.Unix(1, 0)
+
+// flush writes the buffered commands.
 func (w *wire) flush() error {
-	if err := w.conn.SetDeadline(time.Now().Add(Timeout)); err != nil {
-		return err
-	}
 	_, err := w.conn.Write(w.buf)
 	w.buf = w.buf[:0]
 	return err

@@ -131,14 +131,18 @@ func FuzzWireReplies(f *testing.F) {
 }
 
 // fakeServer answers the RESP commands of every connection with answer, which sees the
-// connection's number (from 1) and its commands so far; it is called for every command
-// and returns the reply text, "hang" to say nothing more, or "close" to drop the
-// connection. It records every command.
+// connection's number (from 1) and the command; it returns the reply text (thenClose at
+// its end: the connection is closed after it), "hang" to say nothing more, or "close" to
+// drop the connection. It records every command.
+// thenClose, at the end of a fakeServer's reply, closes the connection once it is sent.
+const thenClose = "\x00close"
+
 type fakeServer struct {
 	ln       net.Listener
 	mu       sync.Mutex
 	commands [][]string
 	conns    atomic.Int64
+	closed   atomic.Int64 // connections it has closed
 }
 
 func newFakeServer(t *testing.T, answer func(conn int, cmd []string) string) *fakeServer {
@@ -162,6 +166,7 @@ func newFakeServer(t *testing.T, answer func(conn int, cmd []string) string) *fa
 }
 
 func (s *fakeServer) serve(c net.Conn, n int, answer func(int, []string) string) {
+	defer s.closed.Add(1)
 	defer c.Close()
 	rd := bufio.NewReader(c)
 	for {
@@ -179,7 +184,8 @@ func (s *fakeServer) serve(c net.Conn, n int, answer func(int, []string) string)
 			io.Copy(io.Discard, rd)
 			return
 		default:
-			if _, err := io.WriteString(c, reply); err != nil {
+			last, closing := strings.CutSuffix(reply, thenClose)
+			if _, err := io.WriteString(c, last); err != nil || closing {
 				return
 			}
 		}
@@ -320,7 +326,8 @@ func TestWireLoginRefused(t *testing.T) {
 
 // An error reply fails its call and keeps the wire (the next pipeline goes on the same
 // connection, read in step); a NOSCRIPT with only NOSCRIPTs after it is the calls to send
-// again, one with a call that ran after it is out of order. A wire idle too long is closed.
+// again, one with a call that ran after it is out of order. A wire the server closed while
+// it was idle is left for a new one.
 func TestWireErrorRepliesKeepTheConnection(t *testing.T) {
 	var mu sync.Mutex
 	var script []string // the replies to give, in turn, over the whole test
@@ -367,16 +374,23 @@ func TestWireErrorRepliesKeepTheConnection(t *testing.T) {
 	if got := r.calls.Load(); got != 1+1+0+3 {
 		t.Fatalf("%d calls counted, want 5", got)
 	}
-	// A wire idle longer than wireIdle is not trusted: the next pipeline dials anew.
+	// A wire the server closed while it was idle is not used: the next pipeline dials anew.
 	mu.Lock()
-	script = append(script, reply4(1, 8), reply4(1, 9), reply4(1, 10))
+	script = append(script, reply4(1, 8), reply4(1, 9), reply4(1, 10)+thenClose, reply4(1, 11), reply4(1, 12), reply4(1, 13))
 	mu.Unlock()
-	r.wires.free[0].idle = time.Now().Add(-wireIdle - time.Millisecond)
 	if n, err := r.wirePipeline(calls, clocks, lane, make([][]int64, 3)); n != 3 || err != nil {
-		t.Fatalf("after an idle wire: %d calls, %v", n, err)
+		t.Fatalf("before the server closed the wire: %d calls, %v", n, err)
+	}
+	for start := time.Now(); s.closed.Load() == 0; time.Sleep(time.Millisecond) {
+		if time.Since(start) > Timeout {
+			t.Fatal("the server did not close the connection")
+		}
+	}
+	if n, err := r.wirePipeline(calls, clocks, lane, make([][]int64, 3)); n != 3 || err != nil {
+		t.Fatalf("after the server closed the idle wire: %d calls, %v", n, err)
 	}
 	if got := s.conns.Load(); got != 2 || len(r.wires.free) != 1 {
-		t.Fatalf("%d connections, %d idle wires: the idle wire was used again", got, len(r.wires.free))
+		t.Fatalf("%d connections, %d idle wires, want a second connection", got, len(r.wires.free))
 	}
 }
 
