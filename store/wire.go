@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // A wire is one connection of a face's lanes to a real server, spoken in RESP2 directly:
@@ -80,50 +82,52 @@ func (r *Redis) closeWires() {
 // credentials) and selects the same database.
 func (r *Redis) dialWire() (*wire, error) {
 	opt := r.client.Options()
-	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	ctx, cancel := r.ctx()
 	defer cancel()
 	conn, err := opt.Dialer(ctx, opt.Network, opt.Addr)
-	if err != nil {
-		return nil, r.wrap(fmt.Errorf("redis at %s: %w", opt.Addr, err))
-	}
-	w := &wire{conn: conn, rd: bufio.NewReaderSize(conn, 32<<10)}
-	release := w.bound(ctx)
-	defer func() {
-		if !release() {
-			conn.Close() // ctx ended as the login did: its deadline is past
+	if err == nil {
+		w := &wire{conn: conn, rd: bufio.NewReaderSize(conn, 32<<10)}
+		if err = w.login(ctx, opt); err == nil {
+			return w, nil
 		}
-	}()
-	var login [][]string
+		conn.Close()
+	}
+	return nil, r.wrap(fmt.Errorf("redis at %s: %w", opt.Addr, err))
+}
+
+// login sends the AUTH and SELECT the options ask for, within ctx.
+func (w *wire) login(ctx context.Context, opt *redis.Options) error {
+	var cmds [][]string
 	switch {
 	case opt.Username != "":
-		login = append(login, []string{"AUTH", opt.Username, opt.Password})
+		cmds = append(cmds, []string{"AUTH", opt.Username, opt.Password})
 	case opt.Password != "":
-		login = append(login, []string{"AUTH", opt.Password})
+		cmds = append(cmds, []string{"AUTH", opt.Password})
 	}
 	if opt.DB != 0 {
-		login = append(login, []string{"SELECT", strconv.Itoa(opt.DB)})
+		cmds = append(cmds, []string{"SELECT", strconv.Itoa(opt.DB)})
 	}
-	if len(login) == 0 {
-		return w, nil
+	if len(cmds) == 0 {
+		return nil
 	}
-	for _, cmd := range login {
+	release := w.bound(ctx)
+	for _, cmd := range cmds {
 		w.buf = appendCommand(w.buf, cmd)
 	}
-	if err := w.flush(); err != nil {
-		conn.Close()
-		return nil, r.wrap(fmt.Errorf("redis at %s: %w", opt.Addr, err))
-	}
-	for _, cmd := range login {
-		line, err := w.line()
-		if err == nil && line[0] != '+' {
+	err := w.flush()
+	for _, cmd := range cmds {
+		if err != nil {
+			break
+		}
+		var line []byte
+		if line, err = w.line(); err == nil && line[0] != '+' {
 			err = fmt.Errorf("%s: %s", cmd[0], strings.TrimPrefix(string(line), "-"))
 		}
-		if err != nil {
-			conn.Close()
-			return nil, r.wrap(fmt.Errorf("redis at %s: %w", opt.Addr, err))
-		}
 	}
-	return w, nil
+	if !release() && err == nil {
+		err = ctx.Err() // answered, but the wire's deadline is past now
+	}
+	return err
 }
 
 // bound ends the wire's I/O when ctx is done: its deadline moves into the past, so a read
@@ -147,28 +151,24 @@ func (w *wire) flush() error {
 func appendCommand(b []byte, args []string) []byte {
 	b = appendHeader(b, '*', int64(len(args)))
 	for _, a := range args {
-		b = appendHeader(b, '$', int64(len(a)))
-		b = append(b, a...)
-		b = append(b, '\r', '\n')
+		b = appendBulk(b, a)
 	}
 	return b
 }
 
-// appendEvalSha appends EVALSHA sha with keys and the integer arguments args.
+// appendEvalSha appends EVALSHA sha with keys and the integer arguments args, each
+// integer as the bulk string of its decimal text, as a client sends it.
 func appendEvalSha(b []byte, sha string, keys []string, args []int64) []byte {
 	b = appendHeader(b, '*', int64(3+len(keys)+len(args)))
 	b = append(b, "$7\r\nEVALSHA\r\n"...)
-	b = appendHeader(b, '$', int64(len(sha)))
-	b = append(b, sha...)
-	b = append(b, '\r', '\n')
-	b = appendBulkInt(b, int64(len(keys)))
+	b = appendBulk(b, sha)
+	var text [20]byte
+	b = appendBulk(b, strconv.AppendInt(text[:0], int64(len(keys)), 10))
 	for _, k := range keys {
-		b = appendHeader(b, '$', int64(len(k)))
-		b = append(b, k...)
-		b = append(b, '\r', '\n')
+		b = appendBulk(b, k)
 	}
 	for _, a := range args {
-		b = appendBulkInt(b, a)
+		b = appendBulk(b, strconv.AppendInt(text[:0], a, 10))
 	}
 	return b
 }
@@ -180,13 +180,10 @@ func appendHeader(b []byte, kind byte, n int64) []byte {
 	return append(b, '\r', '\n')
 }
 
-// appendBulkInt appends v as the bulk string of its decimal text, as a client sends an
-// integer argument.
-func appendBulkInt(b []byte, v int64) []byte {
-	var text [20]byte
-	digits := strconv.AppendInt(text[:0], v, 10)
-	b = appendHeader(b, '$', int64(len(digits)))
-	b = append(b, digits...)
+// appendBulk appends s as a bulk string.
+func appendBulk[T string | []byte](b []byte, s T) []byte {
+	b = appendHeader(b, '$', int64(len(s)))
+	b = append(b, s...)
 	return append(b, '\r', '\n')
 }
 
@@ -293,7 +290,8 @@ func (w *wire) int(line []byte) (int64, error) {
 		}
 		return 0, replyError(fmt.Sprintf("unexpected element of %d bytes in the reply, want integers", n))
 	}
-	text := make([]byte, n+2)
+	var buf [22]byte
+	text := buf[:n+2]
 	if _, err := io.ReadFull(w.rd, text); err != nil {
 		return 0, err
 	}
