@@ -253,3 +253,99 @@ func TestReplayAndWindowBeyondTheClock(t *testing.T) {
 		t.Errorf("--window 10m from 01:00: exit %d: %s", code, errOut)
 	}
 }
+
+// TestReplayKeysEveryIdentityInEveryFormat replays, for every key rlsim knows and every
+// log format that carries it, four lines from two clients (two each) at a limit of one a
+// minute: each client gets its first request through, so every algorithm admits 2, and
+// the decisions file names both clients. A replay that put every line on one key (or on
+// none) admits 1.
+func TestReplayKeysEveryIdentityInEveryFormat(t *testing.T) {
+	type client struct{ ip, xff, user, account, tenant, apiKey, path string }
+	clients := [2]client{
+		{"203.0.113.7", "198.51.100.1, 192.0.2.10", "alice", "acct-a", "tenant-a", "key-a", "/a"},
+		{"203.0.113.8", "198.51.100.2, 192.0.2.11", "bob", "acct-b", "tenant-b", "key-b", "/b"},
+	}
+	v6 := [2]string{"2001:db8:0:1::7", "2001:db8:0:2::7"}
+	times := []string{"10:00:01", "10:00:02", "10:00:03", "10:00:04"}
+	// Lines alternate alice, bob, alice, bob.
+	who := func(i int) client { return clients[i%2] }
+	jsonl := func(ipv6 bool) string {
+		var b strings.Builder
+		for i, ts := range times {
+			c := who(i)
+			ip := c.ip
+			if ipv6 {
+				ip = v6[i%2]
+			}
+			fmt.Fprintf(&b, `{"time":"2026-01-01T%sZ","ip":%q,"xff":%q,"user":%q,"account":%q,"tenant":%q,"api_key":%q,"method":"GET","path":%q}`+"\n",
+				ts, ip, c.xff, c.user, c.account, c.tenant, c.apiKey, c.path)
+		}
+		return b.String()
+	}
+	csvLog := func(ipv6 bool) string {
+		var b strings.Builder
+		b.WriteString("time,ip,xff,user,account,tenant,api_key,method,path\n")
+		for i, ts := range times {
+			c := who(i)
+			ip := c.ip
+			if ipv6 {
+				ip = v6[i%2]
+			}
+			fmt.Fprintf(&b, "2026-01-01T%sZ,%s,\"%s\",%s,%s,%s,%s,GET,%s\n", ts, ip, c.xff, c.user, c.account, c.tenant, c.apiKey, c.path)
+		}
+		return b.String()
+	}
+	combined := func(ipv6 bool) string {
+		var b strings.Builder
+		for i, ts := range times {
+			c := who(i)
+			ip := c.ip
+			if ipv6 {
+				ip = v6[i%2]
+			}
+			fmt.Fprintf(&b, `%s - %s [01/Jan/2026:%s +0000] "GET %s?x=1 HTTP/1.1" 200 10 "-" "ua" "%s"`+"\n", ip, c.user, ts, c.path, c.xff)
+		}
+		return b.String()
+	}
+	formats := []struct {
+		name string
+		ext  string
+		make func(ipv6 bool) string
+		keys []string // the keys the format carries
+	}{
+		{"jsonl", ".jsonl", jsonl, []string{"user", "account", "tenant", "api-key", "route", "ip", "ipv6/64", "xff:1", "xff-leftmost"}},
+		{"csv", ".csv", csvLog, []string{"user", "account", "tenant", "api-key", "route", "ip", "ipv6/64", "xff:1", "xff-leftmost"}},
+		{"combined", ".log", combined, []string{"user", "account", "route", "ip", "ipv6/64", "xff:1"}},
+	}
+	dir := t.TempDir()
+	for _, f := range formats {
+		for _, key := range f.keys {
+			t.Run(f.name+"/"+key, func(t *testing.T) {
+				ipv6 := key == "ipv6/64"
+				file := filepath.Join(dir, strings.NewReplacer("/", "_", ":", "_").Replace(f.name+"-"+key)+f.ext)
+				if err := os.WriteFile(file, []byte(f.make(ipv6)), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				decisions := file + ".decisions.csv"
+				r := runJSON(t, "replay", file, "--log-format", f.name, "--key", key, "--limit", "1", "--window", "1m",
+					"--decisions", decisions, "--out", "")
+				for _, x := range r.Results {
+					if x.Requests != 4 || x.Admitted != 2 {
+						t.Errorf("%s: %d requests, %d admitted; want 4 and 2 (one per client)", x.Algorithm, x.Requests, x.Admitted)
+					}
+				}
+				data, err := os.ReadFile(decisions)
+				if err != nil {
+					t.Fatal(err)
+				}
+				keys := map[string]bool{}
+				for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n")[1:] {
+					keys[strings.Split(line, ",")[1]] = true
+				}
+				if len(keys) != 2 || keys[""] {
+					t.Errorf("decisions name keys %v, want the two clients'", keys)
+				}
+			})
+		}
+	}
+}

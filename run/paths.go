@@ -13,7 +13,8 @@ import (
 )
 
 // A run takes one of two paths. Plain scenarios — one limit keyed on a name, traffic from
-// plain generators only (scenario.GeneratorKind.Plain: script, poisson) — go through
+// plain generators only (scenario.GeneratorKind.Plain: script, poisson), nothing
+// recorded — go through
 // passes (pass.go): key names become
 // integer ids without hashing where a generator numbers its keys, and one walk over the
 // traffic serves a group of algorithms. Everything else (identities and address keys,
@@ -26,7 +27,9 @@ var nameKinds = map[string]bool{"user": true, "account": true, "tenant": true, "
 
 // plainKeys reports whether the scenario can take the plain path.
 func plainKeys(s *scenario.Scenario) bool {
-	if forceEngine || len(s.Limits) > 0 || s.Cluster != nil || s.Proxies > 0 || !nameKinds[s.Key] {
+	// A replayed log carries identities (user, account, route, …), not the scripted key
+	// name a pass reads, so it is keyed by the engine's keyer like any identity.
+	if forceEngine || len(s.Limits) > 0 || s.Cluster != nil || s.Proxies > 0 || !nameKinds[s.Key] || len(s.Recorded) > 0 {
 		return false
 	}
 	for _, t := range s.Traffic {
