@@ -9,7 +9,7 @@ import (
 )
 
 // allNames are the six algorithms and the notes' variants: every limiter New builds.
-var allNames = append(append([]string{}, Names...), "notes-sliding-window", "notes-token-bucket")
+var allNames = append(append([]string{}, Defaults()...), "notes-sliding-window", "notes-token-bucket")
 
 // TestAdmitDecidesAsAllow feeds one trace to two limiters of each algorithm, one through
 // Allow and one through Admit (a third mixes the two, as a simulation does when only some
@@ -68,7 +68,7 @@ func TestAdmitDecidesAsAllow(t *testing.T) {
 
 // TestAdmitDoesNotAllocate checks that a warm key costs no allocation per Admit.
 func TestAdmitDoesNotAllocate(t *testing.T) {
-	for _, name := range Names {
+	for _, name := range Defaults() {
 		lim, _ := New(name, Policy{Limit: 100, Window: time.Second})
 		admit := AdmitterOf(lim)
 		now := epoch

@@ -20,7 +20,7 @@ const benchStep1Key = int64(67 * time.Millisecond)
 // a million warm keys (each sees a request every 10 ms, well over its rate), so state comes
 // from memory rather than cache.
 func BenchmarkAllow(b *testing.B) {
-	for _, name := range Names {
+	for _, name := range Defaults() {
 		b.Run(name+"/1key", func(b *testing.B) {
 			lim, _ := New(name, benchPolicy)
 			now := epoch
@@ -64,7 +64,7 @@ func BenchmarkAdmit(b *testing.B) {
 			hotAndCold[i] = 1 + rng.Uint32N(4095)
 		}
 	}
-	for _, name := range Names {
+	for _, name := range Defaults() {
 		b.Run(name+"/1key", func(b *testing.B) {
 			lim, _ := New(name, benchPolicy)
 			admit := AdmitterOf(lim)

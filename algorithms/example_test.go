@@ -12,7 +12,7 @@ import (
 func ExampleNew() {
 	policy := algorithms.Policy{Limit: 100, Window: time.Minute}
 	start := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
-	for _, name := range algorithms.Names {
+	for _, name := range algorithms.Defaults() {
 		lim, err := algorithms.New(name, policy)
 		if err != nil {
 			fmt.Println(err)
@@ -47,5 +47,5 @@ func ExampleNew_badPolicy() {
 	fmt.Println(err)
 	// Output:
 	// window must be positive, got 0s
-	// unknown algorithm "token_bucket" (want one of fixed-window, sliding-log, sliding-window, token-bucket, leaky-bucket, gcra)
+	// unknown algorithm "token_bucket" (want one of fixed-window, sliding-log, sliding-window, token-bucket, leaky-bucket, gcra, notes-sliding-window, notes-token-bucket)
 }

@@ -5,6 +5,30 @@ import (
 	"unsafe"
 )
 
+// FixedWindowName is the fixed window's name on the command line.
+const FixedWindowName = "fixed-window"
+
+func init() {
+	Register(Kind{
+		Name: FixedWindowName, Rank: 10, Default: true,
+		Summary:   "a counter per window aligned to multiples of W on the Unix clock",
+		Configure: byPolicy(func(p Policy) Limiter { return NewFixedWindow(p) }, fixedWindowBound),
+		Form:      FormWindowCount, Script: "fixed_window", Tag: "fw",
+	})
+}
+
+// fixedWindowBound: an interval of length T meets at most ⌈T/W⌉+1 aligned windows, and
+// each admits L afresh.
+func fixedWindowBound(p Policy, span time.Duration) Bound {
+	t := termsOf(p, span)
+	return Bound{
+		Value:   t.limit * (t.windows + 1),
+		Formula: "L·(⌈T/W⌉+1)",
+		Source:  "aligned windows: an interval of length T meets at most ⌈T/W⌉+1 of them and each admits L afresh (the notes' boundary case: 2L across one edge)",
+		Reached: true,
+	}
+}
+
 // FixedWindow admits up to Limit units per key in each window [k·W, (k+1)·W) aligned to
 // multiples of the policy's Window W on the Unix clock (k = ⌊now/W⌋, now in nanoseconds
 // since the Unix epoch), as a Redis counter named by ⌊unix/W⌋ does. A request of cost c is
@@ -50,7 +74,7 @@ func NewFixedWindow(p Policy) *FixedWindow {
 }
 
 // Name returns "fixed-window".
-func (f *FixedWindow) Name() string { return "fixed-window" }
+func (f *FixedWindow) Name() string { return FixedWindowName }
 
 // Allow decides a request of the given cost for key at now (nanoseconds since the Unix
 // epoch). A now in a window before the key's latest counts in the latest.

@@ -5,6 +5,28 @@ import (
 	"unsafe"
 )
 
+// GCRAName is GCRA's name on the command line.
+const GCRAName = "gcra"
+
+func init() {
+	Register(Kind{
+		Name: GCRAName, Rank: 60, Default: true,
+		Summary:   "generic cell rate algorithm: emission interval W/L, tolerance b",
+		Configure: byPolicy(func(p Policy) Limiter { return NewGCRA(p) }, gcraBound),
+		Bucket:    true, Form: FormTAT, Script: "gcra", Tag: "gcra",
+	})
+}
+
+func gcraBound(p Policy, span time.Duration) Bound {
+	t := termsOf(p, span)
+	return Bound{
+		Value:   t.burst + t.rate*t.span,
+		Formula: "b + r·T",
+		Source:  "GCRA with burst tolerance b·(W/L) admits what a token bucket of b at r = L/W admits (ITU-T I.371 virtual scheduling)",
+		Reached: false,
+	}
+}
+
 // GCRA is the generic cell rate algorithm as redis-cell and github.com/go-redis/redis_rate
 // (v10) run it, with redis_rate's meaning of burst (redis-cell's max_burst is Burst−1):
 // units are spaced one emission interval T = Window/Limit apart, and a key may run ahead
@@ -61,7 +83,7 @@ func NewGCRA(p Policy) *GCRA {
 }
 
 // Name returns "gcra".
-func (g *GCRA) Name() string { return "gcra" }
+func (g *GCRA) Name() string { return GCRAName }
 
 // Allow decides a request of the given cost for key at now (nanoseconds since the Unix
 // epoch), in any order of now.

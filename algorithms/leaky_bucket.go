@@ -1,5 +1,7 @@
 package algorithms
 
+import "time"
+
 // LeakyBucket is the leaky bucket as a queue: each key has a queue drained one unit every
 // T = Window/Limit, holding at most Burst units (the policy's EffectiveBurst). Per key it
 // keeps only next, the time at which the queue will be empty. A request of cost c arriving
@@ -42,6 +44,30 @@ var (
 	_ Reserver = (*LeakyBucket)(nil)
 )
 
+// LeakyBucketName is the leaky bucket's name on the command line.
+const LeakyBucketName = "leaky-bucket"
+
+func init() {
+	Register(Kind{
+		Name: LeakyBucketName, Rank: 50, Default: true,
+		Summary:   "a queue drained at L/W, bounded by b; reports the delay it adds",
+		Configure: byPolicy(func(p Policy) Limiter { return NewLeakyBucket(p) }, leakyBucketBound),
+		// Its meter is a level and a time, the token bucket's hash, but it has no
+		// script of its own.
+		Bucket: true, Form: FormBucket,
+	})
+}
+
+func leakyBucketBound(p Policy, span time.Duration) Bound {
+	t := termsOf(p, span)
+	return Bound{
+		Value:   t.burst + t.rate*t.span,
+		Formula: "b + r·T",
+		Source:  "a queue of b drained at r = L/W takes at most b plus what drains in T (the same rule as GCRA; the backend, not the admission count, sees the smooth rate)",
+		Reached: false,
+	}
+}
+
 // NewLeakyBucket returns a leaky-bucket (queue) limiter for p, which must be valid
 // (see Policy.Validate; New checks it).
 func NewLeakyBucket(p Policy) *LeakyBucket {
@@ -51,7 +77,7 @@ func NewLeakyBucket(p Policy) *LeakyBucket {
 }
 
 // Name returns "leaky-bucket".
-func (l *LeakyBucket) Name() string { return "leaky-bucket" }
+func (l *LeakyBucket) Name() string { return LeakyBucketName }
 
 // Allow decides a request of the given cost for key at now (nanoseconds since the Unix
 // epoch), in any order of now. An admitted request's Delay is the time it waits

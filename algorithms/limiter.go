@@ -38,7 +38,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strings"
 	"time"
 )
 
@@ -141,35 +140,6 @@ type allowAdmitter struct{ lim Limiter }
 func (a allowAdmitter) Admit(key uint32, now int64, cost int64) (bool, time.Duration) {
 	d := a.lim.Allow(key, now, cost)
 	return d.Allowed, d.Delay
-}
-
-// Names lists the algorithms in the order reports show them.
-var Names = []string{"fixed-window", "sliding-log", "sliding-window", "token-bucket", "leaky-bucket", "gcra"}
-
-// New builds the named limiter for policy.
-func New(name string, p Policy) (Limiter, error) {
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	switch name {
-	case "fixed-window":
-		return NewFixedWindow(p), nil
-	case "sliding-log":
-		return NewSlidingLog(p), nil
-	case "sliding-window":
-		return NewSlidingWindow(p), nil
-	case "token-bucket":
-		return NewTokenBucket(p), nil
-	case "leaky-bucket":
-		return NewLeakyBucket(p), nil
-	case "gcra":
-		return NewGCRA(p), nil
-	case "notes-sliding-window":
-		return NewNotesSlidingWindow(p), nil
-	case "notes-token-bucket":
-		return NewNotesTokenBucket(p), nil
-	}
-	return nil, fmt.Errorf("unknown algorithm %q (want one of %s)", name, strings.Join(Names, ", "))
 }
 
 // Finish ends a limiter that holds something outside the process, such as a user's script

@@ -65,7 +65,7 @@ const ms = time.Millisecond
 
 func TestNew(t *testing.T) {
 	valid := Policy{Limit: 10, Window: time.Second}
-	for _, name := range Names {
+	for _, name := range Defaults() {
 		lim, err := New(name, valid)
 		if err != nil {
 			t.Fatalf("New(%q): %v", name, err)
@@ -103,7 +103,7 @@ func TestNew(t *testing.T) {
 // at 10:01:00 and admits all 200 within 200 ms; every other algorithm admits 100.
 func TestBoundaryBurst(t *testing.T) {
 	want := map[string]int{"fixed-window": 200}
-	for _, name := range Names {
+	for _, name := range Defaults() {
 		t.Run(name, func(t *testing.T) {
 			lim, err := New(name, Policy{Limit: 100, Window: time.Minute})
 			if err != nil {
@@ -133,7 +133,7 @@ func TestKeysAndStateBytes(t *testing.T) {
 		"leaky-bucket":   16,
 		"gcra":           16,
 	}
-	for _, name := range Names {
+	for _, name := range Defaults() {
 		t.Run(name, func(t *testing.T) {
 			lim, _ := New(name, p)
 			lim.Allow(2, epoch, 1) // keys are dense: 0 and 1 get (empty) state too
@@ -171,7 +171,7 @@ func TestSlidingLogStateBytesFollowsGrowth(t *testing.T) {
 
 // TestAllowDoesNotAllocate checks that a warm key costs no allocation per decision.
 func TestAllowDoesNotAllocate(t *testing.T) {
-	for _, name := range Names {
+	for _, name := range Defaults() {
 		lim, _ := New(name, Policy{Limit: 100, Window: time.Second})
 		now := epoch
 		for range 1000 {
@@ -295,7 +295,7 @@ func TestDecisionsKeepTheirWord(t *testing.T) {
 		for i := range reordered {
 			reordered[i].now += rng.Int64N(2*quarter+1) - quarter
 		}
-		for _, name := range Names {
+		for _, name := range Defaults() {
 			for _, tr := range []struct {
 				name  string
 				trace []arrival
@@ -359,7 +359,7 @@ func TestDecisionsKeepTheirWord(t *testing.T) {
 
 // TestCostBelowOneCountsAsOne pins the documented treatment of a zero or negative cost.
 func TestCostBelowOneCountsAsOne(t *testing.T) {
-	for _, name := range Names {
+	for _, name := range Defaults() {
 		lim, _ := New(name, Policy{Limit: 2, Window: time.Second})
 		got := []bool{lim.Allow(0, epoch, 0).Allowed, lim.Allow(0, epoch, -5).Allowed, lim.Allow(0, epoch, 0).Allowed}
 		if !slices.Equal(got, []bool{true, true, false}) {
@@ -371,7 +371,7 @@ func TestCostBelowOneCountsAsOne(t *testing.T) {
 // TestTimeBeforeEpoch checks that keys decided at negative times (before 1970) behave like
 // any other: aligned windows use floor division and new keys start empty.
 func TestTimeBeforeEpoch(t *testing.T) {
-	for _, name := range Names {
+	for _, name := range Defaults() {
 		lim, _ := New(name, Policy{Limit: 2, Window: time.Second})
 		now := -int64(1500 * ms)
 		got := []bool{lim.Allow(0, now, 1).Allowed, lim.Allow(0, now, 1).Allowed, lim.Allow(0, now, 1).Allowed}
@@ -388,7 +388,7 @@ func TestTimeBeforeEpoch(t *testing.T) {
 // After Reserve, new keys up to the reserved count cost no allocation: the state is not
 // regrown as they arrive.
 func TestReserveAvoidsRegrowth(t *testing.T) {
-	for _, name := range Names {
+	for _, name := range Defaults() {
 		lim, _ := New(name, Policy{Limit: 10, Window: time.Second})
 		lim.(Reserver).Reserve(10000)
 		var key uint32

@@ -6,6 +6,17 @@ import (
 	"unsafe"
 )
 
+// NotesSlidingWindowName is the notes' two-counter script's name on the command line.
+const NotesSlidingWindowName = "notes-sliding-window"
+
+func init() {
+	Register(Kind{
+		Name: NotesSlidingWindowName, Rank: 100,
+		Summary:   "the design notes' two-counter Lua script, as written",
+		Configure: byPolicy(func(p Policy) Limiter { return NewNotesSlidingWindow(p) }, nil),
+	})
+}
+
 // NotesSlidingWindow is the two-counter window exactly as the design notes' Lua script
 // decides, kept as a variant beside SlidingWindow. Per key it holds the count of the
 // current aligned window and of the one before (the script's KEYS[2] and KEYS[1], keys
@@ -63,7 +74,7 @@ func NewNotesSlidingWindow(p Policy) *NotesSlidingWindow {
 }
 
 // Name returns "notes-sliding-window".
-func (s *NotesSlidingWindow) Name() string { return "notes-sliding-window" }
+func (s *NotesSlidingWindow) Name() string { return NotesSlidingWindowName }
 
 // Allow decides a request for key at now (nanoseconds since the Unix epoch). The cost is
 // ignored: the notes' script counts every request as 1.

@@ -9,17 +9,17 @@ import (
 
 func TestNotesVariantsAreBuiltByNameButNotListed(t *testing.T) {
 	p := Policy{Limit: 10, Window: time.Second}
-	for _, name := range Variants {
+	for _, name := range Variants() {
 		lim, err := New(name, p)
 		if err != nil || lim.Name() != name || !Known(name) {
 			t.Errorf("New(%q) = %v, %v; Known %v", name, lim, err, Known(name))
 		}
-		if slices.Contains(Names, name) {
+		if slices.Contains(Defaults(), name) {
 			t.Errorf("%s is in the default list", name)
 		}
 	}
 	if Known("notes-gcra") || !Known("gcra") {
-		t.Error("Known does not follow Names and Variants")
+		t.Error("Known does not follow Defaults() and Variants()")
 	}
 }
 

@@ -6,6 +6,18 @@ import (
 	"unsafe"
 )
 
+// NotesTokenBucketName is the notes' token bucket's name on the command line.
+const NotesTokenBucketName = "notes-token-bucket"
+
+func init() {
+	Register(Kind{
+		Name: NotesTokenBucketName, Rank: 110,
+		Summary:   "the design notes' consume: float tokens, retry after whole seconds",
+		Configure: byPolicy(func(p Policy) Limiter { return NewNotesTokenBucket(p) }, nil),
+		Bucket:    true,
+	})
+}
+
 // NotesTokenBucket is the design notes' consume function, kept as a variant beside
 // TokenBucket. Per key it stores the notes' two numbers, tokens (a float) and updatedAt,
 // and decides a request of cost c at now as consume does:
@@ -60,7 +72,7 @@ func NewNotesTokenBucket(p Policy) *NotesTokenBucket {
 }
 
 // Name returns "notes-token-bucket".
-func (b *NotesTokenBucket) Name() string { return "notes-token-bucket" }
+func (b *NotesTokenBucket) Name() string { return NotesTokenBucketName }
 
 // Allow decides a request of the given cost for key at now (nanoseconds since the Unix
 // epoch). A cost below 1 counts as 1.

@@ -113,7 +113,7 @@ func TestOrderedDecisionsUnchanged(t *testing.T) {
 	for pi, p := range propertyPolicies {
 		for _, seed := range traceSeeds {
 			trace := traceFor(pi, seed)
-			for _, name := range Names {
+			for _, name := range Defaults() {
 				lim, _ := New(name, p)
 				run := runStamped(lim, trace, nil)
 				fmt.Fprintf(&b, "%s\t%d of %d admitted\t%s\n", goldenKey(p, name, seed), run.admitted, len(trace), digestOf(run.decisions))
@@ -294,7 +294,7 @@ func TestReorderedAdmissionsStayWithinBound(t *testing.T) {
 					d = int64(p.Window) / v.frac
 				}
 				trace := restamp(rand.New(rand.NewPCG(seed, uint64(d))), ordered, d, v.nodes)
-				for _, name := range Names {
+				for _, name := range Defaults() {
 					label := fmt.Sprintf("%v/seed %d/%s/%s", p, seed, v.name, name)
 					lim, _ := New(name, p)
 					var check func(int, Decision)
@@ -402,7 +402,7 @@ func TestNineJitteredWaves(t *testing.T) {
 		waves := nineWaves(seed + 1)
 		byStamp := slices.Clone(waves)
 		slices.SortStableFunc(byStamp, func(a, b stamped) int { return cmp.Compare(a.stamp, b.stamp) })
-		for _, name := range Names {
+		for _, name := range Defaults() {
 			bound := orderedBound(name, wavesPolicy, wavesSpan)
 			lim, _ := New(name, wavesPolicy)
 			jittered := runStamped(lim, waves, nil).admitted

@@ -5,6 +5,28 @@ import (
 	"unsafe"
 )
 
+// SlidingLogName is the sliding log's name on the command line.
+const SlidingLogName = "sliding-log"
+
+func init() {
+	Register(Kind{
+		Name: SlidingLogName, Rank: 20, Default: true,
+		Summary:   "every admitted request in the trailing window W: exact",
+		Configure: byPolicy(func(p Policy) Limiter { return NewSlidingLog(p) }, slidingLogBound),
+		Form:      FormTimestamps, Script: "sliding_log", Tag: "sl",
+	})
+}
+
+func slidingLogBound(p Policy, span time.Duration) Bound {
+	t := termsOf(p, span)
+	return Bound{
+		Value:   t.limit * t.windows,
+		Formula: "L·⌈T/W⌉",
+		Source:  "exact log: an interval of length T splits into ⌈T/W⌉ pieces no longer than W, each holding at most L",
+		Reached: true,
+	}
+}
+
 // SlidingLog keeps, per key, every admitted (time, cost) of the trailing window
 // (now−W, now] and admits a request of cost c iff the costs held plus c are at most Limit.
 // It is exact: no window of length W, in any alignment, ever holds more than Limit admitted
@@ -47,7 +69,7 @@ func NewSlidingLog(p Policy) *SlidingLog {
 }
 
 // Name returns "sliding-log".
-func (s *SlidingLog) Name() string { return "sliding-log" }
+func (s *SlidingLog) Name() string { return SlidingLogName }
 
 // Allow decides a request of the given cost for key at now (nanoseconds since the Unix
 // epoch). A now before the key's newest entry is decided and recorded at that entry's time.

@@ -6,6 +6,29 @@ import (
 	"unsafe"
 )
 
+// SlidingWindowName is the two-counter sliding window's name on the command line.
+const SlidingWindowName = "sliding-window"
+
+func init() {
+	Register(Kind{
+		Name: SlidingWindowName, Rank: 30, Default: true,
+		Summary:   "two counters: prev·(1−elapsed/W) + curr, the estimate of the notes",
+		Configure: byPolicy(func(p Policy) Limiter { return NewSlidingWindow(p) }, slidingWindowBound),
+		Form:      FormTwoWindowCounts, Script: "sliding_window", Tag: "sw",
+	})
+}
+
+func slidingWindowBound(p Policy, span time.Duration) Bound {
+	t := termsOf(p, span)
+	return Bound{
+		Value:   t.limit + t.limit*t.span/t.window,
+		Formula: "L·(1+T/W)",
+		Source: "derived in docs/worstcase.md: the part of an interval inside the current window is at most L − prev·(1−e/W), " +
+			"and prev, all of it placed at the previous window's end, is still inside the interval, so the total is at most L + prev·e/W, below L + L·T/W",
+		Reached: false,
+	}
+}
+
 // SlidingWindow is the two-counter sliding window of the design notes and of Cloudflare's
 // "Counting things, a lot of different things" (2017): per key, the cost admitted in the
 // current aligned window (curr, windows as in FixedWindow) and in the one before (prev).
@@ -63,7 +86,7 @@ func NewSlidingWindow(p Policy) *SlidingWindow {
 }
 
 // Name returns "sliding-window".
-func (s *SlidingWindow) Name() string { return "sliding-window" }
+func (s *SlidingWindow) Name() string { return SlidingWindowName }
 
 // Allow decides a request of the given cost for key at now (nanoseconds since the Unix
 // epoch). A now in a window before the key's latest is decided at the latest window's

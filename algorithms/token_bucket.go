@@ -6,6 +6,30 @@ import (
 	"unsafe"
 )
 
+// TokenBucketName is the token bucket's name on the command line.
+const TokenBucketName = "token-bucket"
+
+func init() {
+	Register(Kind{
+		Name: TokenBucketName, Rank: 40, Default: true,
+		Summary:   "capacity b, refilled at L/W, lazily; starts full",
+		Configure: byPolicy(func(p Policy) Limiter { return NewTokenBucket(p) }, tokenBucketBound),
+		Bucket:    true, Form: FormBucket, Script: "token_bucket", Tag: "tb",
+	})
+}
+
+func tokenBucketBound(p Policy, span time.Duration) Bound {
+	t := termsOf(p, span)
+	return Bound{
+		Value:   t.burst + t.rate*t.span,
+		Formula: "b + r·T",
+		Source:  "token-bucket arrival curve (network calculus σ+ρT; x/time/rate's burst b at rate r): at most b tokens at the start plus r·T refilled",
+		// x/time/rate forgives a deficit worth less than a nanosecond of refill, so the
+		// supremum may be met exactly.
+		Reached: true,
+	}
+}
+
 // TokenBucket is a token bucket per key holding up to Burst tokens (the policy's
 // EffectiveBurst), refilled at Limit/Window tokens per second, lazily: tokens are computed
 // from the time since the key's last admission when a request arrives. A key starts full.
@@ -72,7 +96,7 @@ func NewTokenBucket(p Policy) *TokenBucket {
 }
 
 // Name returns "token-bucket".
-func (b *TokenBucket) Name() string { return "token-bucket" }
+func (b *TokenBucket) Name() string { return TokenBucketName }
 
 // Allow decides a request of the given cost for key at now (nanoseconds since the Unix
 // epoch). A now before the key's last admission is decided at that admission's time,

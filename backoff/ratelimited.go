@@ -85,7 +85,7 @@ type RateLimited struct {
 // experiment) all refused at once by a half-second hiccup of 503s at t=0, in front of a
 // token bucket of 100 per second shared by all.
 var DefaultRateLimited = RateLimited{
-	Algorithm: "token-bucket",
+	Algorithm: algorithms.TokenBucketName,
 	Policy:    algorithms.Policy{Limit: 100, Window: time.Second},
 	Requests:  1,
 	Hiccup:    Hiccup{Duration: 500 * time.Millisecond, Kind: "503"},

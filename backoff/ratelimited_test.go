@@ -38,7 +38,7 @@ func TestRateLimitedDuplicatesNeedIdempotencyKeys(t *testing.T) {
 // Retry-After and send more than their limit, against every algorithm and both forms of
 // the header: no retry that Retry-After timed may be refused by the limit again.
 func TestRateLimitedRetryAfterIsTruthful(t *testing.T) {
-	for _, alg := range algorithms.Names {
+	for _, alg := range algorithms.Defaults() {
 		for _, date := range []bool{false, true} {
 			m := DefaultRateLimited
 			m.Algorithm = alg

@@ -1,5 +1,7 @@
 package claims
 
+import "github.com/rlsim/rlsim/algorithms"
+
 // All is every checkable statement of the design notes, in the order the notes make them.
 func All() []Check {
 	return []Check{
@@ -13,7 +15,7 @@ func All() []Check {
 		{ID: "fixed-window-6000", Section: secBoundary,
 			Claim: "The larger the limit, the larger the damage: at 6000 per minute the same burst puts 12000 requests through at once.",
 			measure: func(s *session) (Measurement, error) {
-				return measureBoundary(s, []string{"compare", "--scenario", "boundary-6000", "--algorithms", "fixed-window", "--decisions", "decisions.csv"})
+				return measureBoundary(s, []string{"compare", "--scenario", "boundary-6000", "--algorithms", algorithms.FixedWindowName, "--decisions", "decisions.csv"})
 			}},
 		{ID: "shorter-window", Section: secBoundary,
 			Claim:   "A shorter window (2 per second instead of 100 per minute) makes the boundary overshoot smaller in absolute terms, but it also refuses normal bursts.",

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/report"
 )
 
@@ -60,7 +61,7 @@ func measureTokenBurst(s *session) (Measurement, error) {
 	at := map[time.Duration]int64{}
 	var burstAt time.Duration
 	for _, d := range ds {
-		if d.algorithm == "token-bucket" {
+		if d.algorithm == algorithms.TokenBucketName {
 			at[d.at]++
 			if at[d.at] > at[burstAt] {
 				burstAt = d.at
@@ -71,7 +72,7 @@ func measureTokenBurst(s *session) (Measurement, error) {
 	var first, last time.Duration = -1, 0
 	for _, d := range ds {
 		switch {
-		case d.algorithm != "token-bucket":
+		case d.algorithm != algorithms.TokenBucketName:
 		case d.at == burstAt:
 			m.burstSent++
 			if d.allowed {
@@ -88,11 +89,11 @@ func measureTokenBurst(s *session) (Measurement, error) {
 		}
 	}
 	m.flood = last - first
-	x, err := result(rep, "token-bucket")
+	x, err := result(rep, algorithms.TokenBucketName)
 	if err != nil {
 		return nil, err
 	}
-	ev.cite("token-bucket", cellInt(x.Requests), cellInt(x.Admitted), cellInt(x.Rejected))
+	ev.cite(algorithms.TokenBucketName, cellInt(x.Requests), cellInt(x.Admitted), cellInt(x.Rejected))
 	return m, nil
 }
 
@@ -130,7 +131,7 @@ func measureLazyState(s *session) (Measurement, error) {
 	for _, p := range []struct {
 		alg string
 		to  *float64
-	}{{"token-bucket", &m.rlsim}, {"notes-token-bucket", &m.notes}} {
+	}{{algorithms.TokenBucketName, &m.rlsim}, {algorithms.NotesTokenBucketName, &m.notes}} {
 		x, err := result(rep, p.alg)
 		if err != nil {
 			return nil, err
@@ -178,7 +179,7 @@ func (m bucketBound) Text() string {
 }
 
 func measureBucketBound(s *session) (Measurement, error) {
-	w, ev, err := s.worstCase("worst-case", "--algorithms", "token-bucket", "--spans", "0.25,1,4")
+	w, ev, err := s.worstCase("worst-case", "--algorithms", algorithms.TokenBucketName, "--spans", "0.25,1,4")
 	if err != nil {
 		return nil, err
 	}
@@ -258,29 +259,29 @@ func measureConsumeRetry(s *session) (Measurement, error) {
 	}
 	// Cost 20: the first passes and empties the bucket; the second, a second later, finds
 	// 10 tokens and is told to come back; the third comes back when told.
-	r, ev, err := s.headers(consumeArgs("notes-token-bucket", m.fits, 2)...)
+	r, ev, err := s.headers(consumeArgs(algorithms.NotesTokenBucketName, m.fits, 2)...)
 	if err != nil {
 		return nil, err
 	}
 	cite(ev, r)
 	m.fitsRetry = r.Headers["Retry-After"]
-	if r, ev, err = s.headers(consumeArgs("notes-token-bucket", m.fits, 3)...); err != nil {
+	if r, ev, err = s.headers(consumeArgs(algorithms.NotesTokenBucketName, m.fits, 3)...); err != nil {
 		return nil, err
 	}
 	cite(ev, r)
 	m.fitsStatus = r.Status
 	// Cost 30 never fits a bucket of 20.
-	if r, ev, err = s.headers(consumeArgs("notes-token-bucket", m.tooBig, 1)...); err != nil {
+	if r, ev, err = s.headers(consumeArgs(algorithms.NotesTokenBucketName, m.tooBig, 1)...); err != nil {
 		return nil, err
 	}
 	cite(ev, r)
 	m.tooBigRetry = r.Headers["Retry-After"]
-	if r, ev, err = s.headers(consumeArgs("notes-token-bucket", m.tooBig, 2)...); err != nil {
+	if r, ev, err = s.headers(consumeArgs(algorithms.NotesTokenBucketName, m.tooBig, 2)...); err != nil {
 		return nil, err
 	}
 	cite(ev, r)
 	m.tooBigStatus, m.tooBigRetryAgain = r.Status, r.Headers["Retry-After"]
-	if r, ev, err = s.headers(consumeArgs("token-bucket", m.tooBig, 1)...); err != nil {
+	if r, ev, err = s.headers(consumeArgs(algorithms.TokenBucketName, m.tooBig, 1)...); err != nil {
 		return nil, err
 	}
 	cite(ev, r)
@@ -330,7 +331,7 @@ func measurePageLoads(s *session) (Measurement, error) {
 		return nil, err
 	}
 	got := map[string]report.Result{}
-	for _, a := range []string{"sliding-log", "sliding-window", "token-bucket"} {
+	for _, a := range []string{algorithms.SlidingLogName, algorithms.SlidingWindowName, algorithms.TokenBucketName} {
 		x, err := result(rep, a)
 		if err != nil {
 			return nil, err
@@ -342,9 +343,9 @@ func measurePageLoads(s *session) (Measurement, error) {
 		ev.cite(a, cellInt(x.Requests), report.Percent(*x.BrokenPageLoads), cellFixed(*x.LongRunPeak, 1))
 	}
 	return pageLoads{
-		pageCount: got["sliding-log"].PageLoads,
-		strict:    *got["sliding-log"].BrokenPageLoads, window: *got["sliding-window"].BrokenPageLoads, bucket: *got["token-bucket"].BrokenPageLoads,
-		strictPeak: *got["sliding-log"].LongRunPeak, bucketPeak: *got["token-bucket"].LongRunPeak,
+		pageCount: got[algorithms.SlidingLogName].PageLoads,
+		strict:    *got[algorithms.SlidingLogName].BrokenPageLoads, window: *got[algorithms.SlidingWindowName].BrokenPageLoads, bucket: *got[algorithms.TokenBucketName].BrokenPageLoads,
+		strictPeak: *got[algorithms.SlidingLogName].LongRunPeak, bucketPeak: *got[algorithms.TokenBucketName].LongRunPeak,
 		limit: float64(rep.Policy.Limit) / time.Duration(rep.Policy.Window).Seconds(),
 	}, nil
 }
@@ -399,7 +400,7 @@ func measureCostWeighting(s *session) (Measurement, error) {
 		return nil, err
 	}
 	m := costWeighting{hogCost: cost, limit: rep.Policy.Limit}
-	bucket, err := result(rep, "token-bucket")
+	bucket, err := result(rep, algorithms.TokenBucketName)
 	if err != nil {
 		return nil, err
 	}
@@ -407,15 +408,15 @@ func measureCostWeighting(s *session) (Measurement, error) {
 		return nil, err
 	}
 	m.legitRefused = optional(bucket.LegitRejectRate)
-	counter, err := result(rep, "notes-sliding-window")
+	counter, err := result(rep, algorithms.NotesSlidingWindowName)
 	if err != nil {
 		return nil, err
 	}
 	if m.counted, _, err = attacker(counter, actor); err != nil {
 		return nil, err
 	}
-	ev.cite("token-bucket", cellInt(bucket.Requests), report.Percent(m.legitRefused))
-	ev.cite("token-bucket", fmt.Sprintf("%d/%d", m.weighted, m.hogSent))
-	ev.cite("notes-sliding-window", fmt.Sprintf("%d/%d", m.counted, m.hogSent))
+	ev.cite(algorithms.TokenBucketName, cellInt(bucket.Requests), report.Percent(m.legitRefused))
+	ev.cite(algorithms.TokenBucketName, fmt.Sprintf("%d/%d", m.weighted, m.hogSent))
+	ev.cite(algorithms.NotesSlidingWindowName, fmt.Sprintf("%d/%d", m.counted, m.hogSent))
 	return m, nil
 }

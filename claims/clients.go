@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/traffic"
 )
 
@@ -543,7 +544,7 @@ func measureFinalStatuses(s *session) (Measurement, error) {
 			m.final = append(m.final, st)
 		}
 	}
-	r, ev, err := s.headers(consumeArgs("token-bucket", 30, 1)...)
+	r, ev, err := s.headers(consumeArgs(algorithms.TokenBucketName, 30, 1)...)
 	if err != nil {
 		return nil, err
 	}

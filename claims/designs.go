@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/cluster"
 	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/scenario"
@@ -127,7 +128,7 @@ func measureBatching(s *session) (Measurement, error) {
 	if err != nil {
 		return nil, err
 	}
-	alg := "sliding-window"
+	alg := algorithms.SlidingWindowName
 	direct, err := fleetRow(rep, "direct", alg)
 	if err != nil {
 		return nil, err
@@ -195,7 +196,7 @@ func measureCacheLoss(s *session) (Measurement, error) {
 	if err != nil {
 		return nil, err
 	}
-	x, err := fleetRow(rep, "direct", "sliding-window")
+	x, err := fleetRow(rep, "direct", algorithms.SlidingWindowName)
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +244,7 @@ func measureGlobalSync(target string) func(*session) (globalSync, error) {
 		if err != nil {
 			return globalSync{}, err
 		}
-		m := globalSync{scenario: rep.Scenario, target: target, algorithm: "sliding-window", limit: rep.Policy.Limit}
+		m := globalSync{scenario: rep.Scenario, target: target, algorithm: algorithms.SlidingWindowName, limit: rep.Policy.Limit}
 		for _, x := range rowsOf(rep, func(d *report.Distributed) bool { return d.SyncTo == target }) {
 			if x.Algorithm != m.algorithm {
 				continue
@@ -371,7 +372,7 @@ func measureAsyncReplication(s *session) (Measurement, error) {
 	}
 	m := asyncReplication{scenario: rep.Scenario}
 	for _, x := range rowsOf(rep, func(d *report.Distributed) bool { return d.Failovers > 0 && d.Reshards == 0 }) {
-		if x.Algorithm != "fixed-window" {
+		if x.Algorithm != algorithms.FixedWindowName {
 			continue
 		}
 		d := x.Distributed
@@ -455,7 +456,7 @@ func measureEvictionFree(s *session) (Measurement, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := evictionFree{scenario: rep.Scenario, algorithm: "fixed-window"}
+	m := evictionFree{scenario: rep.Scenario, algorithm: algorithms.FixedWindowName}
 	for _, x := range rowsOf(rep, func(d *report.Distributed) bool { return d.EvictionPolicy != "" }) {
 		if x.Algorithm != m.algorithm {
 			continue

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/scenario"
 )
@@ -321,15 +322,12 @@ type fleetRowFigures struct {
 	roundTrips float64
 }
 
-// bucketAlgorithms are the algorithms whose promise is b + r·W rather than L.
-var bucketAlgorithms = []string{"token-bucket", "gcra", "leaky-bucket"}
-
 // Judge: holds when every counter algorithm holds the fleet to L and every bucket to
 // b + r·W (here b + L), one round trip a decision; does not hold otherwise.
 func (m atomicFleet) Judge() Judgement {
 	for _, r := range m.rows {
 		bound := m.limit
-		if slices.Contains(bucketAlgorithms, r.algorithm) {
+		if algorithms.IsBucket(r.algorithm) {
 			bound = m.burst + m.limit
 		}
 		if r.effective > bound {
@@ -407,11 +405,11 @@ func measureLocalRouting(s *session) (Measurement, error) {
 	if err != nil {
 		return nil, err
 	}
-	even, err := fleetRow(rep, "ten-nodes-round-robin", "sliding-log")
+	even, err := fleetRow(rep, "ten-nodes-round-robin", algorithms.SlidingLogName)
 	if err != nil {
 		return nil, err
 	}
-	hashed, err := fleetRow(rep, "ten-nodes-hash", "sliding-log")
+	hashed, err := fleetRow(rep, "ten-nodes-hash", algorithms.SlidingLogName)
 	if err != nil {
 		return nil, err
 	}
@@ -453,11 +451,11 @@ func measureScaleOut(s *session) (Measurement, error) {
 	if err != nil {
 		return nil, err
 	}
-	static, err := fleetRow(rep, "scale-out-static", "sliding-log")
+	static, err := fleetRow(rep, "scale-out-static", algorithms.SlidingLogName)
 	if err != nil {
 		return nil, err
 	}
-	recomputed, err := fleetRow(rep, "scale-out-recomputed", "sliding-log")
+	recomputed, err := fleetRow(rep, "scale-out-recomputed", algorithms.SlidingLogName)
 	if err != nil {
 		return nil, err
 	}
@@ -497,7 +495,7 @@ func (m twoTier) Judge() Judgement {
 				r.algorithm, r.tierTrips, r.tierEffective, r.sharedTrips, r.sharedEff)}
 		}
 		bound := m.limit
-		if slices.Contains(bucketAlgorithms, r.algorithm) {
+		if algorithms.IsBucket(r.algorithm) {
 			bound = 2 * m.limit
 		}
 		above = above || r.sharedEff > bound

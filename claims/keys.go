@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/scenario"
 )
@@ -29,7 +30,7 @@ type keyRun struct {
 
 // keyed runs a scenario under the two-counter window, keyed as args say, and reads it.
 func keyed(s *session, name, key string, extra ...string) (keyRun, error) {
-	args := append([]string{"compare", "--scenario", name, "--algorithms", "sliding-window"}, extra...)
+	args := append([]string{"compare", "--scenario", name, "--algorithms", algorithms.SlidingWindowName}, extra...)
 	if key != "" {
 		args = append(args, "--key", key)
 	}
@@ -37,7 +38,7 @@ func keyed(s *session, name, key string, extra ...string) (keyRun, error) {
 	if err != nil {
 		return keyRun{}, err
 	}
-	x, err := result(rep, "sliding-window")
+	x, err := result(rep, algorithms.SlidingWindowName)
 	if err != nil {
 		return keyRun{}, err
 	}
@@ -48,7 +49,7 @@ func keyed(s *session, name, key string, extra ...string) (keyRun, error) {
 	if x.LegitUsersBlocked != nil {
 		r.blocked = *x.LegitUsersBlocked
 	}
-	cells := []string{"sliding-window", cellInt(x.Requests), report.Percent(r.legitRefused)}
+	cells := []string{algorithms.SlidingWindowName, cellInt(x.Requests), report.Percent(r.legitRefused)}
 	if x.AttackerAdmitRate != nil {
 		cells = append(cells, report.Percent(r.attackerPassed))
 	}
@@ -295,7 +296,7 @@ func (m loginLayers) Text() string {
 // loginArgs is login-attack under the two-counter window with the given layers ("" for
 // the scenario's own: account, then IP).
 func loginArgs(layers string) []string {
-	args := []string{"compare", "--scenario", "login-attack", "--algorithms", "sliding-window"}
+	args := []string{"compare", "--scenario", "login-attack", "--algorithms", algorithms.SlidingWindowName}
 	if layers != "" {
 		args = append(args, "--layers", layers)
 	}
@@ -308,7 +309,7 @@ func loginRun(s *session, layers string) (campaigns, report.Result, error) {
 	if err != nil {
 		return nil, report.Result{}, err
 	}
-	x, err := result(rep, "sliding-window")
+	x, err := result(rep, algorithms.SlidingWindowName)
 	if err != nil {
 		return nil, report.Result{}, err
 	}
@@ -323,7 +324,7 @@ func loginRun(s *session, layers string) (campaigns, report.Result, error) {
 			return nil, report.Result{}, fmt.Errorf("login-attack: no %s campaign", actor)
 		}
 	}
-	ev.cite(append([]string{"sliding-window"}, cells...)...)
+	ev.cite(append([]string{algorithms.SlidingWindowName}, cells...)...)
 	return c, x, nil
 }
 
@@ -385,12 +386,12 @@ func measureNamedRefusals(s *session) (Measurement, error) {
 	if err != nil {
 		return nil, err
 	}
-	x, err := result(rep, "sliding-window")
+	x, err := result(rep, algorithms.SlidingWindowName)
 	if err != nil {
 		return nil, err
 	}
 	m := namedRefusals{layers: x.RefusalsByLayer, rejected: x.Rejected, named: "account"}
-	cells := []string{"sliding-window"}
+	cells := []string{algorithms.SlidingWindowName}
 	for _, l := range x.RefusalsByLayer {
 		cells = append(cells, cellInt(l.Refused))
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/scenario"
 )
@@ -67,7 +68,7 @@ func measureBoundary(s *session, args []string) (boundaryBurst, error) {
 	if err != nil {
 		return boundaryBurst{}, err
 	}
-	x, err := result(rep, "fixed-window")
+	x, err := result(rep, algorithms.FixedWindowName)
 	if err != nil {
 		return boundaryBurst{}, err
 	}
@@ -78,7 +79,7 @@ func measureBoundary(s *session, args []string) (boundaryBurst, error) {
 	m := boundaryBurst{limit: rep.Policy.Limit, requests: x.Requests, admitted: x.Admitted, peak: x.PeakWindowAdmitted,
 		falseAllow: x.FalseAllow, backendPeak: x.BackendPeak, first: -1}
 	for _, d := range ds {
-		if d.algorithm == "fixed-window" && d.allowed {
+		if d.algorithm == algorithms.FixedWindowName && d.allowed {
 			if m.first < 0 {
 				m.first = d.at
 			}
@@ -88,7 +89,7 @@ func measureBoundary(s *session, args []string) (boundaryBurst, error) {
 	if m.first < 0 {
 		m.first = 0
 	}
-	ev.cite("fixed-window", cellInt(x.Requests), cellInt(x.Admitted), cellInt(x.Rejected), cellInt(x.PeakWindowAdmitted), cellRatio(x.OverAdmission))
+	ev.cite(algorithms.FixedWindowName, cellInt(x.Requests), cellInt(x.Admitted), cellInt(x.Rejected), cellInt(x.PeakWindowAdmitted), cellRatio(x.OverAdmission))
 	return m, nil
 }
 
@@ -132,7 +133,7 @@ func (m windowCeiling) Text() string {
 }
 
 func measureWindowCeiling(s *session) (Measurement, error) {
-	w, ev, err := s.worstCase("worst-case", "--algorithms", "fixed-window")
+	w, ev, err := s.worstCase("worst-case", "--algorithms", algorithms.FixedWindowName)
 	if err != nil {
 		return nil, err
 	}
@@ -140,20 +141,20 @@ func measureWindowCeiling(s *session) (Measurement, error) {
 		return nil, fmt.Errorf("worst-case: %d results", len(w.Results))
 	}
 	r := w.Results[0]
-	ev.cite("fixed-window", formatBound(r.Bound, r.BoundReached), cellInt(r.WorstAdmitted))
+	ev.cite(algorithms.FixedWindowName, formatBound(r.Bound, r.BoundReached), cellInt(r.WorstAdmitted))
 	m := windowCeiling{found: r.WorstAdmitted, bound: r.Bound}
 	for _, args := range [][]string{boundaryArgs, floodArgs} {
 		rep, ev, err := s.report(args...)
 		if err != nil {
 			return nil, err
 		}
-		x, err := result(rep, "fixed-window")
+		x, err := result(rep, algorithms.FixedWindowName)
 		if err != nil {
 			return nil, err
 		}
 		m.limit = rep.Policy.Limit
 		m.scenarios = append(m.scenarios, namedPeak{rep.Scenario, x.PeakWindowAdmitted})
-		ev.cite("fixed-window", cellInt(x.PeakWindowAdmitted), cellRatio(x.OverAdmission))
+		ev.cite(algorithms.FixedWindowName, cellInt(x.PeakWindowAdmitted), cellRatio(x.OverAdmission))
 	}
 	return m, nil
 }
@@ -211,18 +212,18 @@ func measureShorterWindow(s *session) (Measurement, error) {
 		if err != nil {
 			return 0, 0, err
 		}
-		x, err := result(rep, "fixed-window")
+		x, err := result(rep, algorithms.FixedWindowName)
 		if err != nil {
 			return 0, 0, err
 		}
-		ev.cite("fixed-window", cellInt(x.PeakWindowAdmitted), cellRatio(x.OverAdmission))
+		ev.cite(algorithms.FixedWindowName, cellInt(x.PeakWindowAdmitted), cellRatio(x.OverAdmission))
 		return x.PeakWindowAdmitted - rep.Policy.Limit, x.OverAdmission, nil
 	}
 	var err error
 	if m.minuteOver, m.minuteRatio, err = over(boundaryArgs); err != nil {
 		return nil, err
 	}
-	if m.secondOver, m.secondRatio, err = over([]string{"compare", "--scenario", "boundary-per-second", "--algorithms", "fixed-window"}); err != nil {
+	if m.secondOver, m.secondRatio, err = over([]string{"compare", "--scenario", "boundary-per-second", "--algorithms", algorithms.FixedWindowName}); err != nil {
 		return nil, err
 	}
 	broken := func(args []string) (float64, int64, error) {
@@ -230,17 +231,17 @@ func measureShorterWindow(s *session) (Measurement, error) {
 		if err != nil {
 			return 0, 0, err
 		}
-		x, err := result(rep, "fixed-window")
+		x, err := result(rep, algorithms.FixedWindowName)
 		if err != nil {
 			return 0, 0, err
 		}
 		if x.BrokenPageLoads == nil {
 			return 0, 0, fmt.Errorf("%s: no page loads measured", rep.Scenario)
 		}
-		ev.cite("fixed-window", cellInt(x.Requests), report.Percent(*x.BrokenPageLoads))
+		ev.cite(algorithms.FixedWindowName, cellInt(x.Requests), report.Percent(*x.BrokenPageLoads))
 		return *x.BrokenPageLoads, rep.Policy.Limit, nil
 	}
-	if m.brokenMinute, m.pageLimitMinute, err = broken([]string{"compare", "--scenario", "page-load", "--algorithms", "fixed-window", "--limit", "600", "--window", "1m"}); err != nil {
+	if m.brokenMinute, m.pageLimitMinute, err = broken([]string{"compare", "--scenario", "page-load", "--algorithms", algorithms.FixedWindowName, "--limit", "600", "--window", "1m"}); err != nil {
 		return nil, err
 	}
 	if m.brokenSecond, m.pageLimitSecond, err = broken(pageLoadArgs); err != nil {
@@ -314,17 +315,17 @@ func measureSlidingEstimate(s *session) (Measurement, error) {
 	w := time.Duration(rep.Policy.Window)
 	windowStart := estimateAt.Truncate(w)
 	m := slidingEstimate{limit: rep.Policy.Limit, elapsed: float64(estimateAt-windowStart) / float64(w),
-		admitted: map[string]int64{}, algorithmOrder: []string{"sliding-window", "notes-sliding-window"}}
+		admitted: map[string]int64{}, algorithmOrder: []string{algorithms.SlidingWindowName, algorithms.NotesSlidingWindowName}}
 	for _, d := range ds {
 		switch {
 		case d.at == estimateAt:
-			if d.algorithm == "sliding-window" {
+			if d.algorithm == algorithms.SlidingWindowName {
 				m.sent++
 			}
 			if d.allowed {
 				m.admitted[d.algorithm]++
 			}
-		case d.algorithm != "sliding-window" || !d.allowed: // the counts before, from one algorithm
+		case d.algorithm != algorithms.SlidingWindowName || !d.allowed: // the counts before, from one algorithm
 		case d.at >= windowStart-w && d.at < windowStart:
 			m.prev++
 		case d.at >= windowStart && d.at < estimateAt:
@@ -382,7 +383,7 @@ func measureTimedClient(s *session) (Measurement, error) {
 	for _, p := range []struct {
 		alg string
 		to  *int64
-	}{{"sliding-window", &m.window}, {"notes-sliding-window", &m.notes}, {"sliding-log", &m.exact}} {
+	}{{algorithms.SlidingWindowName, &m.window}, {algorithms.NotesSlidingWindowName, &m.notes}, {algorithms.SlidingLogName, &m.exact}} {
 		x, err := result(rep, p.alg)
 		if err != nil {
 			return nil, err
@@ -390,7 +391,7 @@ func measureTimedClient(s *session) (Measurement, error) {
 		*p.to = x.PeakWindowAdmitted
 		ev.cite(p.alg, cellInt(x.Requests), cellInt(x.Admitted), cellInt(x.Rejected), cellInt(x.PeakWindowAdmitted), cellRatio(x.OverAdmission))
 	}
-	w, ev, err := s.worstCase("worst-case", "--algorithms", "sliding-window")
+	w, ev, err := s.worstCase("worst-case", "--algorithms", algorithms.SlidingWindowName)
 	if err != nil {
 		return nil, err
 	}
@@ -398,7 +399,7 @@ func measureTimedClient(s *session) (Measurement, error) {
 		return nil, fmt.Errorf("worst-case: %d results", len(w.Results))
 	}
 	m.found = w.Results[0].WorstAdmitted
-	ev.cite("sliding-window", formatBound(w.Results[0].Bound, w.Results[0].BoundReached), cellInt(m.found))
+	ev.cite(algorithms.SlidingWindowName, formatBound(w.Results[0].Bound, w.Results[0].BoundReached), cellInt(m.found))
 	return m, nil
 }
 
@@ -465,7 +466,7 @@ func measureErrorRates(s *session) (Measurement, error) {
 		return nil, err
 	}
 	for _, limit := range loadLimits {
-		args := []string{"compare", "--scenario", "steady-poisson", "--algorithms", "sliding-window"}
+		args := []string{"compare", "--scenario", "steady-poisson", "--algorithms", algorithms.SlidingWindowName}
 		if limit != "" {
 			args = append(args, "--limit", limit)
 		}
@@ -473,7 +474,7 @@ func measureErrorRates(s *session) (Measurement, error) {
 		if err != nil {
 			return nil, err
 		}
-		x, err := result(rep, "sliding-window")
+		x, err := result(rep, algorithms.SlidingWindowName)
 		if err != nil {
 			return nil, err
 		}
@@ -482,7 +483,7 @@ func measureErrorRates(s *session) (Measurement, error) {
 			name:     fmt.Sprintf("with every key at %.0f%% of its limit", 100*perWindow/float64(rep.Policy.Limit)),
 			requests: x.Requests, wrong: x.FalseAllow + x.FalseReject,
 		})
-		ev.cite("sliding-window", cellInt(x.Requests), report.Percent(x.FalseAllowRate), report.Percent(x.FalseRejectRate))
+		ev.cite(algorithms.SlidingWindowName, cellInt(x.Requests), report.Percent(x.FalseAllowRate), report.Percent(x.FalseRejectRate))
 	}
 	quiet, near, err := measureZipfErrors(s)
 	if err != nil {
@@ -493,28 +494,28 @@ func measureErrorRates(s *session) (Measurement, error) {
 	if err != nil {
 		return nil, err
 	}
-	x, err := result(rep, "sliding-window")
+	x, err := result(rep, algorithms.SlidingWindowName)
 	if err != nil {
 		return nil, err
 	}
 	m.regimes = append(m.regimes, errorRegime{name: "against a client that times its requests", requests: x.Requests, wrong: x.FalseAllow + x.FalseReject})
-	ev.cite("sliding-window", cellInt(x.Requests), report.Percent(x.FalseAllowRate), report.Percent(x.FalseRejectRate))
+	ev.cite(algorithms.SlidingWindowName, cellInt(x.Requests), report.Percent(x.FalseAllowRate), report.Percent(x.FalseRejectRate))
 	return m, nil
 }
 
 // measureZipfErrors splits zipf-mostly-quiet's two-counter errors between the keys that
 // run below nearLimit of the limit and those that run near or above it.
 func measureZipfErrors(s *session) (quiet, near errorRegime, err error) {
-	args := []string{"compare", "--scenario", "zipf-mostly-quiet", "--algorithms", "sliding-window", "--decisions", "decisions.csv"}
+	args := []string{"compare", "--scenario", "zipf-mostly-quiet", "--algorithms", algorithms.SlidingWindowName, "--decisions", "decisions.csv"}
 	rep, ev, err := s.report(args...)
 	if err != nil {
 		return quiet, near, err
 	}
-	x, err := result(rep, "sliding-window")
+	x, err := result(rep, algorithms.SlidingWindowName)
 	if err != nil {
 		return quiet, near, err
 	}
-	ev.cite("sliding-window", cellInt(x.Requests), report.Percent(x.FalseAllowRate), report.Percent(x.FalseRejectRate))
+	ev.cite(algorithms.SlidingWindowName, cellInt(x.Requests), report.Percent(x.FalseAllowRate), report.Percent(x.FalseRejectRate))
 	ds, err := s.decisions(args...)
 	if err != nil {
 		return quiet, near, err
@@ -626,16 +627,16 @@ func (m entryBytes) Text() string {
 }
 
 func measureEntryBytes(s *session) (Measurement, error) {
-	rep, ev, err := s.report("compare", "--scenario", "boundary-burst", "--algorithms", "sliding-log")
+	rep, ev, err := s.report("compare", "--scenario", "boundary-burst", "--algorithms", algorithms.SlidingLogName)
 	if err != nil {
 		return nil, err
 	}
-	x, err := result(rep, "sliding-log")
+	x, err := result(rep, algorithms.SlidingLogName)
 	if err != nil {
 		return nil, err
 	}
-	ev.cite("sliding-log", cellInt(x.PeakWindowAdmitted), cellFixed(x.StateBytesPerKey, 0))
-	mem, ev, err := s.memory(s.memoryArgs("--algorithms", "sliding-log")...)
+	ev.cite(algorithms.SlidingLogName, cellInt(x.PeakWindowAdmitted), cellFixed(x.StateBytesPerKey, 0))
+	mem, ev, err := s.memory(s.memoryArgs("--algorithms", algorithms.SlidingLogName)...)
 	if err != nil {
 		return nil, err
 	}
@@ -692,9 +693,9 @@ func measureMillionKeys(s *session) (Measurement, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, perKey, enc, total := mem.row("sliding-log")
-	_, _, _, counters := mem.row("sliding-window")
-	ev.cite("sliding-log", cellFixed(perKey, 0), enc, byteSize(total))
+	_, perKey, enc, total := mem.row(algorithms.SlidingLogName)
+	_, _, _, counters := mem.row(algorithms.SlidingWindowName)
+	ev.cite(algorithms.SlidingLogName, cellFixed(perKey, 0), enc, byteSize(total))
 	return millionKeys{keys: mem.Keys, limit: mem.Limit, perKey: perKey, encoding: enc, total: total, countersTotal: counters, redisSource: redisSource(mem)}, nil
 }
 
@@ -750,10 +751,10 @@ func measureLogVsCounters(s *session) (Measurement, error) {
 	if err != nil {
 		return nil, err
 	}
-	logState, logBytes, _, _ := at100.row("sliding-log")
-	counterState, counterBytes, _, _ := at100.row("sliding-window")
-	ev.cite("sliding-log", cellFixed(logState, 0), cellFixed(logBytes, 0))
-	ev.cite("sliding-window", cellFixed(counterState, 0), cellFixed(counterBytes, 0))
+	logState, logBytes, _, _ := at100.row(algorithms.SlidingLogName)
+	counterState, counterBytes, _, _ := at100.row(algorithms.SlidingWindowName)
+	ev.cite(algorithms.SlidingLogName, cellFixed(logState, 0), cellFixed(logBytes, 0))
+	ev.cite(algorithms.SlidingWindowName, cellFixed(counterState, 0), cellFixed(counterBytes, 0))
 	args := s.memoryArgs("--keys", "1000000", "--limit", "1000", "--algorithms", "sliding-log,sliding-window")
 	if s.cfg.RedisURL != "" {
 		args[len(args)-1] = "100" // a hundred logs of 1000 entries: about 12 MB
@@ -762,7 +763,7 @@ func measureLogVsCounters(s *session) (Measurement, error) {
 	if err != nil {
 		return nil, err
 	}
-	ev.cite("sliding-log", fmt.Sprintf("%.1f×", at1000.SlidingLogVsTwoCounters))
+	ev.cite(algorithms.SlidingLogName, fmt.Sprintf("%.1f×", at1000.SlidingLogVsTwoCounters))
 	return logVsCounters{
 		redis100: at100.SlidingLogVsTwoCounters, redis1000: at1000.SlidingLogVsTwoCounters, inProcess: ratioOf(logState, counterState),
 		logBytes: logBytes, counterBytes: counterBytes, logState: logState, counterState: counterState, redisSource: redisSource(at100),
@@ -821,7 +822,7 @@ func measureCheapFix(s *session) (Measurement, error) {
 		alg   string
 		bytes *float64
 		peak  *int64
-	}{{"fixed-window", &m.fixedBytes, &m.fixedPeak}, {"sliding-window", &m.windowBytes, &m.windowPeak}} {
+	}{{algorithms.FixedWindowName, &m.fixedBytes, &m.fixedPeak}, {algorithms.SlidingWindowName, &m.windowBytes, &m.windowPeak}} {
 		x, err := result(rep, p.alg)
 		if err != nil {
 			return nil, err
@@ -833,20 +834,20 @@ func measureCheapFix(s *session) (Measurement, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, m.fixedRedis, _, _ = mem.row("fixed-window")
-	_, m.windowRedis, _, _ = mem.row("sliding-window")
-	ev.cite("fixed-window", cellFixed(m.fixedRedis, 0))
-	ev.cite("sliding-window", cellFixed(m.windowRedis, 0))
+	_, m.fixedRedis, _, _ = mem.row(algorithms.FixedWindowName)
+	_, m.windowRedis, _, _ = mem.row(algorithms.SlidingWindowName)
+	ev.cite(algorithms.FixedWindowName, cellFixed(m.fixedRedis, 0))
+	ev.cite(algorithms.SlidingWindowName, cellFixed(m.windowRedis, 0))
 	timed, ev, err := s.report(timedArgs...)
 	if err != nil {
 		return nil, err
 	}
-	x, err := result(timed, "sliding-window")
+	x, err := result(timed, algorithms.SlidingWindowName)
 	if err != nil {
 		return nil, err
 	}
 	m.timedPeak = x.PeakWindowAdmitted
-	ev.cite("sliding-window", cellInt(x.PeakWindowAdmitted), cellRatio(x.OverAdmission))
+	ev.cite(algorithms.SlidingWindowName, cellInt(x.PeakWindowAdmitted), cellRatio(x.OverAdmission))
 	return m, nil
 }
 
@@ -902,7 +903,7 @@ func measureNotesScript(s *session) (Measurement, error) {
 	}
 	m := notesScript{limit: rep.Policy.Limit}
 	rows := map[string]report.Result{}
-	for _, a := range []string{"sliding-window", "notes-sliding-window"} {
+	for _, a := range []string{algorithms.SlidingWindowName, algorithms.NotesSlidingWindowName} {
 		x, err := result(rep, a)
 		if err != nil {
 			return nil, err
@@ -910,8 +911,8 @@ func measureNotesScript(s *session) (Measurement, error) {
 		rows[a] = x
 		ev.cite(a, cellInt(x.Requests), cellInt(x.Admitted), cellInt(x.Rejected), cellInt(x.PeakWindowAdmitted), cellRatio(x.OverAdmission), report.Percent(x.FalseAllowRate))
 	}
-	m.rlsimAdmitted, m.rlsimPeak, m.rlsimFalseAllow = rows["sliding-window"].Admitted, rows["sliding-window"].PeakWindowAdmitted, rows["sliding-window"].FalseAllowRate
-	m.notesAdmitted, m.notesPeak, m.notesFalseAllow = rows["notes-sliding-window"].Admitted, rows["notes-sliding-window"].PeakWindowAdmitted, rows["notes-sliding-window"].FalseAllowRate
+	m.rlsimAdmitted, m.rlsimPeak, m.rlsimFalseAllow = rows[algorithms.SlidingWindowName].Admitted, rows[algorithms.SlidingWindowName].PeakWindowAdmitted, rows[algorithms.SlidingWindowName].FalseAllowRate
+	m.notesAdmitted, m.notesPeak, m.notesFalseAllow = rows[algorithms.NotesSlidingWindowName].Admitted, rows[algorithms.NotesSlidingWindowName].PeakWindowAdmitted, rows[algorithms.NotesSlidingWindowName].FalseAllowRate
 	cw, ev, err := s.report(costWeightedArgs...)
 	if err != nil {
 		return nil, err
@@ -924,7 +925,7 @@ func measureNotesScript(s *session) (Measurement, error) {
 	for _, p := range []struct {
 		alg string
 		to  *int64
-	}{{"sliding-window", &m.rlsimHog}, {"notes-sliding-window", &m.notesHog}} {
+	}{{algorithms.SlidingWindowName, &m.rlsimHog}, {algorithms.NotesSlidingWindowName, &m.notesHog}} {
 		x, err := result(cw, p.alg)
 		if err != nil {
 			return nil, err
@@ -1000,7 +1001,7 @@ func measureExactOrCheap(s *session) (Measurement, error) {
 		alg         string
 		peak        *int64
 		wrong, size *float64
-	}{{"sliding-log", &m.logPeak, &m.logWrong, &m.logBytes}, {"fixed-window", &m.fixedPeak, &m.fixedWrong, &m.fixedBytes}} {
+	}{{algorithms.SlidingLogName, &m.logPeak, &m.logWrong, &m.logBytes}, {algorithms.FixedWindowName, &m.fixedPeak, &m.fixedWrong, &m.fixedBytes}} {
 		x, err := result(rep, p.alg)
 		if err != nil {
 			return nil, err

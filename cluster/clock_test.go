@@ -41,7 +41,7 @@ func TestNodeClockBucketWithinSkewBound(t *testing.T) {
 // two-tier placements alike.
 func TestStoreClockHoldsTheNoSkewLimit(t *testing.T) {
 	for _, placement := range []string{"shared", "two-tier"} {
-		for _, alg := range store.Algorithms {
+		for _, alg := range store.Algorithms() {
 			var base int64
 			for _, skew := range skews {
 				c := Config{Nodes: 10, Balancer: "round-robin", Placement: placement, Skew: skew, Clock: "store"}
@@ -118,7 +118,7 @@ func TestShortWindowSlowerThanRealTimeOnRealRedis(t *testing.T) {
 		cfg       Config
 	}
 	var runs []run
-	for _, alg := range store.Algorithms {
+	for _, alg := range store.Algorithms() {
 		runs = append(runs, run{alg, alg, Config{Placement: "shared"}})
 	}
 	runs = append(runs,

@@ -93,8 +93,8 @@ func New(c Config, algorithm string, p algorithms.Policy, st store.Store, rng *r
 		return nil, err
 	}
 	c = c.WithDefaults(p)
-	if c.Eviction != nil && c.UsesStore() && algorithm == "sliding-log" {
-		return nil, fmt.Errorf("eviction: no memory model of the sliding log's sorted set; run it with another algorithm")
+	if c.Eviction != nil && c.UsesStore() && algorithms.FormOf(algorithm) == algorithms.FormTimestamps {
+		return nil, fmt.Errorf("eviction: no memory model of %s's sorted set; run it with another algorithm", algorithm)
 	}
 	f := &Fleet{cfg: c, algorithm: algorithm, policy: p, rng: rng, nodesMax: c.Nodes}
 	f.nodeShare = share(p, c.Nodes)
@@ -111,7 +111,7 @@ func New(c Config, algorithm string, p algorithms.Policy, st store.Store, rng *r
 	case "shared", "two-tier":
 		f.shared, err = store.NewLimiter(st, algorithm, p, c.Prefix)
 	case "leased":
-		f.leaser, err = store.NewLimiter(st, "lease", p, c.Prefix)
+		f.leaser, err = store.NewLimiter(st, store.Lease, p, c.Prefix)
 	case "shared-nonatomic":
 		f.nonAtomic, err = store.NewNonAtomic(st, p, c.Prefix, c.TTLWindowKey)
 	case "shared-racy":
@@ -191,7 +191,7 @@ func (f *Fleet) Name() string {
 func (f *Fleet) Algorithm() string {
 	switch f.cfg.Placement {
 	case "leased":
-		return "lease"
+		return store.Lease
 	case "shared-nonatomic":
 		return "incr-expire"
 	}

@@ -75,7 +75,7 @@ func TestLocalHashGivesOneClientLOverN(t *testing.T) {
 }
 
 func TestSharedIsExactWithOneRoundTrip(t *testing.T) {
-	for _, alg := range store.Algorithms {
+	for _, alg := range store.Algorithms() {
 		c := Config{Nodes: 10, Balancer: "round-robin", Placement: "shared"}
 		res, _ := drive(t, c, alg, perMinute, store.NewModel(), 2, 20, 3*time.Minute)
 		if res.StoreRoundTrips != 1 {
@@ -266,7 +266,7 @@ func TestSharedKeysHaveTTLOnRealRedis(t *testing.T) {
 	}
 	defer r.Close()
 	prefix := fmt.Sprintf("rlsim-test-fleet:%d:", time.Now().UnixNano())
-	for _, alg := range store.Algorithms {
+	for _, alg := range store.Algorithms() {
 		c := Config{Nodes: 3, Balancer: "round-robin", Placement: "shared", Prefix: prefix}
 		res, _ := drive(t, c, alg, perMinute, r, 5, 1, 2*time.Minute)
 		keys, err := r.Keys(prefix)

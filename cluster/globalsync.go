@@ -12,10 +12,14 @@ import (
 	"github.com/rlsim/rlsim/store"
 )
 
-// GlobalAlgorithms are the algorithms the global-sync placement runs: those whose state
-// is window counts, to which a node can add the hits it admitted and which it can read
-// back as totals.
-var GlobalAlgorithms = []string{"fixed-window", "sliding-window"}
+// GlobalAlgorithms lists the algorithms the global-sync placement runs: those with a store
+// script whose state is window counts (one, or the current and previous), to which a
+// node can add the hits it admitted and which it can read back as totals.
+func GlobalAlgorithms() []string {
+	return algorithms.Select(func(k *algorithms.Kind) bool {
+		return k.Script != "" && (k.Form == algorithms.FormWindowCount || k.Form == algorithms.FormTwoWindowCounts)
+	})
+}
 
 // SyncTargets are where global-sync nodes send their hits and read the totals from.
 //
@@ -142,15 +146,15 @@ func (q *eventQueue) Pop() any {
 }
 
 func newGlobalSync(c Config, algorithm string, p algorithms.Policy, st store.Store) (*globalSync, error) {
-	if !slices.Contains(GlobalAlgorithms, algorithm) {
-		return nil, fmt.Errorf("placement global-sync: no counter form of %q (want one of %s)", algorithm, strings.Join(GlobalAlgorithms, ", "))
+	if !slices.Contains(GlobalAlgorithms(), algorithm) {
+		return nil, fmt.Errorf("placement global-sync: no counter form of %q (want one of %s)", algorithm, strings.Join(GlobalAlgorithms(), ", "))
 	}
 	if err := store.CheckPolicy(p); err != nil {
 		return nil, err
 	}
 	g := &globalSync{
 		toOwner: c.SyncTo != "store", sync: int64(c.Sync), nodes: c.Nodes, limit: p.Limit, window: p.Window.Microseconds(),
-		prefix: c.Prefix + "gs:", sliding: algorithm == "sliding-window", views: map[viewKey]*view{}, applied: map[string][]applied{},
+		prefix: c.Prefix + "gs:", sliding: algorithms.FormOf(algorithm) == algorithms.FormTwoWindowCounts, views: map[viewKey]*view{}, applied: map[string][]applied{},
 		lastCast: map[int]int64{},
 	}
 	g.ttl = ceilDiv(int64(2*p.Window+2*c.Skew+c.Latency+c.PeerLatency), int64(time.Millisecond))

@@ -15,7 +15,7 @@ import (
 // owners one hop for the decisions another node owns.
 func TestGlobalSyncZeroIsExact(t *testing.T) {
 	for _, to := range SyncTargets {
-		for _, alg := range GlobalAlgorithms {
+		for _, alg := range GlobalAlgorithms() {
 			c := Config{Nodes: 10, Balancer: "round-robin", Placement: "global-sync", SyncTo: to, Latency: time.Millisecond, PeerLatency: time.Millisecond}
 			f, res := driveFleet(t, c, alg, perMinute, 1, 50, 3*time.Minute)
 			if res.EffectiveLimit > 100 {

@@ -65,8 +65,8 @@ func TestFlushMatchesOneByOne(t *testing.T) {
 			Skew:    300 * time.Millisecond, Latency: time.Millisecond, CrashProbability: 0.1,
 		}
 		for _, alg := range []string{"sliding-window", "gcra", "sliding-log"} {
-			if placement == "shared-racy" && !slices.Contains(RacyAlgorithms, alg) ||
-				placement == "global-sync" && !slices.Contains(GlobalAlgorithms, alg) {
+			if placement == "shared-racy" && !slices.Contains(RacyAlgorithms(), alg) ||
+				placement == "global-sync" && !slices.Contains(GlobalAlgorithms(), alg) {
 				continue
 			}
 			want, wantRes := runHeld(t, c, alg, store.NewModel(), 0)

@@ -11,17 +11,24 @@ import (
 	"github.com/rlsim/rlsim/store"
 )
 
-// RacyAlgorithms are the algorithms the shared-racy placement runs: those whose whole
-// state a node can read with one command and write back with another.
+// RacyAlgorithms lists the algorithms the shared-racy placement runs: those with a store
+// script whose whole state a node can read with one command and write back with
+// another, by the form of that state (algorithms.StateForm):
 //
-//	fixed-window    GET the window's counter → compare → INCRBY (the notes' example)
-//	sliding-window  MGET the previous and current counters → estimate → INCRBY the current
-//	token-bucket    HMGET t s → refill and take → HSET t s (read-modify-write)
-//	gcra            GET tat → compare → SET tat
+//	one window count     GET the window's counter → compare → INCRBY (the notes' example)
+//	two window counts    MGET the previous and current counters → estimate → INCRBY the current
+//	a bucket             HMGET t s → refill and take → HSET t s (read-modify-write)
+//	a TAT                GET tat → compare → SET tat
 //
-// The sliding log is left out: its state is a set of timestamps, which no node reads
-// whole before every decision.
-var RacyAlgorithms = []string{"fixed-window", "sliding-window", "token-bucket", "gcra"}
+// A set of timestamps (the sliding log) is left out: no node reads it whole before every
+// decision.
+func RacyAlgorithms() []string {
+	return algorithms.Select(func(k *algorithms.Kind) bool { return k.Script != "" && racyForms[k.Form] })
+}
+
+var racyForms = map[algorithms.StateForm]bool{
+	algorithms.FormWindowCount: true, algorithms.FormTwoWindowCounts: true, algorithms.FormBucket: true, algorithms.FormTAT: true,
+}
 
 // racy decides as nodes do when they keep the limit logic to themselves and the store as
 // plain data: a node reads the key's state, decides, and, when it admits, writes the new
@@ -50,7 +57,7 @@ var RacyAlgorithms = []string{"fixed-window", "sliding-window", "token-bucket", 
 type racy struct {
 	rw      store.ReadWriter
 	names   *store.Limiter // names the keys as the algorithm's script does
-	alg     string
+	form    algorithms.StateForm
 	limit   int64
 	window  int64 // µs
 	burst   int64
@@ -98,8 +105,8 @@ type overlay struct {
 }
 
 func newRacy(st store.Store, algorithm string, p algorithms.Policy, c Config, down func(int64) bool) (*racy, error) {
-	if !slices.Contains(RacyAlgorithms, algorithm) {
-		return nil, fmt.Errorf("placement shared-racy: no read-decide-write form of %q (want one of %s)", algorithm, strings.Join(RacyAlgorithms, ", "))
+	if !slices.Contains(RacyAlgorithms(), algorithm) {
+		return nil, fmt.Errorf("placement shared-racy: no read-decide-write form of %q (want one of %s)", algorithm, strings.Join(RacyAlgorithms(), ", "))
 	}
 	rw, ok := st.(store.ReadWriter)
 	if !ok {
@@ -111,7 +118,7 @@ func newRacy(st store.Store, algorithm string, p algorithms.Policy, c Config, do
 	}
 	margin := 2*c.Skew + c.Latency
 	return &racy{
-		rw: rw, names: names, alg: algorithm,
+		rw: rw, names: names, form: algorithms.FormOf(algorithm),
 		limit: p.Limit, window: p.Window.Microseconds(), burst: p.EffectiveBurst(),
 		latency: int64(c.Latency), margin: ceilDiv(int64(margin), int64(time.Microsecond)),
 		down: down, mine: map[mineKey]*overlay{}, total: map[string]int{},
@@ -136,8 +143,8 @@ func (r *racy) decide(node int, name string, now, nodeNow, cost int64) (reply st
 			break
 		}
 	}
-	switch r.alg {
-	case "fixed-window", "sliding-window":
+	switch r.form {
+	case algorithms.FormWindowCount, algorithms.FormTwoWindowCounts:
 		counts, err := r.rw.Get(keys...)
 		if err != nil {
 			return reply, 1, err
@@ -145,12 +152,12 @@ func (r *racy) decide(node int, name string, now, nodeNow, cost int64) (reply st
 		for i, k := range keys {
 			counts[i] += r.mine[mineKey{node, k}].pendingIncr()
 		}
-		if r.alg == "fixed-window" {
+		if r.form == algorithms.FormWindowCount {
 			reply = r.fixedWindow(node, keys[0], now, us, counts[0], cost)
 		} else {
 			reply = r.slidingWindow(node, keys[1], now, us, counts[0], counts[1], cost)
 		}
-	case "token-bucket":
+	case algorithms.FormBucket:
 		t, s, ok, err := r.rw.GetBucket(keys[0])
 		if err != nil {
 			return reply, 1, err
@@ -159,7 +166,7 @@ func (r *racy) decide(node int, name string, now, nodeNow, cost int64) (reply st
 			t, s, ok = ov.t, ov.v, true
 		}
 		reply = r.tokenBucket(node, keys[0], now, us, t, s, ok, cost)
-	case "gcra":
+	case algorithms.FormTAT:
 		tat, err := r.rw.Get(keys[0])
 		if err != nil {
 			return reply, 1, err

@@ -83,7 +83,7 @@ func firstDifference(a, b []string) int {
 func TestRacyWithoutConcurrencyDecidesAsTheScript(t *testing.T) {
 	p := algorithms.Policy{Limit: 20, Window: 10 * time.Second, Burst: 15}
 	trace := poissonTrace(3, 40, 35*time.Second, 3, true)
-	for _, alg := range RacyAlgorithms {
+	for _, alg := range RacyAlgorithms() {
 		for _, c := range []Config{
 			{Nodes: 1, Balancer: "round-robin", Latency: 50 * time.Millisecond},
 			{Nodes: 1, Balancer: "round-robin", Latency: 3 * time.Second},
@@ -195,7 +195,7 @@ func TestRacyFacesAgree(t *testing.T) {
 	p := algorithms.Policy{Limit: 12, Window: 2 * time.Second, Burst: 9}
 	trace := poissonTrace(5, 60, 9*time.Second, 3, true)
 	c := Config{Nodes: 4, Balancer: "random", Placement: "shared-racy", Latency: 20 * time.Millisecond, Skew: 30 * time.Millisecond}
-	for _, alg := range RacyAlgorithms {
+	for _, alg := range RacyAlgorithms() {
 		model := store.NewModel()
 		want, wantRes := replay(t, c, alg, p, model, trace)
 		mini, err := store.NewMiniredis()
@@ -234,7 +234,7 @@ func TestRacyFacesAgree(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer server.Close()
-	for _, alg := range RacyAlgorithms {
+	for _, alg := range RacyAlgorithms() {
 		rc := c
 		rc.Prefix = fmt.Sprintf("rlsim-test-racy:%d:", time.Now().UnixNano())
 		want, _ := replay(t, c, alg, p, store.NewModel(), trace)
@@ -288,7 +288,7 @@ func TestRacyExpiryNeverDecides(t *testing.T) {
 		}
 	}
 	c := Config{Nodes: 5, Balancer: "round-robin", Placement: "shared-racy", Latency: 80 * time.Millisecond, Skew: 900 * time.Millisecond}
-	for _, alg := range RacyAlgorithms {
+	for _, alg := range RacyAlgorithms() {
 		want, _ := replay(t, c, alg, p, keepForever{store.NewModel()}, trace)
 		got, _ := replay(t, c, alg, p, store.NewModel(), trace)
 		if i := firstDifference(got, want); i >= 0 {

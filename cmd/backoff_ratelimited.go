@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -124,10 +123,11 @@ func (r *rateLimitedFlags) overload(o *backoffOptions) (backoff.Overload, error)
 
 func (r *rateLimitedFlags) model(o *backoffOptions) (backoff.RateLimited, error) {
 	m := backoff.DefaultRateLimited
-	if !slices.Contains(algorithms.Names, r.algorithm) {
-		return m, usagef("--algorithm: unknown algorithm %q (want %s)", r.algorithm, strings.Join(algorithms.Names, ", "))
+	spec, err := algorithms.Parse(r.algorithm)
+	if err != nil {
+		return m, usagef("--algorithm: %v", err)
 	}
-	m.Algorithm = r.algorithm
+	m.Algorithm = spec.Text
 	m.Policy = algorithms.Policy{Limit: r.limit, Window: r.window, Burst: r.burst}
 	switch {
 	case r.limit <= 0:

@@ -68,7 +68,7 @@ func newCompareCmd(g *globalOptions, streams IO) *cobra.Command {
 	}
 	f := c.Flags()
 	f.StringArrayVar(&o.scenarios, "scenario", nil, "scenario name or file (repeatable; default: every built-in)")
-	f.StringSliceVar(&o.algorithms, "algorithms", nil, "algorithms to compare, comma-separated (default: the scenario's, else all)")
+	addAlgorithmsFlag(c, &o.algorithms, "algorithms to compare (default: the scenario's, else the six)", nil)
 	f.Var(unitsValue{&o.limit}, "limit", "override the policy's limit (units per window)")
 	f.Var(windowValue{&o.window}, "window", "override the policy's window")
 	f.Var(unitsValue{&o.burst}, "burst", "override the bucket algorithms' burst")
@@ -119,11 +119,6 @@ func addRunFlags(c *cobra.Command, g *globalOptions) {
 }
 
 func (o *compareOptions) validate() error {
-	for _, a := range o.algorithms {
-		if !algorithms.Known(a) {
-			return usagef("--algorithms: unknown algorithm %q (want %s, or a variant: %s)", a, strings.Join(algorithms.Names, ", "), strings.Join(algorithms.Variants, ", "))
-		}
-	}
 	if o.worstBudget < 0 {
 		return usagef("--worst-budget: must not be negative, got %d", o.worstBudget)
 	}
@@ -180,7 +175,7 @@ func runCompare(ctx context.Context, o *compareOptions, streams IO) error {
 			algs = sc.Algorithms
 		}
 		if len(algs) == 0 {
-			algs = algorithms.Names
+			algs = algorithms.Defaults()
 		}
 		if err := confirmSize(sc, algs, o.yes); err != nil {
 			return err

@@ -28,8 +28,8 @@ var keyKinds = []string{"user", "account", "tenant", "api-key", "route", "ip", "
 // when it names a folder, and to nothing otherwise.
 var flagCompletions = map[string]cobra.CompletionFunc{
 	"scenario":     completeScenario,
-	"algorithms":   completeList(algorithms.Names),
-	"algorithm":    completeOne(algorithms.Names),
+	"algorithms":   completeList(algorithms.Defaults()),
+	"algorithm":    completeOne(algorithms.Defaults()),
 	"charts":       completeCharts,
 	"strategies":   completeList(traffic.BackoffNames),
 	"model":        completeOne(backoff.Models),
@@ -86,7 +86,7 @@ func flagCompletion(c *cobra.Command, f *pflag.Flag) cobra.CompletionFunc {
 	case f.Name == "key":
 		return keyCompletion(c)
 	case f.Name == "algorithms" && c.Name() == "memory":
-		return completeList(store.MemoryAlgorithms) // the algorithms the store has scripts for
+		return completeList(store.MemoryAlgorithms()) // the algorithms the store has scripts for
 	}
 	if fn, ok := flagCompletions[f.Name]; ok {
 		return fn

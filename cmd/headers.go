@@ -33,7 +33,7 @@ type policyFlags struct {
 
 func (p *policyFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&p.name, "name", "default", "policy name sent in RateLimit-Policy and the problem body")
-	f.StringVar(&p.algorithm, "algorithm", "sliding-window", "algorithm: "+strings.Join(algorithms.Names, ", "))
+	f.StringVar(&p.algorithm, "algorithm", algorithms.SlidingWindowName, "algorithm: "+strings.Join(algorithms.Defaults(), ", "))
 	p.limit, p.window = 100, time.Minute
 	f.Var(unitsValue{&p.limit}, "limit", "units per window")
 	f.Var(windowValue{&p.window}, "window", "window")
@@ -45,8 +45,8 @@ func (p *policyFlags) register(f *pflag.FlagSet) {
 }
 
 func (p *policyFlags) build() (algorithms.Limiter, response.Policy, response.Headers, error) {
-	if !algorithms.Known(p.algorithm) {
-		return nil, response.Policy{}, response.Headers{}, usagef("--algorithm: unknown algorithm %q (want %s, or a variant: %s)", p.algorithm, strings.Join(algorithms.Names, ", "), strings.Join(algorithms.Variants, ", "))
+	if _, err := algorithms.Parse(p.algorithm); err != nil {
+		return nil, response.Policy{}, response.Headers{}, usagef("--algorithm: %v", err)
 	}
 	pol := algorithms.Policy{Limit: p.limit, Window: p.window, Burst: p.burst}
 	if err := pol.Validate(); err != nil {

@@ -66,7 +66,12 @@ key in-process beside Redis, a log scale, the Redis bars labelled measured or mo
 	o.limit, o.window = 100, time.Minute
 	f.Var(unitsValue{&o.limit}, "limit", "limit per window each client is held at")
 	f.Var(windowValue{&o.window}, "window", "window of the limit")
-	f.StringSliceVar(&o.algorithms, "algorithms", nil, "algorithms to size (default: all)")
+	addAlgorithmsFlag(c, &o.algorithms, "algorithms to size (default: every one with a memory model)", func(k *algorithms.Kind) error {
+		if !slices.Contains(store.MemoryAlgorithms(), k.Name) {
+			return fmt.Errorf("no memory model of its keys in Redis (want one of %s)", strings.Join(store.MemoryAlgorithms(), ", "))
+		}
+		return nil
+	})
 	f.StringVar(&o.redisURL, "redis", "", "measure on this Redis server (redis://host:port/db) instead of the model")
 	f.IntVar(&o.load, "load", 100_000, "with --redis: clients loaded per algorithm, at most --keys (totals scale the measured mean to --keys)")
 	f.StringVar(&o.prefix, "prefix", defaultMemoryPrefix, "with --redis: write only keys under this prefix (allows a non-empty database)")
@@ -84,11 +89,6 @@ func (o *memoryOptions) validate() error {
 	}
 	if err := store.CheckPolicy(algorithms.Policy{Limit: o.limit, Window: o.window}); err != nil {
 		return usagef("--limit/--window: %v", err)
-	}
-	for _, a := range o.algorithms {
-		if !slices.Contains(store.MemoryAlgorithms, a) {
-			return usagef("--algorithms: unknown algorithm %q (want one of %s)", a, strings.Join(store.MemoryAlgorithms, ", "))
-		}
 	}
 	if o.load <= 0 {
 		return usagef("--load must be positive, got %d", o.load)
@@ -182,10 +182,10 @@ func memoryTables(rep *store.MemoryReport) []report.Table {
 			used,
 			r.RedisSource, r.RedisEncoding, humanBytes(r.StateBytesTotal), humanBytes(r.RedisBytesTotal), vs,
 		})
-		switch r.Algorithm {
-		case "sliding-window":
+		switch algorithms.FormOf(r.Algorithm) {
+		case algorithms.FormTwoWindowCounts:
 			two = r
-		case "sliding-log":
+		case algorithms.FormTimestamps:
 			log = r
 		}
 	}

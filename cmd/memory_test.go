@@ -31,7 +31,7 @@ func memoryJSON(t *testing.T, args ...string) store.MemoryReport {
 
 func TestMemoryModel(t *testing.T) {
 	rep := memoryJSON(t, "--keys", "1000000", "--limit", "100")
-	if !strings.HasPrefix(rep.Redis, "model") || len(rep.Results) != len(store.MemoryAlgorithms) {
+	if !strings.HasPrefix(rep.Redis, "model") || len(rep.Results) != len(store.MemoryAlgorithms()) {
 		t.Fatalf("want a model row per algorithm, got %+v", rep)
 	}
 	for _, r := range rep.Results {

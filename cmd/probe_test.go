@@ -53,7 +53,7 @@ func probeJSON(t *testing.T, args ...string) probeReport {
 func TestProbeAgainstServe(t *testing.T) {
 	boundary := filepath.Join("testdata", "probe-boundary-1s.yaml")
 	const margin = 150.0 // ms
-	for _, alg := range algorithms.Names {
+	for _, alg := range algorithms.Defaults() {
 		ctx, cancel := context.WithCancel(context.Background())
 		url, done, _ := startServeWith(t, ctx, func(*serveOptions) {}, "--algorithm", alg, "--limit", "20", "--window", "1s",
 			"--key", "header:X-User")
@@ -104,7 +104,7 @@ func TestProbeAgainstServe(t *testing.T) {
 // checks must be made, and no header may be caught lying.
 func TestProbeChecksServeHeaders(t *testing.T) {
 	truth := filepath.Join("testdata", "probe-truth.yaml")
-	for _, alg := range algorithms.Names {
+	for _, alg := range algorithms.Defaults() {
 		t.Run(alg, func(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithCancel(context.Background())

@@ -14,8 +14,9 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/alicebob/miniredis/v2"
 	"time"
+
+	"github.com/alicebob/miniredis/v2"
 )
 
 // The tests here run rlsim as its own process, built with go build, to do to it what a

@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/scenario"
 	"github.com/rlsim/rlsim/sweep"
@@ -68,7 +67,7 @@ results file (JSON); ` + "`rlsim merge`" + ` combines the N files into the resul
 	f := c.Flags()
 	f.StringVar(&o.scenario, "scenario", "", "scenario name or file to sweep (required)")
 	f.StringArrayVar(&o.params, "param", nil, "NAME=V1,V2,...: a swept parameter and its values (repeatable; one of "+strings.Join(sweep.Names, ", ")+")")
-	f.StringSliceVar(&o.algorithms, "algorithms", nil, "algorithms to run, comma-separated (default: the scenario's, else all)")
+	addAlgorithmsFlag(c, &o.algorithms, "algorithms to run (default: the scenario's, else the six)", nil)
 	f.IntVar(&o.workers, "workers", 0, "grid points run at once (default: GOMAXPROCS; results do not depend on it)")
 	f.StringVar(&o.shard, "shard", "", "K/N: run only the K-th of N shares of the grid and print a partial results file")
 	o.chart.addFlags(c)
@@ -101,11 +100,6 @@ func runSweep(ctx context.Context, o *sweepOptions, streams IO) error {
 	}
 	if sweep.Size(params) > sweep.MaxPoints {
 		return usagef("--param: the grid has more than %d points; sweep fewer values", sweep.MaxPoints)
-	}
-	for _, a := range o.algorithms {
-		if !slices.Contains(algorithms.Names, a) {
-			return usagef("--algorithms: unknown algorithm %q (want %s)", a, strings.Join(algorithms.Names, ", "))
-		}
 	}
 	if o.workers < 0 {
 		return usagef("--workers: must not be negative, got %d", o.workers)

@@ -71,7 +71,7 @@ curve of the most admitted in any window of length T against T (--charts png,svg
 		},
 	}
 	f := c.Flags()
-	f.StringSliceVar(&o.algorithms, "algorithms", nil, "algorithms to attack, comma-separated (default: all)")
+	addAlgorithmsFlag(c, &o.algorithms, "algorithms to attack (default: the six)", nil)
 	o.limit, o.window = 100, time.Minute
 	f.Var(unitsValue{&o.limit}, "limit", "the policy's limit, units per window")
 	f.Var(windowValue{&o.window}, "window", "the policy's window")
@@ -88,11 +88,6 @@ curve of the most admitted in any window of length T against T (--charts png,svg
 }
 
 func (o *worstCaseOptions) validate() error {
-	for _, a := range o.algorithms {
-		if !slices.Contains(algorithms.Names, a) {
-			return usagef("--algorithms: unknown algorithm %q (want %s)", a, strings.Join(algorithms.Names, ", "))
-		}
-	}
 	if o.limit <= 0 || o.limit > maxWorstCaseUnits {
 		return usagef("--limit: must be between 1 and %d (each candidate replays a few times that many requests), got %d", maxWorstCaseUnits, o.limit)
 	}
@@ -129,7 +124,7 @@ func runWorstCase(ctx context.Context, o *worstCaseOptions, streams IO) error {
 	}
 	algs := o.algorithms
 	if len(algs) == 0 {
-		algs = algorithms.Names
+		algs = algorithms.Defaults()
 	}
 	seed := uint64(scenario.DefaultSeed)
 	if o.seedSet {

@@ -187,7 +187,7 @@ func TestWorstCaseBadFlags(t *testing.T) {
 		{[]string{"--spans", "0"}, "--spans: 0 is not a positive number"},
 		{[]string{"--spans", "1,x"}, `invalid argument "1,x" for "--spans"`},
 		{[]string{"--charts", "gif"}, `--charts: unknown chart format "gif"`},
-		{[]string{"--algorithms", "nope"}, `--algorithms: unknown algorithm "nope"`},
+		{[]string{"--algorithms", "nope"}, `for "--algorithms" flag: unknown algorithm "nope"`},
 		{[]string{"--limit", "0"}, `invalid argument "0" for "--limit" flag: must be at least 1, got 0`},
 		{[]string{"--limit", "1000000"}, "--limit: must be between 1 and 200000"},
 		{[]string{"--burst", "300000"}, "--burst: must be between 0 and 200000"},

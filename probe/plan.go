@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/run"
 	"github.com/rlsim/rlsim/scenario"
 )
@@ -80,7 +81,7 @@ func FromScenario(sc *scenario.Scenario, seed uint64, scale float64, window time
 	dec := run.NewDecisionWriter(csv.NewWriter(&buf))
 	// One algorithm is enough: every algorithm sees the same traffic. The decisions file
 	// is the scenario package's one exported view of a run's requests.
-	_, err := run.Run(sc, run.Options{Algorithms: []string{"fixed-window"}, Seed: &seed, Decisions: dec, Workers: 1})
+	_, err := run.Run(sc, run.Options{Algorithms: []string{algorithms.FixedWindowName}, Seed: &seed, Decisions: dec, Workers: 1})
 	if err != nil {
 		return Plan{}, err
 	}

@@ -60,7 +60,7 @@ func TestProbeMeasuresWhatTheSimulationMeasures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, alg := range algorithms.Names {
+		for _, alg := range algorithms.Defaults() {
 			t.Run(name+"/"+alg, func(t *testing.T) {
 				sim, err := run.Run(sc, run.Options{Algorithms: []string{alg}, Workers: 1})
 				if err != nil {

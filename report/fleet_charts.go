@@ -9,6 +9,7 @@ import (
 
 	"gonum.org/v1/plot/vg"
 
+	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/report/chart"
 )
 
@@ -152,28 +153,28 @@ func skewFigure(r *Report) *chart.Figure {
 	if len(skews) < 2 {
 		return nil
 	}
-	var algorithms []string
+	var algs []string
 	for _, l := range lines {
-		if !slices.Contains(algorithms, l.algorithm) {
-			algorithms = append(algorithms, l.algorithm)
+		if !slices.Contains(algs, l.algorithm) {
+			algs = append(algs, l.algorithm)
 		}
 		slices.SortStableFunc(l.points, func(a, b chart.Point) int { return cmp.Compare(a.X, b.X) })
 	}
 	limit := float64(r.Policy.Limit)
-	fig := &chart.Figure{Name: "effective-limit-skew", Columns: min(len(algorithms), 3), SharedY: true,
+	fig := &chart.Figure{Name: "effective-limit-skew", Columns: min(len(algs), 3), SharedY: true,
 		Meta: chart.Meta{
 			Title:   r.Scenario + ": effective limit against node clock skew, by the nodes' clocks and by the store's",
 			Caption: Caption(r),
 		}}
-	rows := (len(algorithms) + fig.Columns - 1) / fig.Columns
+	rows := (len(algs) + fig.Columns - 1) / fig.Columns
 	fig.Width, fig.Height = 13*vg.Inch, vg.Length(1.4+3*float64(rows))*vg.Inch
-	for i, alg := range algorithms {
+	for i, alg := range algs {
 		panel := chart.LinePanel{
 			Title:  alg,
 			YLabel: fmt.Sprintf("effective limit (per %s)", time.Duration(r.Policy.Window)),
 			Limits: []chart.HLine{{Name: fmt.Sprintf("advertised (%g)", limit), Y: limit}},
 		}
-		if i >= len(algorithms)-fig.Columns {
+		if i >= len(algs)-fig.Columns {
 			panel.XLabel = "node clock skew ± (s)"
 		}
 		var xs []float64
@@ -185,7 +186,8 @@ func skewFigure(r *Report) *chart.Figure {
 				}
 			}
 		}
-		if alg == "token-bucket" || alg == "gcra" || alg == "lease" {
+		// The bucket kinds (and the leased placement's bucket) have a bound of their own.
+		if algorithms.IsBucket(alg) || alg == "lease" {
 			slices.Sort(xs)
 			bound := chart.Series{Name: "bound b + L·(W + 2·skew)/W"}
 			w := time.Duration(r.Policy.Window).Seconds()

@@ -155,12 +155,12 @@ func verdictBlock(reports []*Report) VerdictBlock {
 			}
 		}
 	}
-	// rlsim's algorithms in their usual order, then the others as they came.
+	// rlsim's six in their usual order, then the others as they came.
 	rank := func(a string) int {
-		if i := slices.Index(algorithms.Names, a); i >= 0 {
-			return i
+		if k := algorithms.Lookup(a); k != nil && k.Default {
+			return k.Rank
 		}
-		return len(algorithms.Names)
+		return 1 << 30
 	}
 	slices.SortStableFunc(b.Algorithms, func(x, y string) int { return rank(x) - rank(y) })
 	groups := map[CostKind]*VerdictGroup{}

@@ -78,7 +78,7 @@ func TestAllowedCarriesOnlyLimitHeaders(t *testing.T) {
 
 func TestRefusalThatCanNeverPassIs413WithoutRetryAfter(t *testing.T) {
 	p := Policy{Name: "default", Policy: algorithms.Policy{Limit: 5, Window: time.Second}}
-	for _, name := range algorithms.Names {
+	for _, name := range algorithms.Defaults() {
 		lim, _ := algorithms.New(name, p.Policy)
 		d := lim.Allow(0, epoch.UnixNano(), 6)
 		r := For(d, p, Headers{Legacy: true})
@@ -110,7 +110,7 @@ func TestRefusalThatCanNeverPassIs413WithoutRetryAfter(t *testing.T) {
 func TestResetFieldMeansOneThing(t *testing.T) {
 	pol := algorithms.Policy{Limit: 10, Window: 10 * time.Second}
 	p := Policy{Name: "p", Policy: pol}
-	for _, name := range algorithms.Names {
+	for _, name := range algorithms.Defaults() {
 		t.Run(name, func(t *testing.T) {
 			lim, _ := algorithms.New(name, pol)
 			now := epoch.Add(3500 * time.Millisecond).UnixNano()
@@ -185,7 +185,7 @@ func TestHeadersTellTheTruth(t *testing.T) {
 		{Limit: 7, Window: 10 * time.Second, Burst: 3},
 	}
 	for _, pol := range policies {
-		for _, name := range algorithms.Names {
+		for _, name := range algorithms.Defaults() {
 			for _, date := range []bool{false, true} {
 				t.Run(pol.String()+"/"+name+"/date="+strconv.FormatBool(date), func(t *testing.T) {
 					honoured, refusedAgain, early := truthRun(t, name, pol, date)

@@ -59,7 +59,7 @@ func BenchmarkMillionKeys(b *testing.B) {
 	sc := loadScaled(b, "million-keys", 6*time.Minute)
 	b.Run("all/workers=1", func(b *testing.B) { benchRun(b, sc, Options{Workers: 1}) })
 	b.Run("all/workers=0", func(b *testing.B) { benchRun(b, sc, Options{}) })
-	for _, name := range algorithms.Names {
+	for _, name := range algorithms.Defaults() {
 		b.Run(name, func(b *testing.B) { benchRun(b, sc, Options{Algorithms: []string{name}, Workers: 1}) })
 	}
 }

@@ -111,17 +111,17 @@ func fleetVariants(s *scenario.Scenario, pol algorithms.Policy) []fleetVariant {
 func clusterAlgorithms(cfg cluster.Config, algs []string) []string {
 	switch cfg.Placement {
 	case "leased":
-		return []string{"token-bucket"}
+		return []string{algorithms.TokenBucketName}
 	case "shared-nonatomic":
-		return []string{"fixed-window"}
+		return []string{algorithms.FixedWindowName}
 	case "shared-racy":
-		return keep(algs, cluster.RacyAlgorithms)
+		return keep(algs, cluster.RacyAlgorithms())
 	case "global-sync":
-		return keep(algs, cluster.GlobalAlgorithms)
+		return keep(algs, cluster.GlobalAlgorithms())
 	case "shared", "two-tier":
-		algs = keep(algs, store.Algorithms)
+		algs = keep(algs, store.Algorithms())
 		if cfg.Eviction != nil {
-			algs = slices.DeleteFunc(algs, func(a string) bool { return a == "sliding-log" })
+			algs = slices.DeleteFunc(algs, func(a string) bool { return algorithms.FormOf(a) == algorithms.FormTimestamps })
 		}
 		return algs
 	}

@@ -143,7 +143,7 @@ func ownFleets(v fleetVariant, o Options) []fleetScript {
 // ownFleetCarrier is the built-in whose script call a fleet makes for a user's script: a
 // key per client, the time and the cost, all of which UserStore passes on by the calling
 // convention; the fleet never runs the built-in's script itself.
-const ownFleetCarrier = "token-bucket"
+const ownFleetCarrier = algorithms.TokenBucketName
 
 // fleetStore opens the store of one fleet run of alg: the scenario's, or, when alg is a
 // user's script of o.Own, that script on its own face (miniredis, or --redis).

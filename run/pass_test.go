@@ -80,7 +80,7 @@ traffic:
 	pol := sc.Policy.Policy()
 	var lims []algorithms.Limiter
 	var cols []*report.Collector
-	for _, name := range algorithms.Names {
+	for _, name := range algorithms.Defaults() {
 		lim, _ := algorithms.New(name, pol)
 		lims = append(lims, lim)
 		cols = append(cols, report.NewCollector(pol.Limit, pol.Window, time.Second))

@@ -91,7 +91,7 @@ func Run(sc *scenario.Scenario, o Options) (*report.Report, error) {
 		algs = o.Algorithms
 	}
 	if len(algs) == 0 {
-		algs = algorithms.Names
+		algs = algorithms.Defaults()
 	}
 	seed := sc.SeedOr(scenario.DefaultSeed)
 	if o.Seed != nil {

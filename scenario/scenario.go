@@ -285,9 +285,11 @@ func (s *Scenario) validate(file string) error {
 		return s.fail(file, "proxies", "must be a number of trusted proxies from 0 to 64, got %d", s.Proxies)
 	}
 	for i, a := range s.Algorithms {
-		if !slices.Contains(algorithms.Names, a) {
-			return s.fail(file, fmt.Sprintf("algorithms[%d]", i), "unknown algorithm %q (want one of %s)", a, strings.Join(algorithms.Names, ", "))
+		spec, err := algorithms.Parse(a)
+		if err != nil {
+			return s.fail(file, fmt.Sprintf("algorithms[%d]", i), "%v", err)
 		}
+		s.Algorithms[i] = spec.Text
 	}
 	if _, keySet := s.positions["key"]; keySet && len(s.Limits) > 0 {
 		return s.fail(file, "key", "is set aside by limits; give each layer its key")

@@ -74,7 +74,7 @@ func get(t *testing.T, url string, header ...string) *http.Response {
 }
 
 func TestNPlusOneIsRefusedAndRetryAfterIsEnough(t *testing.T) {
-	for _, alg := range algorithms.Names {
+	for _, alg := range algorithms.Defaults() {
 		t.Run(alg, func(t *testing.T) {
 			clock := &fakeClock{t: time.Date(2026, 1, 1, 10, 0, 30, 0, time.UTC)}
 			pol := algorithms.Policy{Limit: 5, Window: 10 * time.Second}
@@ -152,7 +152,7 @@ func TestEvictionChangesNoDecision(t *testing.T) {
 		{Limit: 5, Window: 3 * time.Second, Burst: 9},
 	}
 	for _, pol := range policies {
-		for _, alg := range algorithms.Names {
+		for _, alg := range algorithms.Defaults() {
 			t.Run(pol.String()+"/"+alg, func(t *testing.T) {
 				clock := &fakeClock{t: time.Date(2026, 1, 1, 10, 0, 0, 123, time.UTC)}
 				lim, _ := algorithms.New(alg, pol)

@@ -65,7 +65,7 @@ const (
 )
 
 // traceAlgorithms are what a random trace mixes: every script.
-var traceAlgorithms = append(append([]string{}, Algorithms...), "lease", incrTTLWindow, incrTimestamped)
+var traceAlgorithms = append(append([]string{}, Algorithms()...), "lease", incrTTLWindow, incrTimestamped)
 
 type step struct {
 	algorithm string

@@ -27,7 +27,7 @@ func TestScriptsRetryAfterAndResetAreExact(t *testing.T) {
 			}
 			trace = append(trace, req{now, 1 + rng.Int64N(3)})
 		}
-		for _, alg := range Algorithms {
+		for _, alg := range Algorithms() {
 			capacity := p.Limit
 			if alg == "token-bucket" || alg == "gcra" {
 				capacity = p.EffectiveBurst()

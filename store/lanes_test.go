@@ -74,7 +74,7 @@ func laneBatches(rng *rand.Rand, batches int) [][]step {
 		now += rng.Int64N(int64(3 * time.Second))
 		var b []step
 		for range 40 + rng.IntN(80) {
-			b = append(b, step{algorithm: Algorithms[rng.IntN(len(Algorithms))], key: fmt.Sprint("u", rng.IntN(40)), at: Now(now), cost: 1 + rng.Int64N(3)})
+			b = append(b, step{algorithm: Algorithms()[rng.IntN(len(Algorithms()))], key: fmt.Sprint("u", rng.IntN(40)), at: Now(now), cost: 1 + rng.Int64N(3)})
 		}
 		out = append(out, b)
 	}
@@ -242,7 +242,7 @@ func hotTrace(rng *rand.Rand, n int) []step {
 			if rng.IntN(4) == 0 {
 				key = fmt.Sprint("u", rng.IntN(12))
 			}
-			out = append(out, step{algorithm: Algorithms[rng.IntN(len(Algorithms))], key: key, at: Now(now), cost: 1 + rng.Int64N(2)})
+			out = append(out, step{algorithm: Algorithms()[rng.IntN(len(Algorithms()))], key: key, at: Now(now), cost: 1 + rng.Int64N(2)})
 		}
 	}
 	return out[:n]

@@ -9,8 +9,11 @@ import (
 	"github.com/rlsim/rlsim/algorithms"
 )
 
-// Algorithms are the algorithms the store runs as scripts, in report order.
-var Algorithms = []string{"fixed-window", "sliding-log", "sliding-window", "token-bucket", "gcra"}
+// Algorithms lists the algorithms the store runs as scripts (those that name one), in
+// report order.
+func Algorithms() []string {
+	return algorithms.Select(func(k *algorithms.Kind) bool { return k.Script != "" })
+}
 
 // Reply is a script's decision.
 type Reply struct {
@@ -64,21 +67,13 @@ func NewLimiter(st Store, algorithm string, p algorithms.Policy, prefix string) 
 		return nil, err
 	}
 	l := &Limiter{st: st, prefix: prefix, window: p.Window.Microseconds(), clock: NodeClock}
-	switch algorithm {
-	case "fixed-window":
-		l.script, l.tag = FixedWindowScript, "fw"
-	case "sliding-window":
-		l.script, l.tag = SlidingWindowScript, "sw"
-	case "token-bucket":
-		l.script, l.tag = TokenBucketScript, "tb"
-	case "gcra":
-		l.script, l.tag = GCRAScript, "gcra"
-	case "sliding-log":
-		l.script, l.tag = SlidingLogScript, "sl"
-	case "lease":
-		l.script, l.tag = LeaseScript, "lease"
-	default:
-		return nil, fmt.Errorf("the store has no script for %q (want one of %s)", algorithm, strings.Join(Algorithms, ", "))
+	if algorithm == Lease {
+		l.script, l.tag = LeaseScript, Lease
+	} else if k := algorithms.Lookup(algorithm); k != nil && k.Script != "" {
+		l.script, l.tag = ScriptNamed(k.Script), k.Tag
+	}
+	if l.script == nil {
+		return nil, fmt.Errorf("the store has no script for %q (want one of %s)", algorithm, strings.Join(Algorithms(), ", "))
 	}
 	l.args = [argCount]int64{0, p.Limit, l.window, p.EffectiveBurst(), 0, 0}
 	return l, nil

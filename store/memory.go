@@ -12,9 +12,44 @@ import (
 	"github.com/rlsim/rlsim/algorithms"
 )
 
-// MemoryAlgorithms are the algorithms rlsim memory sizes in Redis. The leaky bucket has no
-// script of its own; as a meter it keeps a level and a time, the token bucket's hash.
-var MemoryAlgorithms = []string{"fixed-window", "sliding-log", "sliding-window", "token-bucket", "leaky-bucket", "gcra"}
+// MemoryAlgorithms lists, in report order, the algorithms rlsim memory sizes in Redis:
+// those whose state has a form the model below knows and a script that writes it (their
+// own, or, like the leaky bucket's meter, one of the same form: a level and a time, the
+// token bucket's hash).
+func MemoryAlgorithms() []string {
+	return algorithms.Select(func(k *algorithms.Kind) bool { return meterOf(k) != "" })
+}
+
+// meterOf names the algorithm whose script writes k's keys when rlsim memory measures
+// them: k's own when it has a script, else the first with a script and the same form;
+// empty when k's form has no model.
+func meterOf(k *algorithms.Kind) string {
+	if _, ok := formBytes[k.Form]; !ok {
+		return ""
+	}
+	if k.Script != "" {
+		return k.Name
+	}
+	for _, o := range algorithms.Kinds() {
+		if o.Form == k.Form && o.Script != "" {
+			return o.Name
+		}
+	}
+	return ""
+}
+
+// formBytes is the MEMORY USAGE of one client's keys for each form of state with a fixed
+// size, and their encoding (the sliding log's set grows with the limit: see ModelBytes).
+var formBytes = map[algorithms.StateForm]struct {
+	bytes    int64
+	encoding string
+}{
+	algorithms.FormWindowCount:     {88, "int"},
+	algorithms.FormTwoWindowCounts: {176, "int"},
+	algorithms.FormBucket:          {104, "listpack"},
+	algorithms.FormTAT:             {72, "int"},
+	algorithms.FormTimestamps:      {},
+}
 
 // ZsetListpackEntries is Redis 7's default zset-max-listpack-entries: a sorted set with more
 // members leaves the compact listpack for a skiplist plus hash table.
@@ -47,23 +82,22 @@ const ZsetListpackEntries = 128
 // listpack grows in steps (120 and 128 share one class); the model interpolates linearly
 // between the measured points of each encoding and extends the last segment beyond them.
 // Other key name lengths move each key by about the difference, rounded to 8 bytes.
+//
+// The model goes by the form of an algorithm's state (algorithms.Kind.Form), not its name:
+// an algorithm whose keys are one of these forms is sized with no change here.
 func ModelBytes(algorithm string, limit int64) (bytes int64, encoding string, err error) {
-	switch algorithm {
-	case "fixed-window":
-		return 88, "int", nil
-	case "sliding-window":
-		return 176, "int", nil
-	case "token-bucket", "leaky-bucket":
-		return 104, "listpack", nil
-	case "gcra":
-		return 72, "int", nil
-	case "sliding-log":
+	k := algorithms.Lookup(algorithm)
+	if k == nil || meterOf(k) == "" {
+		return 0, "", fmt.Errorf("no memory model of %q's keys (want one of %s)", algorithm, strings.Join(MemoryAlgorithms(), ", "))
+	}
+	if k.Form == algorithms.FormTimestamps {
 		if limit <= ZsetListpackEntries {
 			return interpolate(listpackPoints, limit), "listpack", nil
 		}
 		return interpolate(skiplistPoints, limit), "skiplist", nil
 	}
-	return 0, "", fmt.Errorf("unknown algorithm %q (want one of %s)", algorithm, strings.Join(MemoryAlgorithms, ", "))
+	f := formBytes[k.Form]
+	return f.bytes, f.encoding, nil
 }
 
 // CounterBytes is the MEMORY USAGE, on Redis 7, of the counter hash the non-atomic
@@ -220,13 +254,14 @@ func LoadAndMeasure(r *Redis, algorithm string, p algorithms.Policy, clients int
 		return m, err
 	}
 
-	// The first client through the script itself. The leaky bucket borrows the token
-	// bucket's script: same hash, same fields.
-	scriptAlg := algorithm
-	if algorithm == "leaky-bucket" {
-		scriptAlg = "token-bucket"
+	// The first client through the script itself, or one writing the same form of
+	// state (the leaky bucket's meter borrows the token bucket's: same hash, same
+	// fields).
+	k := algorithms.Lookup(algorithm)
+	if k == nil || meterOf(k) == "" {
+		return m, fmt.Errorf("no memory model of %q's keys (want one of %s)", algorithm, strings.Join(MemoryAlgorithms(), ", "))
 	}
-	lim, err := NewLimiter(r, scriptAlg, p, prefix)
+	lim, err := NewLimiter(r, meterOf(k), p, prefix)
 	if err != nil {
 		return m, err
 	}
@@ -242,7 +277,7 @@ func LoadAndMeasure(r *Redis, algorithm string, p algorithms.Policy, clients int
 		}
 	}
 	// Both counters of the two-counter window hold counts: the previous window's first.
-	if algorithm == "sliding-window" {
+	if k.Form == algorithms.FormTwoWindowCounts {
 		if _, err := lim.Allow(first, Now(now-int64(p.Window)), 1); err != nil {
 			return m, err
 		}
@@ -390,15 +425,15 @@ func ModelUsedMemory(algorithm string, limit int64) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	switch algorithm {
-	case "fixed-window":
+	switch algorithms.Lookup(algorithm).Form {
+	case algorithms.FormWindowCount:
 		return b + 50, nil
-	case "sliding-window":
+	case algorithms.FormTwoWindowCounts:
 		return b + 100, nil
-	case "token-bucket", "leaky-bucket":
+	case algorithms.FormBucket:
 		return b + 66, nil
 	}
-	b += 61 // gcra, sliding-log
+	b += 61 // a TAT, a sorted set
 	if enc == "skiplist" {
 		b += 8 * limit
 	}

@@ -234,7 +234,7 @@ func TestEvalBatchReloadsAfterNoScript(t *testing.T) {
 	for round := range 6 {
 		var mc, rc []Call
 		for i := range 20 {
-			alg := Algorithms[(round+i)%len(Algorithms)]
+			alg := Algorithms()[(round+i)%len(Algorithms())]
 			ml, _ := NewLimiter(model, alg, p, "rl:")
 			rl, _ := NewLimiter(mini, alg, p, "rl:")
 			key := fmt.Sprint("u", i%3)

@@ -72,6 +72,20 @@ func newCommand(name string, twin func(*keyspace, []string, []int64) []int64) *S
 	return s
 }
 
+// Lease names the lease script's limiter and tags its keys: a placement's mechanism,
+// not an algorithm.
+const Lease = "lease"
+
+// ScriptNamed returns the script of that name (its file name without .lua), or nil.
+func ScriptNamed(name string) *Script {
+	for _, s := range Scripts() {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
 // Scripts lists every script by name, sorted.
 func Scripts() []*Script {
 	s := []*Script{FixedWindowScript, SlidingWindowScript, TokenBucketScript, GCRAScript, SlidingLogScript, LeaseScript, IncrScript, ExpireScript}

@@ -93,7 +93,7 @@ func Size(o SizeOptions) (*MemoryReport, error) {
 	}
 	algs := o.Algorithms
 	if len(algs) == 0 {
-		algs = MemoryAlgorithms
+		algs = MemoryAlgorithms()
 	}
 	var baseline int64 // used_memory before anything was loaded
 	rep := &MemoryReport{Keys: o.Keys, Limit: o.Policy.Limit, Window: o.Policy.Window.String(), Redis: "model (calibrated on Redis 7.0.15)"}
@@ -147,10 +147,10 @@ func Size(o SizeOptions) (*MemoryReport, error) {
 	}
 	var two, log MemoryRow
 	for _, r := range rep.Results {
-		switch r.Algorithm {
-		case "sliding-window":
+		switch algorithms.FormOf(r.Algorithm) {
+		case algorithms.FormTwoWindowCounts:
 			two = r
-		case "sliding-log":
+		case algorithms.FormTimestamps:
 			log = r
 		}
 	}
@@ -163,24 +163,29 @@ func Size(o SizeOptions) (*MemoryReport, error) {
 	if two.RedisUsedMemoryPerKey > 0 && log.RedisUsedMemoryPerKey > 0 {
 		rep.SlidingLogVsTwoCountersUsedMemory = log.RedisUsedMemoryPerKey / two.RedisUsedMemoryPerKey
 	}
+	// The encoding table follows the sorted set of the timestamp log.
+	setAlg := ""
+	if logs := algorithms.Select(func(k *algorithms.Kind) bool { return k.Form == algorithms.FormTimestamps && k.Script != "" }); len(logs) > 0 {
+		setAlg = logs[0]
+	}
 	for _, limit := range o.EncodingLimits {
 		p := o.Policy
 		p.Limit = limit
 		if err := CheckPolicy(p); err != nil {
-			return nil, fmt.Errorf("sliding-log at limit %d: %w", limit, err)
+			return nil, fmt.Errorf("%s at limit %d: %w", setAlg, limit, err)
 		}
 		row := EncodingRow{Limit: limit}
 		if o.Redis != nil {
 			if err := o.settle(baseline); err != nil {
 				return nil, err
 			}
-			m, err := LoadAndMeasure(o.Redis, "sliding-log", p, encodingSample, o.Prefix, o.MeasureHooks)
+			m, err := LoadAndMeasure(o.Redis, setAlg, p, encodingSample, o.Prefix, o.MeasureHooks)
 			if err != nil {
-				return nil, fmt.Errorf("sliding-log at limit %d: %w", limit, err)
+				return nil, fmt.Errorf("%s at limit %d: %w", setAlg, limit, err)
 			}
 			row.RedisBytesPerKey, row.Encoding = m.BytesPerKey, m.Encoding
 		} else {
-			b, enc, _ := ModelBytes("sliding-log", limit)
+			b, enc, _ := ModelBytes(setAlg, limit)
 			row.RedisBytesPerKey, row.Encoding = float64(b), enc
 		}
 		row.BytesPerEntry = row.RedisBytesPerKey / float64(limit)

@@ -15,7 +15,7 @@ import (
 func TestSearchMatchesExhaustiveEnumeration(t *testing.T) {
 	const instants = 11
 	p := algorithms.Policy{Limit: 2, Window: 6 * time.Nanosecond}
-	for _, alg := range algorithms.Names {
+	for _, alg := range algorithms.Defaults() {
 		target := Target{Algorithm: alg, Policy: p}
 		best := exhaustiveBest(t, target, instants)
 		r, err := Search(target, 100, rand.New(rand.NewPCG(1, 1)))

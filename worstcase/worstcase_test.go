@@ -28,7 +28,7 @@ func search(t *testing.T, alg string, p algorithms.Policy, T time.Duration, budg
 // TestAcceptance is the acceptance at 100 per minute, T = W.
 func TestAcceptance(t *testing.T) {
 	got := map[string]Result{}
-	for _, alg := range algorithms.Names {
+	for _, alg := range algorithms.Defaults() {
 		got[alg] = search(t, alg, per100Minute, 0, 200, 1)
 	}
 	if p := got["fixed-window"].Worst.Peak; p != 200 {
@@ -61,7 +61,7 @@ func TestNeverAboveBound(t *testing.T) {
 	for _, p := range policies {
 		for _, frac := range []float64{0.3, 1, 2.5} {
 			T := time.Duration(frac * float64(p.Window))
-			for _, alg := range algorithms.Names {
+			for _, alg := range algorithms.Defaults() {
 				r := search(t, alg, p, T, 60, 3)
 				if max := r.Bound.MaxAdmitted(); r.Worst.Peak > max {
 					t.Errorf("%s %s T=%s: found %d, above the bound %s = %.2f", alg, p, T, r.Worst.Peak, r.Bound.Formula, r.Bound.Value)
@@ -77,7 +77,7 @@ func TestNeverAboveBound(t *testing.T) {
 // TestReportedPeakIsWhatTheEngineMeasures replays every result's schedule through a fresh
 // limiter and counts the window by brute force.
 func TestReportedPeakIsWhatTheEngineMeasures(t *testing.T) {
-	for _, alg := range algorithms.Names {
+	for _, alg := range algorithms.Defaults() {
 		r := search(t, alg, per100Minute, 0, 100, 5)
 		lim, _ := algorithms.New(alg, per100Minute)
 		var admitted []int64
@@ -112,7 +112,7 @@ func bruteForcePeak(times []int64, w int64) int64 {
 }
 
 func TestBudgetZeroRunsOnlyTheStructuredAttacks(t *testing.T) {
-	for _, alg := range algorithms.Names {
+	for _, alg := range algorithms.Defaults() {
 		rng := rand.New(rand.NewPCG(9, 9))
 		r, err := Search(Target{Algorithm: alg, Policy: per100Minute, Epoch: epoch}, 0, rng)
 		if err != nil {
