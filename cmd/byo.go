@@ -18,9 +18,10 @@ import (
 // ownOptions are the flags that bring the user's own limiters to a run: --lua and
 // --limiter-exec, on compare, run, replay and worst-case.
 type ownOptions struct {
-	lua     []string
-	exec    []string
-	timeout time.Duration
+	lua        []string
+	exec       []string
+	timeout    time.Duration
+	clockCheck bool
 }
 
 // addOwnFlags registers --lua and --limiter-exec on c.
@@ -29,6 +30,7 @@ func addOwnFlags(c *cobra.Command, o *ownOptions) {
 	f.StringArrayVar(&o.lua, "lua", nil, "judge your own limiter: a Lua script called by rlsim's convention (README, \"Judge your own limiter\"), reported under its file's name, on an embedded miniredis or --redis (repeatable)")
 	f.StringArrayVar(&o.exec, "limiter-exec", nil, "judge your own limiter: a command (run by /bin/sh -c) answering one JSON line per request, reported under its program's file name (repeatable)")
 	f.DurationVar(&o.timeout, "limiter-timeout", external.DefaultTimeout, "how long a --limiter-exec program may take to answer, or to take more input, before the run fails")
+	f.BoolVar(&o.clockCheck, "limiter-clock-check", true, "before the run, check that each --limiter-exec program decides by the request's t_ns rather than its own clock")
 }
 
 // addOwnRedisFlag registers --redis on a command whose only store is the one --lua
@@ -46,6 +48,9 @@ func (o *ownOptions) args() []string {
 	}
 	for _, e := range o.exec {
 		out = append(out, "--limiter-exec", shellQuote(e))
+	}
+	if len(o.exec) > 0 && !o.clockCheck {
+		out = append(out, "--limiter-clock-check=false")
 	}
 	return out
 }
@@ -112,6 +117,7 @@ func (o *ownOptions) open(ctx context.Context, redisURL string, streams IO) (*ow
 			return nil, err
 		}
 		e.Timeout = o.timeout
+		e.SkipClockCheck = !o.clockCheck
 		w.exec = append(w.exec, e)
 		w.makers = append(w.makers, e)
 		w.runs = append(w.runs, external.Rate{})

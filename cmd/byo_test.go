@@ -89,6 +89,18 @@ func TestOwnLimitersErrors(t *testing.T) {
 	broken := write("broken.lua", "return ((")
 	raises := write("raises.lua", "if tonumber(ARGV[1]) > 0 then return redis.error_reply('no state') end return 1")
 	garbage := write("garbage.sh", "while read l; do echo nope; done")
+	// A fixed window on the wall clock: it ignores t_ns, as a JavaScript library does
+	// unless its clock is replaced.
+	wallClock := write("wall.py", `import json, sys, time
+seen = {}
+for line in sys.stdin:
+    r = json.loads(line)
+    w = (r["key"], time.time_ns() // r["window_ns"])
+    ok = seen.get(w, 0) + r["cost"] <= r["limit"]
+    if ok:
+        seen[w] = seen.get(w, 0) + r["cost"]
+    print(json.dumps({"allowed": ok}), flush=True)
+`)
 	out := filepath.Join(dir, "results")
 	for _, c := range []struct {
 		args []string
@@ -100,7 +112,9 @@ func TestOwnLimitersErrors(t *testing.T) {
 		{[]string{"compare", "--scenario", "boundary-burst", "--lua", fw, "--lua", fw}, 2, `its name "fixed_window" is also that of --lua`},
 		{[]string{"compare", "--scenario", "boundary-burst", "--lua", broken}, 1, "--lua " + broken + ": the server cannot load the script"},
 		{[]string{"compare", "--scenario", "boundary-burst", "--lua", raises}, 1, "lua script " + raises + `: request 1 (key "user_8812" at 2026-01-01T10:00:59.9Z, cost 1): the script failed: no state`},
-		{[]string{"compare", "--scenario", "boundary-burst", "--limiter-exec", "sh " + garbage}, 1, `request 1 (key "user_8812" at 2026-01-01T10:00:59.9Z, cost 1): answered "nope"`},
+		{[]string{"compare", "--scenario", "boundary-burst", "--limiter-exec", "sh " + garbage, "--limiter-clock-check=false"}, 1, `request 1 (key "user_8812" at 2026-01-01T10:00:59.9Z, cost 1): answered "nope"`},
+		{[]string{"compare", "--scenario", "boundary-burst", "--limiter-exec", "sh " + garbage}, 1, `checking that it decides by t_ns (key "rlsim-clock-check"; --limiter-clock-check=false leaves the check out): limiter-exec 'sh ` + garbage + `': request 1 (key "rlsim-clock-check" at 2026-01-01T00:00:00Z, cost 1): answered "nope"`},
+		{[]string{"compare", "--scenario", "boundary-burst", "--limiter-exec", "python3 " + wallClock}, 1, "does not decide by the request's t_ns"},
 		{[]string{"compare", "--scenario", "boundary-burst", "--limiter-exec", " "}, 2, "--limiter-exec \" \": an empty command"},
 		{[]string{"replay", "access.log", "--redis", "redis://127.0.0.1:1/0"}, 2, "--redis: replay runs only --lua scripts"},
 		{[]string{"worst-case", "--redis", "redis://127.0.0.1:1/0"}, 2, "--redis: worst-case runs only --lua scripts"},

@@ -50,6 +50,9 @@ type Exec struct {
 	Depth int
 	// Stderr receives the child's standard error (nil: discarded).
 	Stderr io.Writer
+	// SkipClockCheck leaves out the check, before the first limiter, that the program
+	// decides by t_ns (see CheckClock).
+	SkipClockCheck bool
 
 	name   string
 	stderr syncWriter // Stderr, shared by the children
@@ -60,6 +63,7 @@ type Exec struct {
 	sessions int
 	stats    Rate
 	cause    error // set by Interrupt
+	checked  bool  // CheckClock has run (New runs it once)
 }
 
 // Rate is how many decisions a program answered and the wall time they took, from the
@@ -166,8 +170,7 @@ func (e *Exec) New(p algorithms.Policy) (algorithms.Limiter, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", e.Describe(), err)
 	}
-	policy := `,"limit":` + strconv.FormatInt(p.Limit, 10) + `,"window_ns":` + strconv.FormatInt(int64(p.Window), 10) +
-		`,"burst":` + strconv.FormatInt(p.EffectiveBurst(), 10) + "}\n"
+	policy := policyLine(p)
 	e.mu.Lock()
 	cause := e.cause
 	if list := e.idle[policy]; cause == nil && len(list) > 0 {
@@ -178,10 +181,28 @@ func (e *Exec) New(p algorithms.Policy) (algorithms.Limiter, error) {
 		e.mu.Unlock()
 		return x, nil
 	}
+	check := !e.checked && !e.SkipClockCheck
+	e.checked = true
 	e.mu.Unlock()
 	if cause != nil {
 		return nil, cause
 	}
+	if check {
+		if err := e.CheckClock(p); err != nil {
+			return nil, err
+		}
+	}
+	return e.spawn(policy)
+}
+
+// policyLine is the end of every request line under p.
+func policyLine(p algorithms.Policy) string {
+	return `,"limit":` + strconv.FormatInt(p.Limit, 10) + `,"window_ns":` + strconv.FormatInt(int64(p.Window), 10) +
+		`,"burst":` + strconv.FormatInt(p.EffectiveBurst(), 10) + "}\n"
+}
+
+// spawn starts a child deciding under policy (the end of every request line).
+func (e *Exec) spawn(policy string) (*execLimiter, error) {
 	x := &execLimiter{e: e, timeout: e.Timeout, depth: e.Depth, policy: []byte(policy)}
 	if x.timeout <= 0 {
 		x.timeout = DefaultTimeout
@@ -200,6 +221,70 @@ func (e *Exec) New(p algorithms.Policy) (algorithms.Limiter, error) {
 	e.mu.Unlock()
 	return x, nil
 }
+
+// clockCheckMax bounds the burst CheckClock sends: a policy whose limit and burst add up
+// to more is not checked.
+const clockCheckMax = 10_000
+
+// ClockCheckKey is the key CheckClock's requests carry.
+const ClockCheckKey = "rlsim-clock-check"
+
+// CheckClock asks a fresh child, under policy p, whether the program decides by t_ns or
+// by a clock of its own. It sends Limit + Burst + 1 requests of cost 1 at one virtual
+// instant, which every limiter of that policy refuses some of, and then one request a
+// long virtual time later — four windows, or four times the time a bucket of Burst takes
+// to refill at Limit per Window, plus a day — which every limiter that counts virtual
+// time admits. A program on the wall clock sees the two a few milliseconds apart and
+// refuses the last one too: that is an error saying how to fix the program. A program
+// that refuses nothing of the burst (it limits by something else, or not at all) cannot
+// be told apart and passes, as does a policy too large to check (clockCheckMax).
+func (e *Exec) CheckClock(p algorithms.Policy) error {
+	burst := p.Limit + p.EffectiveBurst() + 1
+	if burst > clockCheckMax || burst < 0 {
+		return nil
+	}
+	x, err := e.spawn(policyLine(p))
+	if err != nil {
+		return fmt.Errorf("checking that it decides by t_ns: %w", err)
+	}
+	defer func() {
+		x.answered = 0 // the check's answers are not the run's
+		x.shutdown()
+	}()
+	x.SetName(0, ClockCheckKey)
+	refills := min(max((p.EffectiveBurst()+p.Limit-1)/p.Limit, 1), 100)
+	gap := 4*refills*int64(p.Window) + int64(24*time.Hour)
+	start := clockCheckStart
+	refused := false
+	for sent := int64(0); sent < burst; {
+		n := min(burst-sent, int64(x.Ahead()))
+		for range n {
+			x.Send(0, start, 1)
+		}
+		for range n {
+			if !x.Receive().Allowed {
+				refused = true
+			}
+		}
+		sent += n
+	}
+	late := x.Allow(0, start+gap, 1)
+	if err := x.Err(); err != nil {
+		return fmt.Errorf("checking that it decides by t_ns (key %q; --limiter-clock-check=false leaves the check out): %w", ClockCheckKey, err)
+	}
+	if refused && !late.Allowed {
+		return fmt.Errorf("%s does not decide by the request's t_ns: it refused part of %d requests at one virtual instant, "+
+			"and still refused one sent %s later in virtual time (a few milliseconds later on the wall clock). "+
+			"A limiter run by rlsim must take its time from t_ns, not from its own clock — a JavaScript library reads Date.now(), "+
+			"a Python one time.time(): replace that clock with the request's time (README, \"Judge your own limiter\"), "+
+			"or pass --limiter-clock-check=false if the program refuses for good by design",
+			e.Describe(), burst, time.Duration(gap))
+	}
+	return nil
+}
+
+// clockCheckStart is the virtual time of CheckClock's burst: 2026-01-01T00:00:00Z.
+var clockCheckStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
 
 // answer is one line the child wrote, read.
 type answer struct {

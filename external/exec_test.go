@@ -173,7 +173,7 @@ func TestExecFailures(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			e := &Exec{Command: c.command, Timeout: 300 * time.Millisecond, Grace: 200 * time.Millisecond, name: "x"}
+			e := &Exec{SkipClockCheck: true, Command: c.command, Timeout: 300 * time.Millisecond, Grace: 200 * time.Millisecond, name: "x"}
 			l, err := e.New(p)
 			if err != nil {
 				t.Fatal(err)
@@ -215,7 +215,7 @@ func TestExecChildrenEndOnEveryPath(t *testing.T) {
 	echo := `sleep 300 & while read l; do echo '{"allowed":true}'; done`
 
 	t.Run("closed exec", func(t *testing.T) {
-		e := &Exec{Command: echo, Grace: 100 * time.Millisecond, name: "x"}
+		e := &Exec{SkipClockCheck: true, Command: echo, Grace: 100 * time.Millisecond, name: "x"}
 		open, _ := e.New(p)
 		idle, _ := e.New(p)
 		idle.Allow(0, 1, 1) // no key named: the child waits for the next limiter
@@ -235,7 +235,7 @@ func TestExecChildrenEndOnEveryPath(t *testing.T) {
 		waitGone(t, idle.(*execLimiter).Pid())
 	})
 	t.Run("interrupted", func(t *testing.T) {
-		e := &Exec{Command: "sleep 300 & read l; exec sleep 300", Timeout: 5 * time.Second, Grace: 100 * time.Millisecond, name: "x"}
+		e := &Exec{SkipClockCheck: true, Command: "sleep 300 & read l; exec sleep 300", Timeout: 5 * time.Second, Grace: 100 * time.Millisecond, name: "x"}
 		l, _ := e.New(p)
 		lim := l.(*execLimiter)
 		cause := errors.New("interrupted by test")
@@ -274,5 +274,69 @@ func TestExecName(t *testing.T) {
 		if got := ExecName(cmd); got != want {
 			t.Errorf("ExecName(%q) = %q, want %q", cmd, got, want)
 		}
+	}
+}
+
+// TestExecClockCheck: before the first limiter, a program that decides by its own clock
+// is caught, one that decides by t_ns passes, and so does one that refuses nothing (it
+// cannot be told apart), and the check leaves no child behind and no decisions in Stats.
+func TestExecClockCheck(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	dir := t.TempDir()
+	// A fixed window of `limit` per `window_ns`, on the clock named by its argument:
+	// "wall" reads time.time_ns(), "virtual" the request's t_ns.
+	prog := filepath.Join(dir, "window.py")
+	if err := os.WriteFile(prog, []byte(`import json, sys, time
+clock = sys.argv[1]
+counts = {}
+for line in sys.stdin:
+    r = json.loads(line)
+    now = time.time_ns() if clock == "wall" else r["t_ns"]
+    w = (r["key"], now // r["window_ns"])
+    ok = counts.get(w, 0) + r["cost"] <= r["limit"]
+    if ok:
+        counts[w] = counts.get(w, 0) + r["cost"]
+    print(json.dumps({"allowed": ok}), flush=True)
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := algorithms.Policy{Limit: 20, Window: time.Minute}
+	for _, c := range []struct {
+		name, command string
+		caught        bool
+	}{
+		{"wall clock", "python3 " + prog + " wall", true},
+		{"virtual clock", "python3 " + prog + " virtual", false},
+		{"refuses nothing", `while read l; do echo '{"allowed":true}'; done`, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := &Exec{Command: c.command, Grace: 200 * time.Millisecond, name: "window"}
+			defer e.Close()
+			l, err := e.New(p)
+			if c.caught {
+				if err == nil || !strings.Contains(err.Error(), "does not decide by the request's t_ns") || !strings.Contains(err.Error(), "--limiter-clock-check=false") {
+					t.Fatalf("error %v, want the clock check's", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st := e.Stats(); st.Decisions != 0 {
+				t.Errorf("the check's %d answers were counted as the run's", st.Decisions)
+			}
+			if d := l.Allow(0, 1, 1); !d.Allowed {
+				t.Error("the run's first request was refused")
+			}
+			l.(Limiter).Close()
+		})
+	}
+	// Skipped on request: the wall-clock program runs.
+	e := &Exec{Command: "python3 " + prog + " wall", SkipClockCheck: true, Grace: 200 * time.Millisecond, name: "window"}
+	defer e.Close()
+	if _, err := e.New(p); err != nil {
+		t.Fatal(err)
 	}
 }
