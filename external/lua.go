@@ -50,13 +50,17 @@ func (l *Lua) Name() string { return l.Script.Name }
 func (l *Lua) Describe() string { return "lua script " + l.Script.Path }
 
 // Check loads the script on a face once, so a syntax error or an unreachable server is
-// reported before any run starts.
+// reported before any run starts, and then holds it to rlsim's calling convention
+// (CheckConvention).
 func (l *Lua) Check() error {
 	lim, err := l.New(algorithms.Policy{Limit: 1, Window: time.Second})
 	if err != nil {
 		return err
 	}
-	return lim.(Limiter).Close()
+	if err := lim.(Limiter).Close(); err != nil {
+		return err
+	}
+	return l.CheckConvention()
 }
 
 // Warnings are what the script does that virtual time cannot reach: reading TIME (seen in

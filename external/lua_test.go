@@ -258,3 +258,54 @@ func TestLuaOnRealRedis(t *testing.T) {
 		t.Errorf("warnings %q lack the TTL's", w)
 	}
 }
+
+// TestLuaConventionCheck: a script that reads KEYS or ARGV rlsim does not pass and then
+// fails is told, before the run, what rlsim passes; the notes' two-counter script written
+// for its own caller is the case; its adapter, and a script that reads a missing index but
+// answers well, pass; a script that answers something other than a decision is named.
+func TestLuaConventionCheck(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, src string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, c := range []struct {
+		path string
+		want []string // empty: the check passes
+	}{
+		{filepath.Join("testdata", "notes_two_counter_verbatim.lua"), []string{
+			"notes_two_counter_verbatim.lua: it reads KEYS[2]; rlsim passes one key, KEYS[1]",
+			"examples/lua/notes_two_counter.lua adapts", "arguments must be strings or integers"}},
+		{filepath.Join("..", "examples", "lua", "notes_two_counter.lua"), nil},
+		{filepath.Join("..", "examples", "lua", "fixed_window.lua"), nil},
+		{write("extra_argv.lua", "local x = tonumber(ARGV[7]) + 1\nreturn 1"), []string{"it reads ARGV[7]"}},
+		{write("tolerant.lua", "local k = KEYS[2] or KEYS[1]\nredis.call('INCR', k)\nreturn 1"), nil},
+		{write("shape.lua", "return 'yes'"), []string{"shape.lua: a first request", "is answered with"}},
+		{write("raises.lua", "return redis.error_reply('no state')"), nil}, // the run names the request it fails
+		{write("shebang.lua", "#!lua flags=no-writes\nlocal x = tonumber(ARGV[6]) + 1\nreturn 1"), []string{"it reads ARGV[6]"}},
+	} {
+		l, err := NewLua(c.path, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = l.CheckConvention()
+		if len(c.want) == 0 {
+			if err != nil {
+				t.Errorf("%s: %v", c.path, err)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("%s: passed, want %q", c.path, c.want)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %v\nlacks %q", c.path, err, w)
+			}
+		}
+	}
+}
