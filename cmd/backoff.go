@@ -156,7 +156,7 @@ figure.`,
 	f.StringVar(&o.model, "model", "occ", "server model: occ, rate-limited or overload")
 	f.StringVar(&o.clients, "clients", "100", "client count: N, a list N,M,.. or a sweep A..B/STEP; 1000 for rate-limited, 15000 for overload, unless set")
 	f.IntVar(&o.runs, "runs", 100, "runs averaged per strategy and client count; 20 for rate-limited, 10 for overload, unless set")
-	f.StringSliceVar(&o.strategies, "strategies", nil, "strategies, comma-separated: SHAPE[+POLICY...] or POLICY (= full-jitter+POLICY), see above (default: "+strings.Join(traffic.BackoffNames, ",")+")")
+	f.StringSliceVar(&o.strategies, "strategies", nil, "strategies, comma-separated: SHAPE[+POLICY...] or POLICY (= full-jitter+POLICY), see above (default: "+strings.Join(traffic.BackoffNames, ", ")+")")
 	f.DurationVar(&o.base, "base", 5*time.Millisecond, "backoff base; 500ms for rate-limited, 100ms for overload, unless set")
 	f.DurationVar(&o.cap, "cap", 2*time.Second, "backoff cap; 30s for rate-limited, 10s for overload, unless set")
 	f.StringVar(&o.retryAfter, "retry-after", "honor", "honor or ignore the server's Retry-After (rate-limited and overload models)")

@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/scenario"
 )
 
@@ -550,7 +552,7 @@ func TestReadmeCommandList(t *testing.T) {
 	}
 	root := NewRoot(IO{})
 	for _, c := range root.Commands() {
-		if c.Hidden || c.Name() == "completion" {
+		if c.Hidden || c.Name() == "completion" || c.IsAdditionalHelpTopicCommand() {
 			continue
 		}
 		flags, ok := named[c.Name()]
@@ -605,5 +607,33 @@ func TestReadmeReliabilityNamesRealTests(t *testing.T) {
 		if !defined[m[1]] {
 			t.Errorf("README.md's Reliability section names %s, which is no test", m[1])
 		}
+	}
+}
+
+// TestHelpFitsOneHundredColumns: every command's --help, and every help topic, keeps to
+// 100 display columns.
+func TestHelpFitsOneHundredColumns(t *testing.T) {
+	root := NewRoot(IO{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard})
+	var paths [][]string
+	walk(root, func(c *cobra.Command) {
+		paths = append(paths, strings.Fields(c.CommandPath())[1:])
+	})
+	for _, p := range paths {
+		out, _, code := runCLI(t, append(p, "--help")...)
+		if len(p) > 0 && p[0] == "help" {
+			continue
+		}
+		if code != 0 {
+			t.Errorf("rlsim %s --help: exit %d", strings.Join(p, " "), code)
+		}
+		for i, line := range strings.Split(out, "\n") {
+			if w := report.DisplayWidth(line); w > 100 {
+				t.Errorf("rlsim %s --help, line %d: %d columns: %s", strings.Join(p, " "), i+1, w, line)
+			}
+		}
+	}
+	out, _, _ := runCLI(t, "help", "columns")
+	if !strings.Contains(out, "peak_window_admitted") {
+		t.Errorf("rlsim help columns lacks the names:\n%s", out)
 	}
 }

@@ -211,6 +211,8 @@ func TestBadInputExitsNonZeroWithOneLineAndWritesNothing(t *testing.T) {
 		{[]string{"compare", "--scenario", "../scenario/testdata/bad/negative-count.yaml"}, 1, "negative-count.yaml:7:33: traffic[0].script[1].count:"},
 		{[]string{"compare", "--scenario", "../scenario/testdata/bad/syntax.yaml"}, 1, "syntax.yaml:"},
 		{[]string{"compare", "--scenario", "testdata/missing.yaml"}, 1, "testdata/missing.yaml: no such file or directory"},
+		{[]string{"compare", "--scenario", "nosuch"}, 2, `scenario "nosuch": no built-in scenario of that name`},
+		{[]string{"run", "nosuch"}, 2, `scenario "nosuch": no built-in scenario of that name`},
 		{[]string{"run", "../scenario/testdata/bad/negative-count.yaml"}, 1, "count: must be between"},
 		{[]string{"compare", "--algorithms", "fixed-window,nope"}, 2, `for "--algorithms" flag: unknown algorithm "nope"`},
 		{[]string{"compare", "--algorithms", "gcra:burst=2"}, 2, `for "--algorithms" flag: gcra takes no parameters`},
@@ -257,7 +259,7 @@ func TestScenariosListAndShow(t *testing.T) {
 		t.Fatalf("show (exit %d):\n%s", code, out)
 	}
 	_, errOut, code := rlsim(t, "scenarios", "show", "nope")
-	if code != 1 || !strings.Contains(errOut, `"nope"`) {
+	if code != 2 || !strings.Contains(errOut, `"nope"`) {
 		t.Fatalf("show nope: exit %d %q", code, errOut)
 	}
 }

@@ -153,7 +153,7 @@ func runCompare(ctx context.Context, o *compareOptions, streams IO) error {
 	}
 	loaded := make([]*scenario.Scenario, 0, len(names))
 	for _, n := range names {
-		sc, err := scenario.Load(n)
+		sc, err := loadScenario(n)
 		if err != nil {
 			return err
 		}

@@ -114,7 +114,13 @@ func (v unitsValue) Set(s string) error {
 // most sim.MaxWindow), checked while it is parsed, so an explicit 0s is refused too.
 type windowValue struct{ dst *time.Duration }
 
-func (v windowValue) String() string { return v.dst.String() }
+// String is the window, or "" when unset, so that help prints no "(default 0s)".
+func (v windowValue) String() string {
+	if *v.dst == 0 {
+		return ""
+	}
+	return v.dst.String()
+}
 func (v windowValue) Type() string   { return "duration" }
 
 func (v windowValue) Set(s string) error {

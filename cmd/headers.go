@@ -83,7 +83,7 @@ func newHeadersCmd(g *globalOptions, streams IO) *cobra.Command {
 	o := &headersOptions{globalOptions: g}
 	c := &cobra.Command{
 		Use:   "headers",
-		Short: "Print the response a policy sends to the last of a burst of requests (by default: a 429)",
+		Short: "Print the response a policy sends to the last of a burst (by default: a 429)",
 		Long: `headers sends --requests requests of one key (default: limit + 1) through the policy,
 spread evenly over --spread from --at after 10:00:00, and prints the HTTP response to the
 last one: with no flags, the refusal a default policy (100 per minute) sends.`,
@@ -155,7 +155,7 @@ func runHeaders(o *headersOptions, streams IO) error {
 	if o.format == "json" {
 		hdr := map[string]string{}
 		for k := range r.Header {
-			hdr[displayName(k)] = r.Header.Get(k)
+			hdr[response.DisplayName(k)] = r.Header.Get(k)
 		}
 		err = report.WriteJSON(&buf, headersReport{
 			Algorithm: o.policy.algorithm,
@@ -181,7 +181,7 @@ func writeHTTPResponse(buf *bytes.Buffer, r response.Response) error {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		fmt.Fprintf(buf, "%s: %s\n", displayName(k), r.Header.Get(k))
+		fmt.Fprintf(buf, "%s: %s\n", response.DisplayName(k), r.Header.Get(k))
 	}
 	if len(r.Body) > 0 {
 		buf.WriteString("\n")
@@ -189,8 +189,3 @@ func writeHTTPResponse(buf *bytes.Buffer, r response.Response) error {
 	}
 	return nil
 }
-
-// displayName spells a canonical header name as the specifications do: net/http
-// canonicalizes "RateLimit-Policy" to "Ratelimit-Policy" (names are case-insensitive, and
-// HTTP/2 lowercases them anyway), which reads wrong in a printed response.
-func displayName(k string) string { return strings.ReplaceAll(k, "Ratelimit", "RateLimit") }

@@ -119,7 +119,7 @@ func runProbe(ctx context.Context, o *probeOptions, target string, streams IO) e
 	if err != nil {
 		return err
 	}
-	sc, err := scenario.Load(o.scenario)
+	sc, err := loadScenario(o.scenario)
 	if err != nil {
 		return err
 	}

@@ -206,7 +206,7 @@ func TestProbeRefusesBadInputAndSendsNothing(t *testing.T) {
 		{[]string{srv.URL, "--scenario", boundary, "--max-requests", "39"}, 2, "--max-requests"},
 		{[]string{srv.URL, "--scenario", boundary, "--limit", "-1"}, 2, "--limit"},
 		{[]string{srv.URL, "--scenario", boundary, "--timeout", "0s"}, 2, "--timeout"},
-		{[]string{srv.URL, "--scenario", "no-such-scenario"}, 1, "no-such-scenario"},
+		{[]string{srv.URL, "--scenario", "no-such-scenario"}, 2, "no-such-scenario"},
 		{[]string{srv.URL, "--scenario", "retry-storm"}, 1, "no open-loop traffic"},
 	} {
 		out, errOut, code := rlsim(t, append([]string{"probe"}, tt.args...)...)

@@ -18,7 +18,7 @@ type tableOptions struct {
 
 func (t *tableOptions) addFlags(c *cobra.Command) {
 	f := c.Flags()
-	f.StringSliceVar(&t.columns, "columns", nil, "columns the tables show after the algorithm, comma-separated machine names (default: those that matter for each scenario, within 100 columns): "+strings.Join(report.ColumnNames(), ","))
+	f.StringSliceVar(&t.columns, "columns", nil, "columns the tables show after the algorithm, comma-separated machine names (default: those that matter for each scenario, within 100 columns); the names: rlsim help columns")
 	f.BoolVar(&t.wide, "wide", false, "show every column of every table, however wide")
 }
 

@@ -149,6 +149,8 @@ Exit status: 0 success, 1 a run that failed, 2 a bad command line, 130/143 inter
 	root.AddCommand(newMemoryCmd(g, streams))
 	root.AddCommand(newSweepCmd(g, streams), newMergeCmd(g, streams))
 
+	root.AddCommand(newColumnsTopic())
+	setHelpTemplates(root)
 	root.SetHelpCommand(newHelpCmd())
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
@@ -162,11 +164,14 @@ Exit status: 0 success, 1 a run that failed, 2 a bad command line, 130/143 inter
 	return root
 }
 
-// walk calls fn on c and every command under it.
+// walk calls fn on c and every command under it; a help topic (rlsim help columns) is no
+// command, and is left out.
 func walk(c *cobra.Command, fn func(*cobra.Command)) {
 	fn(c)
 	for _, sub := range c.Commands() {
-		walk(sub, fn)
+		if !sub.IsAdditionalHelpTopicCommand() {
+			walk(sub, fn)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"errors"
 
 	"github.com/spf13/cobra"
 
@@ -39,7 +40,7 @@ func newScenariosCmd(g *globalOptions, streams IO) *cobra.Command {
   rlsim scenarios show boundary-burst`,
 		Args: argCount(1, 1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			sc, err := scenario.Load(args[0])
+			sc, err := loadScenario(args[0])
 			if err != nil {
 				return err
 			}
@@ -59,7 +60,7 @@ func runScenariosList(g *globalOptions, streams IO) error {
 	var entries []scenarioEntry
 	t := report.Table{Header: []string{"scenario", "description"}, Prose: true, Width: report.DefaultWidth}
 	for _, n := range scenario.Builtins() {
-		sc, err := scenario.Load(n)
+		sc, err := loadScenario(n)
 		if err != nil {
 			return err
 		}
@@ -83,4 +84,14 @@ func runScenariosList(g *globalOptions, streams IO) error {
 	}
 	_, err = streams.Out.Write(buf.Bytes())
 	return err
+}
+
+// loadScenario is scenario.Load for a name the command line gave: a name that is neither
+// a built-in scenario nor a file is a usage error (exit 2).
+func loadScenario(nameOrFile string) (*scenario.Scenario, error) {
+	sc, err := scenario.Load(nameOrFile)
+	if errors.Is(err, scenario.ErrUnknownScenario) {
+		return nil, usageError{err: err}
+	}
+	return sc, err
 }

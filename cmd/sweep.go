@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rlsim/rlsim/report"
-	"github.com/rlsim/rlsim/scenario"
 	"github.com/rlsim/rlsim/sweep"
 )
 
@@ -124,7 +123,7 @@ func runSweep(ctx context.Context, o *sweepOptions, streams IO) error {
 	if o.seedSet {
 		opts.Seed = &o.seed
 	}
-	sc, err := scenario.Load(o.scenario)
+	sc, err := loadScenario(o.scenario)
 	if err != nil {
 		return err
 	}

@@ -78,6 +78,7 @@ curve of the most admitted in any window of length T against T (--charts png,svg
 	f.Var(unitsValue{&o.burst}, "burst", "the bucket algorithms' burst (default: the limit)")
 	f.IntVar(&o.budget, "budget", 300, "local-search candidates per algorithm after the structured attacks (0: structured only; the curve uses a quarter per window length)")
 	f.Float64SliceVar(&o.spans, "spans", defaultSpans, "window lengths T of the curve, in windows W")
+	f.Lookup("spans").DefValue = formatSpans(defaultSpans)
 	f.StringVar(&o.scheduleOut, "schedule-out", "", "write each algorithm's worst schedule as a scenario file worst-ALGORITHM.yaml into this folder")
 	addOwnFlags(c, &o.own)
 	addOwnRedisFlag(c, &o.redis)
@@ -395,4 +396,13 @@ func addWorstOverAdmission(cache *worstcase.Cache, rep *report.Report, epoch tim
 		r.WorstOverAdmission = &v
 	}
 	return nil
+}
+
+// formatSpans writes spans as --spans reads them: "0.25,1,4".
+func formatSpans(spans []float64) string {
+	parts := make([]string, len(spans))
+	for i, x := range spans {
+		parts[i] = strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	return "[" + strings.Join(parts, ",") + "]"
 }

@@ -35,12 +35,19 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-// inProcess is a transport that hands each request straight to h.
+// inProcess is a transport that hands each request straight to h, and reads the
+// header names of its answer as a client reads them off the wire: canonicalized.
 func inProcess(h http.Handler) http.RoundTripper {
 	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, r)
-		return rec.Result(), nil
+		res := rec.Result()
+		wire := http.Header{}
+		for k, v := range res.Header {
+			wire[http.CanonicalHeaderKey(k)] = v
+		}
+		res.Header = wire
+		return res, nil
 	})
 }
 

@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rlsim/rlsim/algorithms"
@@ -190,3 +191,8 @@ func sfString(s string) string {
 	}
 	return string(append(b, '"'))
 }
+
+// DisplayName spells a canonical header name as the specifications do: net/http
+// canonicalizes "RateLimit-Policy" to "Ratelimit-Policy" (names are case-insensitive, and
+// HTTP/2 lowercases them anyway), which reads wrong in a printed or sent response.
+func DisplayName(k string) string { return strings.ReplaceAll(k, "Ratelimit", "RateLimit") }

@@ -211,7 +211,7 @@ func Load(nameOrFile string) (*Scenario, error) {
 			return sc, nil
 		}
 		if _, err := os.Stat(nameOrFile); err != nil {
-			return nil, fmt.Errorf("scenario %q: no built-in scenario of that name (see `rlsim scenarios list`) and no such file", nameOrFile)
+			return nil, fmt.Errorf("scenario %q: %w", nameOrFile, ErrUnknownScenario)
 		}
 	}
 	data, err := os.ReadFile(nameOrFile)

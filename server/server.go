@@ -314,9 +314,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	write(w, resp)
 }
 
+// write sends r, its header names spelled as the specifications do ("RateLimit", as
+// rlsim headers prints them; a client reads them case-insensitively).
 func write(w http.ResponseWriter, r response.Response) {
 	for k, v := range r.Header {
-		w.Header()[k] = v
+		w.Header()[response.DisplayName(k)] = v
 	}
 	w.WriteHeader(r.Status)
 	w.Write(r.Body)

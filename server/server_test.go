@@ -256,3 +256,22 @@ func TestParseKey(t *testing.T) {
 		}
 	}
 }
+
+// TestHeaderNamesOnTheWire: the rate-limit headers leave the server spelled as the
+// specifications and `rlsim headers` spell them ("RateLimit-Policy"), not as net/http
+// canonicalizes them ("Ratelimit-Policy"); read off the raw connection.
+func TestHeaderNamesOnTheWire(t *testing.T) {
+	srv, _ := newTestServer(t, "fixed-window", algorithms.Policy{Limit: 1, Window: time.Minute}, "ip", &fakeClock{t: time.Unix(1767261600, 0)})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	io.WriteString(conn, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+	raw, _ := io.ReadAll(conn)
+	for _, name := range []string{"RateLimit-Policy: ", "RateLimit: ", "RateLimit-Limit: ", "RateLimit-Remaining: ", "RateLimit-Reset: "} {
+		if !strings.Contains(string(raw), "\r\n"+name) {
+			t.Errorf("the response lacks %q:\n%s", name, raw)
+		}
+	}
+}
