@@ -121,7 +121,7 @@ func (v windowValue) String() string {
 	}
 	return v.dst.String()
 }
-func (v windowValue) Type() string   { return "duration" }
+func (v windowValue) Type() string { return "duration" }
 
 func (v windowValue) Set(s string) error {
 	d, err := time.ParseDuration(s)
