@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // outputSet is the files one run writes, each staged beside its path and put in place
@@ -20,6 +21,10 @@ import (
 type outputSet struct {
 	files    []*stagedFile
 	prepared bool
+	// stale are files of an earlier run that commit removes once every staged file is
+	// in place (see stageOutFiles), and, under root, the folders that leaves empty.
+	stale []string
+	root  string
 }
 
 type stagedFile struct {
@@ -110,6 +115,19 @@ func (s *outputSet) commit() error {
 		sf.temp = ""
 	}
 	s.files = nil
+	for _, path := range s.stale {
+		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+			return fmt.Errorf("removing %s, a file of the run before: %w", path, err)
+		}
+		// Folders the removal empties go too, up to the results folder (never beyond,
+		// and never one that holds anything else).
+		for dir := filepath.Dir(path); s.root != "" && dir != s.root && strings.HasPrefix(dir, s.root+string(filepath.Separator)); dir = filepath.Dir(dir) {
+			if os.Remove(dir) != nil {
+				break
+			}
+		}
+	}
+	s.stale = nil
 	return nil
 }
 

@@ -51,8 +51,38 @@ func stageResults(outs *outputSet, dir string, formats []string, reports []*repo
 	return stageOutFiles(outs, dir, files)
 }
 
-// stageOutFiles stages rendered files under dir in outs.
+// manifestName is the file, in a results folder, that lists the files the run that wrote
+// the folder wrote there, one path (relative, with slashes) a line.
+const manifestName = ".rlsim-manifest"
+
+// stageOutFiles stages rendered files under dir in outs, with the manifest of what the
+// run writes there. The files the manifest of the run before lists, and this run does not
+// write, are removed when outs commits, so that the folder holds one run's results and
+// its index.html lists exactly what is there. Only files an earlier manifest lists are
+// ever removed: anything else in the folder (a user's notes, results of a version of
+// rlsim that wrote no manifest) stays.
 func stageOutFiles(outs *outputSet, dir string, files []outFile) error {
+	names := make([]string, 0, len(files))
+	for _, f := range files {
+		names = append(names, filepath.ToSlash(f.path))
+	}
+	slices.Sort(names)
+	writing := map[string]bool{manifestName: true}
+	for _, n := range names {
+		writing[n] = true
+	}
+	if old, err := os.ReadFile(filepath.Join(dir, manifestName)); err == nil {
+		for _, line := range strings.Split(string(old), "\n") {
+			rel := filepath.Clean(filepath.FromSlash(strings.TrimSpace(line)))
+			if line == "" || writing[filepath.ToSlash(rel)] || filepath.IsAbs(rel) || rel == "." || rel == ".." ||
+				strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				continue
+			}
+			outs.stale = append(outs.stale, filepath.Join(dir, rel))
+		}
+		outs.root = filepath.Clean(dir)
+	}
+	files = append(files, outFile{path: manifestName, data: []byte(strings.Join(names, "\n") + "\n")})
 	for _, f := range files {
 		path := filepath.Join(dir, f.path)
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

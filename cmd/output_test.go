@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -224,4 +225,58 @@ func FuzzParseCharts(f *testing.F) {
 			seen[f] = true
 		}
 	})
+}
+
+// TestResultsFolderHoldsOneRun: a run of one scenario after a run of two leaves the
+// results folder with that run's files only — the other scenario's folder is gone, its
+// files having been listed in the earlier run's manifest — while a file of the user's
+// stays; index.html links every file of the run and nothing that is not there.
+func TestResultsFolderHoldsOneRun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	if _, errOut, code := rlsim(t, "compare", "--scenario", "boundary-burst", "--scenario", "token-burst", "--out", dir, "--charts", "svg"); code != 0 {
+		t.Fatal(errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "token-burst", "results.json")); err != nil {
+		t.Fatal(err)
+	}
+	notes := filepath.Join(dir, "notes.txt")
+	os.WriteFile(notes, []byte("mine"), 0o644)
+	if _, errOut, code := rlsim(t, "compare", "--scenario", "boundary-burst", "--out", dir, "--charts", "svg"); code != 0 {
+		t.Fatal(errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "token-burst")); !os.IsNotExist(err) {
+		t.Errorf("the earlier run's token-burst folder is still there (%v)", err)
+	}
+	if _, err := os.Stat(notes); err != nil {
+		t.Errorf("a file of the user's was removed: %v", err)
+	}
+	index, err := os.ReadFile(filepath.Join(dir, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	linked := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?:href|src)="([^"#][^"]*)"`).FindAllStringSubmatch(string(index), -1) {
+		linked[m[1]] = true
+	}
+	present := map[string]bool{}
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(dir, path)
+			present[filepath.ToSlash(rel)] = true
+		}
+		return nil
+	})
+	for f := range present {
+		if !linked[f] && f != "index.html" && f != manifestName && f != "notes.txt" {
+			t.Errorf("%s is in the folder but index.html does not link it", f)
+		}
+	}
+	for f := range linked {
+		if !present[f] {
+			t.Errorf("index.html links %s, which is not in the folder", f)
+		}
+	}
+	if len(linked) < 5 {
+		t.Errorf("index.html links only %v", linked)
+	}
 }
