@@ -229,8 +229,16 @@ func runCompare(ctx context.Context, o *compareOptions, streams IO) error {
 			return err
 		}
 	}
+	where := whereFilesGo(&outs, o.out)
 	bar.finish(requests)
-	return commitWithStdout(&outs, streams.Out, buf.Bytes())
+	if err := commitWithStdout(&outs, streams.Out, buf.Bytes()); err != nil {
+		return err
+	}
+	if where != "" {
+		// Said once the files are in place, on stderr: stdout is the report alone.
+		fmt.Fprintln(streams.Err, "rlsim: "+where)
+	}
+	return nil
 }
 
 // compareScenarios runs every scenario of compare or run and returns their reports and

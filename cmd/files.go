@@ -29,6 +29,7 @@ type outputSet struct {
 
 type stagedFile struct {
 	path string // where it goes
+	size int64  // its bytes, when staged whole (add)
 	f    *os.File
 	temp string // its temporary name; "" while it has none
 	w    *bufio.Writer
@@ -55,7 +56,30 @@ func (s *outputSet) add(path string, data []byte) error {
 	if _, err := w.Write(data); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
+	s.files[len(s.files)-1].size = int64(len(data))
 	return nil
+}
+
+// stagedUnder counts the files staged under dir, but for the manifest, and their bytes.
+func (s *outputSet) stagedUnder(dir string) (files int, bytes int64) {
+	root := filepath.Clean(dir) + string(filepath.Separator)
+	for _, sf := range s.files {
+		if strings.HasPrefix(sf.path, root) && filepath.Base(sf.path) != manifestName {
+			files++
+			bytes += sf.size
+		}
+	}
+	return files, bytes
+}
+
+// staged reports whether path is staged.
+func (s *outputSet) staged(path string) bool {
+	for _, sf := range s.files {
+		if sf.path == path {
+			return true
+		}
+	}
+	return false
 }
 
 // stage opens the file that will become path: nameless where the system allows.

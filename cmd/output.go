@@ -62,6 +62,9 @@ const manifestName = ".rlsim-manifest"
 // ever removed: anything else in the folder (a user's notes, results of a version of
 // rlsim that wrote no manifest) stays.
 func stageOutFiles(outs *outputSet, dir string, files []outFile) error {
+	if dir == "" || len(files) == 0 {
+		return nil // no folder, or nothing for it: whatever is there stays as it is
+	}
 	names := make([]string, 0, len(files))
 	for _, f := range files {
 		names = append(names, filepath.ToSlash(f.path))

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/rlsim/rlsim/report"
 )
 
 // readTree returns every file under dir by its slash path relative to dir.
@@ -95,7 +97,7 @@ func TestSameSeedSameFiles(t *testing.T) {
 		return readTree(t, dir)
 	}
 	a, b := run("3", "svg"), run("3", "svg")
-	if len(a) != len(b) || len(a) != 9 {
+	if len(a) != len(b) || len(a) != 10 { // nine and the manifest
 		t.Fatalf("%d files vs %d", len(a), len(b))
 	}
 	for name, data := range a {
@@ -278,5 +280,29 @@ func TestResultsFolderHoldsOneRun(t *testing.T) {
 	}
 	if len(linked) < 5 {
 		t.Errorf("index.html links only %v", linked)
+	}
+}
+
+// TestCompareEndsWithTheRecapAndThePath: after a report of several scenarios, the last
+// screen of a 100×40 terminal holds the recap and where the files went.
+func TestCompareEndsWithTheRecapAndThePath(t *testing.T) {
+	t.Chdir(t.TempDir())
+	dir := "out"
+	out, errOut, code := rlsim(t, "compare", "--scenario", "boundary-burst", "--scenario", "token-burst", "--scenario", "page-load", "--out", dir, "--charts", "none")
+	if code != 0 {
+		t.Fatal(errOut)
+	}
+	lines := strings.Split(strings.TrimRight(out+errOut, "\n"), "\n")
+	last := strings.Join(lines[max(len(lines)-40, 0):], "\n")
+	for _, want := range []string{"Recap of 3 scenarios", "  fixed-window    kept it in 0 of 2, worst ✗ 2.00× (boundary-burst)", "  sliding-log     kept it in 3 of 3",
+		"rlsim: wrote 13 files (", "to " + dir + "/ — open " + filepath.Join(dir, "index.html")} {
+		if !strings.Contains(last, want) {
+			t.Errorf("the last 40 lines lack %q:\n%s", want, last)
+		}
+	}
+	for _, l := range lines[max(len(lines)-12, 0):] {
+		if w := report.DisplayWidth(l); w > 100 {
+			t.Errorf("%d columns: %s", w, l)
+		}
 	}
 }

@@ -3,6 +3,8 @@ package cmd
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -85,7 +87,32 @@ func renderReports(w io.Writer, format string, reports []*report.Report, cols re
 			return err
 		}
 	}
+	if verdict && format == "table" && len(reports) > 1 {
+		// The matrix has scrolled away: the answer again, where the terminal stops.
+		fmt.Fprintln(w)
+		return report.WriteRecap(w, report.NewVerdict(reports), report.DefaultWidth)
+	}
 	return nil
+}
+
+// whereFilesGo is the line that ends a run on the terminal once its files are in place,
+// when it writes any under dir: "wrote 276 files (22.0 MB) to out/ — open out/index.html";
+// empty when it writes none.
+func whereFilesGo(outs *outputSet, dir string) string {
+	files, bytes := outs.stagedUnder(dir)
+	if files == 0 {
+		return ""
+	}
+	line := fmt.Sprintf("wrote %d files (%s) to %s/", files, humanBytes(bytes), filepath.Clean(dir))
+	if _, err := os.Stat(filepath.Join(dir, "index.html")); err == nil || outs.staged(filepath.Join(dir, "index.html")) {
+		open := "open " + filepath.Join(filepath.Clean(dir), "index.html")
+		if report.DisplayWidth(line+" — "+open) > report.DefaultWidth {
+			line += "\n" + open
+		} else {
+			line += " — " + open
+		}
+	}
+	return line
 }
 
 // writeTables renders tables one after another, a blank line apart, as Markdown or as
