@@ -356,6 +356,18 @@ func Detect(name string, data []byte, format string) (Format, error) {
 	return Format{}, fmt.Errorf("the file could be %s: name its %w with --config-format", strings.Join(names, " or "), ErrFormat)
 }
 
+// notLineBased reports whether a file's name says it holds a structured document (or
+// prose) rather than a line-based configuration: nginx and HAProxy do not read those,
+// however many of their words the content mentions.
+func notLineBased(name string) bool {
+	for _, ext := range []string{".md", ".yaml", ".yml", ".json", ".toml", ".html"} {
+		if strings.HasSuffix(strings.ToLower(name), ext) {
+			return true
+		}
+	}
+	return false
+}
+
 // unwrapPath drops the operation and path an *os.PathError repeats.
 func unwrapPath(err error) error {
 	var pe *os.PathError

@@ -56,30 +56,47 @@ func TestEveryFormatKeepsTheContract(t *testing.T) {
 				t.Fatalf("no fixture under testdata/%s", f.Name)
 			}
 			for _, path := range files {
-				r, err := gateway.Read(path, "")
-				if err != nil {
-					t.Fatalf("%s: %v", path, err)
-				}
-				if r.Format != f.Name {
-					t.Errorf("%s: detected as %s", path, r.Format)
-				}
-				if len(r.Found) == 0 {
-					t.Errorf("%s: found no limit", path)
-				}
-				lines := lineCounts(t, path)
-				for _, x := range r.Found {
-					checkFound(t, path, x, r, lines)
-				}
-				for _, w := range r.Warnings {
-					if w.At.Line < 1 || w.At.Line > lines[w.At.File] {
-						t.Errorf("%s: warning %q at a line the file does not have", path, w)
-					}
-				}
-				for _, s := range r.Scenarios() {
-					checkSection(t, path, s)
-				}
+				checkFile(t, path, f.Name)
 			}
 		})
+	}
+	// The examples the documentation reads keep it too.
+	examples, err := filepath.Glob("../examples/import/*")
+	if err != nil || len(examples) < 4 {
+		t.Fatalf("examples/import holds %v (%v)", examples, err)
+	}
+	for _, path := range examples {
+		format := map[string]string{".conf": "nginx", ".cfg": "haproxy", ".yml": "kong"}[filepath.Ext(path)]
+		if strings.HasPrefix(filepath.Base(path), "traefik") {
+			format = "traefik"
+		}
+		checkFile(t, path, format)
+	}
+}
+
+func checkFile(t *testing.T, path, format string) {
+	t.Helper()
+	r, err := gateway.Read(path, "")
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if r.Format != format {
+		t.Errorf("%s: detected as %s, want %s", path, r.Format, format)
+	}
+	if len(r.Found) == 0 {
+		t.Errorf("%s: found no limit", path)
+	}
+	lines := lineCounts(t, path)
+	for _, x := range r.Found {
+		checkFound(t, path, x, r, lines)
+	}
+	for _, w := range r.Warnings {
+		if w.At.Line < 1 || w.At.Line > lines[w.At.File] {
+			t.Errorf("%s: warning %q at a line the file does not have", path, w)
+		}
+	}
+	for _, s := range r.Scenarios() {
+		checkSection(t, path, s)
 	}
 }
 
@@ -179,6 +196,8 @@ func TestDetectNamesTheFormatOrAsks(t *testing.T) {
 		{"notes.txt", "hello", "kong", "kong", ""},
 		{"notes.txt", "hello", "caddy", "", `configuration format "caddy" is not one rlsim reads (want envoy, haproxy, kong, nginx, traefik)`},
 		{"a.yaml", "x: 1\n", "", "", "the file could be envoy or kong or traefik: name its configuration format with --config-format"},
+		{"README.md", "limit_req zone=a; location / {", "", "", "cannot tell the configuration format of this file; name it with --config-format envoy|haproxy|kong|nginx|traefik"},
+		{"README.md", "limit_req zone=a;", "nginx", "nginx", ""},
 	}
 	for _, tt := range tests {
 		f, err := gateway.Detect(tt.name, []byte(tt.data), tt.format)

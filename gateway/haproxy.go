@@ -22,6 +22,9 @@ func init() {
 var haSectionRE = regexp.MustCompile(`(?m)^\s*(frontend|backend|listen|defaults|global)(\s|$)`)
 
 func sniffHAProxy(name string, data []byte) int {
+	if notLineBased(name) {
+		return 0
+	}
 	score := 0
 	if strings.HasSuffix(name, ".cfg") || strings.HasPrefix(name, "haproxy") {
 		score++

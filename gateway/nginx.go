@@ -22,6 +22,9 @@ func init() {
 var ngxBlockRE = regexp.MustCompile(`(?m)^\s*(http|server|events|location\s[^{]*)\s*\{`)
 
 func sniffNginx(name string, data []byte) int {
+	if notLineBased(name) {
+		return 0
+	}
 	score := 0
 	if strings.HasSuffix(name, ".conf") || strings.HasPrefix(name, "nginx") {
 		score++
