@@ -352,6 +352,8 @@ func (f *importFlags) load(stderr io.Writer) (*imported, error) {
 	keys := r.Keys()
 	if len(keys) > 0 {
 		out.key = keys[0]
+	} else {
+		fmt.Fprintf(stderr, "rlsim: warning: --import: no limit counts on a key rlsim has; the run keys as each scenario does\n")
 	}
 	if len(keys) > 1 {
 		fmt.Fprintf(stderr, "rlsim: warning: --import: the limits count on %s; the run keys every request on %s (--key chooses)\n", strings.Join(keys, ", "), keys[0])

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"math"
 	"strings"
 	"time"
 )
@@ -41,6 +42,9 @@ var kongPeriods = []struct {
 	{"second", time.Second}, {"minute", time.Minute}, {"hour", time.Hour},
 	{"day", 24 * time.Hour}, {"month", 30 * 24 * time.Hour}, {"year", 365 * 24 * time.Hour},
 }
+
+// kongMaxLimit bounds a window's limit, so that it stays a whole number of requests.
+const kongMaxLimit = 1e15
 
 // kongConfigFields are the rate-limiting plugin's configuration fields (Kong 3.9) that
 // do not change what it decides, or that the warnings below name.
@@ -149,14 +153,15 @@ func (r treeReader) kongPlugin(m *tree, path []treeFrame) error {
 		if !ok {
 			continue
 		}
-		if v <= 0 {
-			return r.fail(conf.get(p.name), "config."+p.name, "must be above 0, got %s", formatNumber(v))
+		if v <= 0 || v > kongMaxLimit {
+			return r.fail(conf.get(p.name), "config."+p.name, "must be above 0 and at most %s, got %s", formatNumber(kongMaxLimit), formatNumber(v))
 		}
 		if prevName != "" && v < prev {
 			return r.fail(conf.get(p.name), "config."+p.name, "the limit for %s (%s) cannot be lower than the limit for %s (%s)", p.name, formatNumber(v), prevName, formatNumber(prev))
 		}
 		if prevName == "" {
-			promise = Promise{Limit: int64(v), Window: p.window}
+			// Kong refuses once the count reaches the limit, so 2.5 admits 3.
+			promise = Promise{Limit: int64(math.Ceil(v)), Window: p.window}
 		}
 		prev, prevName = v, p.name
 		params = append(params, Param{Name: p.name, Value: formatNumber(v)})

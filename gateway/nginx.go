@@ -201,7 +201,7 @@ func (p *nginxParser) zone(d *ngxDirective) error {
 				p.col.warn(d.at, "%s has no unit; nginx reads it as %sr/s", a, v)
 			}
 			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil || n <= 0 || v[0] == '+' {
+			if err != nil || n <= 0 || v[0] == '+' || n > ngxMaxCount {
 				return ngxFail(d, "invalid rate %q (want rate=N r/s or r/m, N a whole number above 0)", a)
 			}
 			z.rate, z.limit, z.window, rateSeen = strconv.FormatInt(n, 10)+unit, n, window, true
@@ -222,6 +222,10 @@ func (p *nginxParser) zone(d *ngxDirective) error {
 	p.order = append(p.order, z)
 	return nil
 }
+
+// ngxMaxCount bounds a rate, burst or delay: nginx keeps them in thousandths of a
+// request, which a larger number would overflow.
+const ngxMaxCount = 1 << 40
 
 // ngxSize reads a size as nginx writes one: a whole number of bytes, or of k or m.
 func ngxSize(s string) (int64, bool) {
@@ -367,16 +371,16 @@ func (p *nginxParser) emit(lines []*ngxDirective, sc ngxScope) error {
 				zoneName = a[len("zone="):]
 			case strings.HasPrefix(a, "burst="):
 				n, err := strconv.ParseInt(a[len("burst="):], 10, 64)
-				if err != nil || n <= 0 || a[len("burst=")] == '+' {
-					return ngxFail(d, "invalid burst value %q (want a whole number above 0)", a)
+				if err != nil || n <= 0 || a[len("burst=")] == '+' || n > ngxMaxCount {
+					return ngxFail(d, "invalid burst value %q (want a whole number from 1 to %d)", a, int64(ngxMaxCount))
 				}
 				burst = n
 			case a == "nodelay":
 				nodelay, delay = true, 0
 			case strings.HasPrefix(a, "delay="):
 				n, err := strconv.ParseInt(a[len("delay="):], 10, 64)
-				if err != nil || n <= 0 || a[len("delay=")] == '+' {
-					return ngxFail(d, "invalid delay value %q (want a whole number above 0)", a)
+				if err != nil || n <= 0 || a[len("delay=")] == '+' || n > ngxMaxCount {
+					return ngxFail(d, "invalid delay value %q (want a whole number from 1 to %d)", a, int64(ngxMaxCount))
 				}
 				nodelay, delay = false, n
 			default:

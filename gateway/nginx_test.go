@@ -391,3 +391,22 @@ func TestNginxReadsAPartOfAConfiguration(t *testing.T) {
 		t.Errorf("server part: %v", err)
 	}
 }
+
+// nginx keeps rates and bursts in thousandths; rlsim refuses one that would overflow them
+// rather than model a wrapped number.
+func TestNginxRefusesCountsThatOverflow(t *testing.T) {
+	for _, conf := range []string{
+		"limit_req_zone $binary_remote_addr zone=a:1m rate=9223372036854775807r/s;",
+		"limit_req_zone $binary_remote_addr zone=a:1m rate=1r/s; limit_req zone=a burst=9223372036854775807;",
+		"limit_req_zone $binary_remote_addr zone=a:1m rate=1r/s; limit_req zone=a delay=1099511627777;",
+	} {
+		_, err := parse(t, "nginx.conf", "nginx", "http { "+conf+" }", nil)
+		if err == nil || !strings.Contains(err.Error(), "nginx.conf:1: invalid") {
+			t.Errorf("%s: %v", conf, err)
+		}
+	}
+	r, err := parse(t, "nginx.conf", "nginx", "http { limit_req_zone $binary_remote_addr zone=a:1m rate=1r/s; limit_req zone=a burst=1099511627776; }", nil)
+	if err != nil || r.Found[0].Promise.Burst != 1<<40+1 {
+		t.Errorf("the largest burst: %v %v", summary(r), err)
+	}
+}

@@ -102,7 +102,7 @@ func TestYAMLFormatErrorsNameTheLine(t *testing.T) {
 		{"kong.yml", "kong", "plugins:\n  - name: rate-limiting\n    config: {}\n", "kong.yml:3: config: needs at least one of second, minute, hour, day, month, year"},
 		{"kong.yml", "kong", "plugins:\n  - name: rate-limiting\n", "kong.yml:2: config: the rate-limiting plugin needs a config"},
 		{"kong.yml", "kong", "plugins:\n  - name: rate-limiting\n    config:\n      minute: 100\n      hour: 50\n", "kong.yml:5: config.hour: the limit for hour (50) cannot be lower than the limit for minute (100)"},
-		{"kong.yml", "kong", "plugins:\n  - name: rate-limiting\n    config:\n      minute: -1\n", "kong.yml:4: config.minute: must be above 0, got -1"},
+		{"kong.yml", "kong", "plugins:\n  - name: rate-limiting\n    config:\n      minute: -1\n", "kong.yml:4: config.minute: must be above 0 and at most 1000000000000000, got -1"},
 		{"kong.yml", "kong", "plugins:\n  - name: rate-limiting\n    config:\n      minute: \"10\"\n", `kong.yml:4: minute: want a number, got "10"`},
 		{"kong.yml", "kong", "plugins:\n  - name: rate-limiting\n    config:\n      minute: 10\n      limit_by: planet\n", `kong.yml:5: config.limit_by: want consumer, credential, ip, service, header or path, got "planet"`},
 		{"kong.yml", "kong", "plugins:\n  - name: rate-limiting\n    config:\n      minute: 10\n      limit_by: header\n", "kong.yml:4: config.header_name: limit_by: header needs a header_name"},
@@ -270,5 +270,14 @@ title = "x" # trailing
 	}
 	if got := summary(r); !slices.Equal(got, []string{"middleware quoted.name | traefik:average=1000 period=10s burst=7 | xff:3 | dynamic.toml:3"}) {
 		t.Errorf("found %v", got)
+	}
+}
+
+// Kong refuses once a window's count reaches its limit, so a fractional limit admits its
+// ceiling: 1.5 a second is 2.
+func TestKongFractionalLimitPromisesItsCeiling(t *testing.T) {
+	r, err := parse(t, "kong.yml", "kong", "plugins:\n  - name: rate-limiting\n    config: {second: 1.5, minute: 60}\n", nil)
+	if err != nil || len(r.Found) != 1 || r.Found[0].Promise != (gateway.Promise{Limit: 2, Window: time.Second}) {
+		t.Errorf("%v %v %+v", summary(r), err, r.Found)
 	}
 }
