@@ -38,6 +38,7 @@ type compareOptions struct {
 	redis    string
 	pipeline int
 	own      ownOptions
+	imp      importFlags
 	tables   tableOptions
 }
 
@@ -54,6 +55,9 @@ func newCompareCmd(g *globalOptions, streams IO) *cobra.Command {
 
   # who is refused when an office behind one address is keyed on IP
   rlsim compare --scenario nat-crowd --key ip
+
+  # the rate limits of an nginx.conf beside the scenario's algorithms, keyed as it keys them
+  rlsim compare --scenario token-burst --import examples/import/nginx.conf --out ""
 
   # two algorithms at a tighter policy, one CSV row per request and no files in out/
   rlsim compare --scenario flood-one-key --algorithms token-bucket,gcra --limit 50 --window 10s --decisions decisions.csv --out ""
@@ -74,6 +78,7 @@ func newCompareCmd(g *globalOptions, streams IO) *cobra.Command {
 	f.Var(unitsValue{&o.burst}, "burst", "override the bucket algorithms' burst")
 	f.StringVar(&o.key, "key", "", "key every request on this instead (user, ip, ipv6/N, xff:K, xff-leftmost, account, tenant, api-key, route); sets layered limits aside")
 	f.StringSliceVar(&o.layers, "layers", nil, "check only these layers of the scenario's layered limits, comma-separated")
+	o.imp.add(c, importRunUsage)
 	f.IntVar(&o.worstBudget, "worst-budget", defaultCompareWorstBudget, "local-search budget of the worst_over_admission column (0: structured attacks only)")
 	addScaleFlags(c, o)
 	addStoreFlags(c, o)
@@ -133,6 +138,9 @@ func (o *compareOptions) validate() error {
 	if o.workers < 0 {
 		return usagef("--workers: must not be negative, got %d", o.workers)
 	}
+	if err := o.imp.check(); err != nil {
+		return err
+	}
 	if err := o.tables.check(o.format); err != nil {
 		return err
 	}
@@ -146,6 +154,14 @@ func runCompare(ctx context.Context, o *compareOptions, streams IO) error {
 	chartFormats, err := parseCharts(o.charts)
 	if err != nil {
 		return err
+	}
+	imp, err := o.imp.load(streams.Err)
+	if err != nil {
+		return err
+	}
+	key := o.key
+	if key == "" && len(o.layers) == 0 {
+		key = imp.key
 	}
 	names := o.scenarios
 	if len(names) == 0 {
@@ -165,8 +181,8 @@ func runCompare(ctx context.Context, o *compareOptions, streams IO) error {
 		if sc.Heavy && len(o.scenarios) == 0 {
 			continue // the default suite stays quick; heavy scenarios run by name
 		}
-		if o.key != "" {
-			if err := sc.OverrideKey(o.key); err != nil {
+		if key != "" {
+			if err := sc.OverrideKey(key); err != nil {
 				return usagef("--key: %v", err)
 			}
 		}
@@ -176,6 +192,10 @@ func runCompare(ctx context.Context, o *compareOptions, streams IO) error {
 		}
 		if len(algs) == 0 {
 			algs = algorithms.Defaults()
+		}
+		if len(imp.specs) > 0 && len(o.algorithms) == 0 {
+			algs = withImported(algs, imp)
+			sc.Algorithms = algs
 		}
 		if err := confirmSize(sc, algs, o.yes); err != nil {
 			return err
@@ -193,7 +213,11 @@ func runCompare(ctx context.Context, o *compareOptions, streams IO) error {
 		return err
 	}
 	defer own.close(streams)
-	opts := run.Options{Algorithms: o.algorithms, Limit: o.limit, Window: o.window, Burst: o.burst, Workers: o.workers, Pipeline: o.pipeline, Context: ctx,
+	runAlgs := o.algorithms
+	if len(runAlgs) > 0 {
+		runAlgs = withImported(runAlgs, imp)
+	}
+	opts := run.Options{Algorithms: runAlgs, Limit: o.limit, Window: o.window, Burst: o.burst, Workers: o.workers, Pipeline: o.pipeline, Context: ctx,
 		Own: own.makers}
 	var meter storeMeter
 	if o.seedSet {
@@ -268,13 +292,13 @@ func compareScenarios(loaded []*scenario.Scenario, o *compareOptions, opts run.O
 		if err := addWorstOverAdmission(&worst, rep, sc.EpochTime(), o.worstBudget, own); err != nil {
 			return nil, 0, err
 		}
-		if args := o.own.args(); len(args) > 0 && rep.Reproduce == "" {
+		if args := append(o.own.args(), o.imp.args()...); len(args) > 0 && rep.Reproduce == "" {
 			// The summary's command brings the same limiters of the user's again.
 			rep.Reproduce = rep.Command() + " " + strings.Join(args, " ")
 		}
 		// The keying chart compares the scenario's key with its compare_keys, unless
 		// the user chose the key or layers.
-		if charts && o.out != "" && o.key == "" && len(o.layers) == 0 {
+		if charts && o.out != "" && o.key == "" && o.imp.file == "" && len(o.layers) == 0 {
 			if rep.KeyRuns, err = keyRuns(sc, opts); err != nil {
 				return nil, 0, err
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/backoff"
+	"github.com/rlsim/rlsim/gateway"
 	"github.com/rlsim/rlsim/report/chart"
 	"github.com/rlsim/rlsim/scenario"
 	"github.com/rlsim/rlsim/store"
@@ -27,22 +28,24 @@ var keyKinds = []string{"user", "account", "tenant", "api-key", "route", "ip", "
 // choices). A flag with none of these completes to files when it names a file, to folders
 // when it names a folder, and to nothing otherwise.
 var flagCompletions = map[string]cobra.CompletionFunc{
-	"scenario":     completeScenario,
-	"algorithms":   completeList(algorithms.Defaults()),
-	"algorithm":    completeOne(algorithms.Defaults()),
-	"charts":       completeCharts,
-	"strategies":   completeList(traffic.BackoffNames),
-	"model":        completeOne(backoff.Models),
-	"retry-after":  completeOne([]string{"honor", "ignore"}),
-	"hiccup-kind":  completeOne(backoff.HiccupKinds),
-	"log-format":   completeOne(traffic.LogFormats),
-	"param":        completeParam,
-	"chart-param":  completeOne(sweep.Names),
-	"chart-metric": completeOne(sweep.MetricNames()),
-	"decisions":    fileCompletion,
-	"series":       fileCompletion,
-	"out":          dirCompletion,
-	"schedule-out": dirCompletion,
+	"scenario":      completeScenario,
+	"algorithms":    completeList(algorithms.Defaults()),
+	"algorithm":     completeOne(algorithms.Defaults()),
+	"charts":        completeCharts,
+	"strategies":    completeList(traffic.BackoffNames),
+	"model":         completeOne(backoff.Models),
+	"retry-after":   completeOne([]string{"honor", "ignore"}),
+	"hiccup-kind":   completeOne(backoff.HiccupKinds),
+	"log-format":    completeOne(traffic.LogFormats),
+	"param":         completeParam,
+	"chart-param":   completeOne(sweep.Names),
+	"chart-metric":  completeOne(sweep.MetricNames()),
+	"decisions":     fileCompletion,
+	"import":        fileCompletion,
+	"config-format": completeOne(gateway.FormatNames()),
+	"series":        fileCompletion,
+	"out":           dirCompletion,
+	"schedule-out":  dirCompletion,
 }
 
 // argCompletions complete the positional arguments of the commands that take some.
@@ -50,6 +53,7 @@ var argCompletions = map[string]cobra.CompletionFunc{
 	"rlsim run":            firstArg(completeScenario),
 	"rlsim scenarios show": firstArg(completeScenario),
 	"rlsim replay":         firstArg(fileCompletion),
+	"rlsim import":         firstArg(fileCompletion),
 	"rlsim merge":          completeExt("json"),
 	"rlsim probe":          cobra.NoFileCompletions,
 }

@@ -40,6 +40,8 @@ type replayOptions struct {
 	burst      int64
 	timeScale  float64
 	own        ownOptions
+	imp        importFlags
+	keySet     bool // --key was given, so an imported key does not replace it
 	redis      string
 	tables     tableOptions
 }
@@ -65,11 +67,15 @@ under --out (a folder named after the log) and index.html over them.`,
   # two algorithms, as JSON, with one CSV row per request
   rlsim replay access.log --algorithms fixed-window,sliding-window --format json --decisions decisions.csv
 
+  # the limits of the haproxy.cfg that served the log, beside the six
+  rlsim replay access.log --import examples/import/haproxy.cfg --out ""
+
   # your own Lua script beside the built-in fixed window
   rlsim replay access.log --algorithms fixed-window --lua examples/lua/incr_expire.lua --out ""`,
 		Args: argCount(1, 1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.file = args[0]
+			o.keySet = c.Flags().Changed("key")
 			return runReplay(c.Context(), o, streams)
 		},
 	}
@@ -82,6 +88,7 @@ under --out (a folder named after the log) and index.html over them.`,
 	f.Var(windowValue{&o.window}, "window", "the policy's window")
 	f.Var(unitsValue{&o.burst}, "burst", "the bucket algorithms' burst (default: the limit)")
 	f.Float64Var(&o.timeScale, "time-scale", 1, "multiply the gaps between requests (0.5 plays the log twice as fast)")
+	o.imp.add(c, importRunUsage)
 	addOwnFlags(c, &o.own)
 	addOwnRedisFlag(c, &o.redis)
 	g.addFormatFlag(c, allFormats...)
@@ -93,6 +100,9 @@ under --out (a folder named after the log) and index.html over them.`,
 }
 
 func (o *replayOptions) validate() error {
+	if err := o.imp.check(); err != nil {
+		return err
+	}
 	if o.logFormat == "" {
 		switch strings.ToLower(filepath.Ext(o.file)) {
 		case ".jsonl", ".ndjson":
@@ -135,6 +145,13 @@ func runReplay(ctx context.Context, o *replayOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
+	imp, err := o.imp.load(streams.Err)
+	if err != nil {
+		return err
+	}
+	if !o.keySet && imp.key != "" {
+		o.key = imp.key
+	}
 	f, err := os.Open(o.file)
 	if err != nil {
 		return fmt.Errorf("replay %s: %w", o.file, unwrapPath(err))
@@ -155,7 +172,14 @@ func runReplay(ctx context.Context, o *replayOptions, streams IO) error {
 		return err
 	}
 	defer own.close(streams)
-	opts := run.Options{Algorithms: o.algorithms, Own: own.makers}
+	algs := o.algorithms
+	if len(imp.specs) > 0 {
+		if len(algs) == 0 {
+			algs = algorithms.Defaults()
+		}
+		algs = withImported(algs, imp)
+	}
+	opts := run.Options{Algorithms: algs, Own: own.makers}
 	if o.seedSet {
 		opts.Seed = &o.seed
 	}
@@ -224,6 +248,7 @@ func (o *replayOptions) command(seed uint64) string {
 	if len(o.algorithms) > 0 {
 		parts = append(parts, "--algorithms", strings.Join(o.algorithms, ","))
 	}
+	parts = append(parts, o.imp.args()...)
 	parts = append(parts, o.own.args()...)
 	parts = append(parts, "--seed", strconv.FormatUint(seed, 10))
 	return strings.Join(parts, " ")

@@ -38,6 +38,7 @@ type worstCaseOptions struct {
 	spans       []float64
 	scheduleOut string
 	own         ownOptions
+	imp         importFlags
 	redis       string
 }
 
@@ -80,6 +81,7 @@ curve of the most admitted in any window of length T against T (--charts png,svg
 	f.Float64SliceVar(&o.spans, "spans", defaultSpans, "window lengths T of the curve, in windows W")
 	f.Lookup("spans").DefValue = formatSpans(defaultSpans)
 	f.StringVar(&o.scheduleOut, "schedule-out", "", "write each algorithm's worst schedule as a scenario file worst-ALGORITHM.yaml into this folder")
+	o.imp.add(c, "also attack the rate limits of a gateway's configuration (nginx.conf, haproxy.cfg, Envoy, Kong, Traefik; see rlsim import)")
 	addOwnFlags(c, &o.own)
 	addOwnRedisFlag(c, &o.redis)
 	g.addFormatFlag(c, allFormats...)
@@ -89,6 +91,9 @@ curve of the most admitted in any window of length T against T (--charts png,svg
 }
 
 func (o *worstCaseOptions) validate() error {
+	if err := o.imp.check(); err != nil {
+		return err
+	}
 	if o.limit <= 0 || o.limit > maxWorstCaseUnits {
 		return usagef("--limit: must be between 1 and %d (each candidate replays a few times that many requests), got %d", maxWorstCaseUnits, o.limit)
 	}
@@ -123,10 +128,15 @@ func runWorstCase(ctx context.Context, o *worstCaseOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
+	imp, err := o.imp.load(streams.Err)
+	if err != nil {
+		return err
+	}
 	algs := o.algorithms
 	if len(algs) == 0 {
 		algs = algorithms.Defaults()
 	}
+	algs = withImported(algs, imp)
 	seed := uint64(scenario.DefaultSeed)
 	if o.seedSet {
 		seed = o.seed
@@ -230,7 +240,7 @@ func worstCaseCommand(o *worstCaseOptions, seed uint64) string {
 	if len(o.algorithms) > 0 {
 		parts = append(parts, "--algorithms "+strings.Join(o.algorithms, ","))
 	}
-	for i, a := range o.own.args() {
+	for i, a := range append(o.imp.args(), o.own.args()...) {
 		if i%2 == 1 {
 			parts[len(parts)-1] += " " + a
 			continue
