@@ -76,8 +76,8 @@ const KongMinSync = 20 * time.Millisecond
 type globalSync struct {
 	rw      store.ReadWriter // the store's counters
 	sync    int64            // ns
-	rtt     int64 // ns: the round trip of an exchange
-	nodes   int   // the node count at the start, for the timers' offsets
+	rtt     int64            // ns: the round trip of an exchange
+	nodes   int              // the node count at the start, for the timers' offsets
 	limit   int64
 	window  int64 // µs
 	ttl     int64 // ms: the counters' TTL, for garbage collection only

@@ -215,7 +215,9 @@ func (g *gubernator) tick(iv *gInterval, kind gEventKind, node int, gen uint64) 
 }
 
 // ms is the node's clock at true time at, in milliseconds.
-func (f *Fleet) gMS(node int, at int64) int64 { return floorDiv(at+f.nodes[node].skew, int64(time.Millisecond)) }
+func (f *Fleet) gMS(node int, at int64) int64 {
+	return floorDiv(at+f.nodes[node].skew, int64(time.Millisecond))
+}
 
 // get returns node nd's item for key alive at nowMS, or nil (an expired item is removed,
 // as the cache's GetItem does).
