@@ -109,8 +109,10 @@ type Config struct {
 	// PeerLatency is the round trip between two nodes (owner, global-sync to owners).
 	PeerLatency time.Duration
 	// Sync is how often a global-sync node exchanges its hits with the target; zero
-	// exchanges on every decision, synchronously. SyncTo is one of SyncTargets ("" is
-	// owner).
+	// exchanges on every decision, synchronously (with owners: GLOBAL off, every request
+	// forwarded to its owner). With the store it is Kong's sync_rate, at least
+	// KongMinSync; with owners Gubernator's GlobalSyncWait (DefaultSync). SyncTo is one of
+	// SyncTargets ("" is owner).
 	Sync   time.Duration
 	SyncTo string
 	// GlobalBatchLimit is Gubernator's GLOBAL_BATCH_LIMIT (zero means

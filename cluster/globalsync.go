@@ -51,9 +51,10 @@ const KongMinSync = 20 * time.Millisecond
 // the N−1 others and over i's interval, that is S·(N−1)/N of their admissions, or with
 // the fleet admitting at rate r (r/N per node):
 //
-//	over-admission ≈ r · S · (N−1)/N
+//	over-admission ≈ r · S · (N−1)/N, at most (N−1)·L
 //
-// beyond the limit, in the window where the limit is reached (docs/distributed.md derives
+// beyond the limit L (every node alone still enforces L), in the window where the limit
+// is reached (docs/distributed.md derives
 // it and TestGlobalSyncOverAdmissionFormula holds runs to it). One node sees everything
 // (N = 1: exact), and it is what Kong's documentation means by counters that are accurate
 // only when sync_rate is 0.

@@ -117,3 +117,36 @@ func TestGlobalSyncFacesAgree(t *testing.T) {
 		t.Errorf("model and miniredis differ:\n%s\n%s", model, onMini)
 	}
 }
+
+// A hand case of Kong's redis policy with a sync_rate: two nodes, 3 per second (a fixed
+// window), syncing every 100 ms, the client's requests alternating between them. Six
+// requests within 10 ms, before either node has read the other's: each node admits its
+// own three (A A A A A A, twice the limit: (N−1)·L more, the most the formula allows), and
+// then refuses on its own count (R R). The next second both start again from a read of 0:
+// six more. Synchronously (Kong's -1, sync 0s) the store counts each at once: A A A R R R.
+func TestGlobalSyncKongHandCase(t *testing.T) {
+	p := algorithms.Policy{Limit: 3, Window: time.Second}
+	run := func(sync time.Duration, at ...int64) string {
+		c := Config{Nodes: 2, Balancer: "round-robin", Placement: "global-sync", SyncTo: "store", Sync: sync, Epoch: epoch, Prefix: "k:"}
+		f, err := New(c, "fixed-window", p, store.NewModel(), rand.New(rand.NewPCG(1, 2)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.SetName(0, "consumer")
+		var out []byte
+		for _, ms := range at {
+			if f.Allow(0, epoch+ms*int64(time.Millisecond), 1).Allowed {
+				out = append(out, 'A')
+			} else {
+				out = append(out, 'R')
+			}
+		}
+		return string(out)
+	}
+	if got := run(100*time.Millisecond, 10, 11, 12, 13, 14, 15, 16, 17, 200, 201, 1010, 1011, 1012, 1013, 1014, 1015, 1016); got != "AAAAAARRRRAAAAAAR" {
+		t.Errorf("sync 100ms: %s, want AAAAAA RR RR AAAAAA R", got)
+	}
+	if got := run(0, 10, 11, 12, 13, 14, 15); got != "AAARRR" {
+		t.Errorf("sync 0s: %s, want AAARRR", got)
+	}
+}

@@ -214,7 +214,8 @@ func (g *gubernator) tick(iv *gInterval, kind gEventKind, node int, gen uint64) 
 	iv.running = false
 }
 
-// ms is the node's clock at true time at, in milliseconds.
+// gMS is node's clock at true time at (ns since the Unix epoch), in milliseconds, as
+// Gubernator stamps CreatedAt.
 func (f *Fleet) gMS(node int, at int64) int64 {
 	return floorDiv(at+f.nodes[node].skew, int64(time.Millisecond))
 }
