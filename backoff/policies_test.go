@@ -43,7 +43,10 @@ func TestPercentilesAreExactNearestRank(t *testing.T) {
 }
 
 // Below its capacity the backend fails nothing: every request is one call. Above it,
-// plain retries amplify the load, and a budget caps the amplification at its ratio.
+// plain retries amplify the load, and a budget caps the amplification: each process may
+// retry 10% of its 300 requests plus its reserve of 1 a second, which grows back as the
+// window forgets — over the 10 s of arrivals and a TTL after, at most 1 + 0.1 + 20/300.
+// The reserve adds to the ratio, so the amplification goes above 1 + 0.1.
 func TestOverloadAmplifiesAndABudgetCapsIt(t *testing.T) {
 	cfg := traffic.DefaultStrategyConfig(100*time.Millisecond, 10*time.Second)
 	cfg.Budget.Ratio, cfg.Budget.MinPerSecond = 0.1, 1
@@ -67,11 +70,31 @@ func TestOverloadAmplifiesAndABudgetCapsIt(t *testing.T) {
 	if expo.Amplification <= 2 || expo.GiveUps != 0 {
 		t.Errorf("exponential at 1.5x capacity: amplification %.3f, want above 2", expo.Amplification)
 	}
-	if budget.Amplification > 1.1 || budget.Withheld == 0 || budget.GiveUps != budget.Withheld {
+	if budget.Amplification > 1+0.1+20.0/300 || budget.Amplification <= 1.1 || budget.Withheld == 0 || budget.GiveUps != budget.Withheld {
 		t.Errorf("10%% budget: amplification %.3f, withheld %.1f, give-ups %.1f", budget.Amplification, budget.Withheld, budget.GiveUps)
 	}
 	if budget.LoadPeak >= expo.LoadPeak {
 		t.Errorf("the budget's peak load %.1f is not below plain retries' %.1f", budget.LoadPeak, expo.LoadPeak)
+	}
+}
+
+// Finagle's budget on clients whose every attempt fails: each process may retry its
+// reserve (10 a second over 10 s) plus 20% of its requests, so 1000 clients in one
+// process make 1000 + 100 + 200 calls, and in ten processes of 100 each 100 + 100 + 20.
+func TestRetryBudgetAddsTheReserveToTheRatio(t *testing.T) {
+	cfg := traffic.DefaultStrategyConfig(time.Second, time.Second)
+	m := DefaultRateLimited
+	m.Hiccup.Duration = 100000 * time.Second
+	for _, c := range []struct{ processes, calls int }{{1, 1300}, {10, 2200}} {
+		m.Processes = c.processes
+		e := Experiment{Model: m, Strategies: parse(t, cfg, "constant+retry-budget"), Clients: []int{1000}, Runs: 1, Seed: 1}
+		rs, err := e.Run()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := rs[0]; r.CallsMean != float64(c.calls) || r.GiveUps != 1000 {
+			t.Errorf("%d processes: %.0f calls, %.0f give-ups; want %d and every job given up", c.processes, r.CallsMean, r.GiveUps, c.calls)
+		}
 	}
 }
 

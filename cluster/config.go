@@ -109,10 +109,16 @@ type Config struct {
 	// PeerLatency is the round trip between two nodes (owner, global-sync to owners).
 	PeerLatency time.Duration
 	// Sync is how often a global-sync node exchanges its hits with the target; zero
-	// exchanges on every decision, synchronously. SyncTo is one of SyncTargets ("" is
-	// owner).
+	// exchanges on every decision, synchronously (with owners: GLOBAL off, every request
+	// forwarded to its owner). With the store it is Kong's sync_rate, at least
+	// KongMinSync; with owners Gubernator's GlobalSyncWait (DefaultSync). SyncTo is one of
+	// SyncTargets ("" is owner).
 	Sync   time.Duration
 	SyncTo string
+	// GlobalBatchLimit is Gubernator's GLOBAL_BATCH_LIMIT (zero means
+	// DefaultGlobalBatchLimit); Behaviors its request behaviours (global-sync to owners).
+	GlobalBatchLimit int
+	Behaviors        []string
 	// Failovers and Reshards are the store's failovers and slot moves, in time order
 	// (failover.go); Eviction puts the store under memory pressure (eviction.go).
 	Failovers []Failover
@@ -278,6 +284,15 @@ func (c *Config) validateDesigns() error {
 		return fmt.Errorf("sync: must not be negative")
 	case c.SyncTo != "" && !slices.Contains(SyncTargets, c.SyncTo):
 		return fmt.Errorf("sync_to: unknown target %q (want one of %s)", c.SyncTo, strings.Join(SyncTargets, ", "))
+	case c.Placement == "global-sync" && c.SyncTo == "store" && c.Sync > 0 && c.Sync < KongMinSync:
+		return fmt.Errorf("sync: %s is below the %s Kong accepts for sync_rate (0s is synchronous, its -1)", c.Sync, KongMinSync)
+	case c.GlobalBatchLimit < 0 || c.GlobalBatchLimit > DefaultGlobalBatchLimit:
+		return fmt.Errorf("global_batch_limit: must be between 1 and %d (Gubernator's maxBatchSize), got %d", DefaultGlobalBatchLimit, c.GlobalBatchLimit)
+	}
+	for _, b := range c.Behaviors {
+		if !slices.Contains(Behaviors, b) {
+			return fmt.Errorf("behaviors: unknown behaviour %q (want %s; GLOBAL is the global-sync placement, BATCHING and NO_BATCHING the owner placement's forward)", b, strings.Join(Behaviors, ", "))
+		}
 	}
 	if c.Placement == "owner" || c.Placement == "global-sync" && c.SyncTo != "store" {
 		most := c.Nodes

@@ -12,6 +12,7 @@ import (
 type designs struct {
 	own   *owners
 	gs    *globalSync
+	gub   *gubernator
 	repl  *replicatedStore
 	evict *evictingStore
 
@@ -64,7 +65,10 @@ func (f *Fleet) Designs() DesignFigures {
 	}
 	if g := f.gs; g != nil {
 		d.Syncs, d.SyncFailures = g.exchanges(), g.fails
-		if f.decided > 0 && g.toOwner {
+	}
+	if g := f.gub; g != nil {
+		d.Syncs, d.SyncFailures = g.exchanges(), g.fails
+		if f.decided > 0 {
 			d.PeerHops = float64(g.hops) / float64(f.decided)
 			d.PeerMessages = float64(d.Syncs+g.hops) / float64(f.decided)
 		}
@@ -105,7 +109,12 @@ func (f *Fleet) newDesigns(st store.Store) (store.Store, error) {
 		f.own = newOwners(c, alg, p)
 	case "global-sync":
 		var err error
-		if f.gs, err = newGlobalSync(c, alg, p, st); err != nil {
+		if c.SyncTo == "store" {
+			f.gs, err = newGlobalSync(c, alg, p, st)
+		} else {
+			f.gub, err = newGubernator(c, alg, p)
+		}
+		if err != nil {
 			return nil, err
 		}
 	case "shared", "two-tier":
@@ -124,8 +133,8 @@ func (f *Fleet) resizeDesigns(n int) {
 	if f.own != nil {
 		f.own.resize(n, f.names)
 	}
-	if f.gs != nil {
-		f.gs.resize(n)
+	if f.gub != nil {
+		f.gub.resize(n)
 	}
 }
 

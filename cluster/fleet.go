@@ -338,7 +338,11 @@ func (f *Fleet) begin(key uint32, now int64, cost int64) ticket {
 	case "owner":
 		f.decideOwned(&t)
 	case "global-sync":
-		f.decideGlobal(&t)
+		if f.gub != nil {
+			f.decideGubernator(&t)
+		} else {
+			f.decideGlobal(&t)
+		}
 	default: // the store failed earlier
 		t.d = f.blind()
 	}
@@ -409,8 +413,11 @@ func (f *Fleet) raise(oi int, o *Outage) {
 		"fail-open-local": fmt.Sprintf("nodes fall back to their local guard of %d per %s per key", f.guard.Limit, f.guard.Window),
 	}[o.Policy]
 	if o.Nodes > 0 {
-		if f.gs != nil && f.gs.sync > 0 {
+		switch {
+		case f.gs != nil && f.gs.sync > 0:
 			what = "nodes decide alone, from their last read of the counts and their own hits"
+		case f.gub != nil && f.gub.sync > 0:
+			what = "nodes decide alone, from their copies; the hits they send are lost"
 		}
 		from := map[string]string{CutStore: " from the store", CutPeers: " from their peers"}[o.Cut]
 		f.alert = fmt.Sprintf("nodes 0–%d cut off%s at %s for %s; they %s", o.Nodes-1, from, o.At, o.For, strings.TrimPrefix(what, "nodes "))

@@ -12,9 +12,10 @@ import (
 	"github.com/rlsim/rlsim/store"
 )
 
-// GlobalAlgorithms lists the algorithms the global-sync placement runs: those with a store
-// script whose state is window counts (one, or the current and previous), to which a
-// node can add the hits it admitted and which it can read back as totals.
+// GlobalAlgorithms lists the algorithms the global-sync placement runs with the store
+// target: those with a store script whose state is window counts (one, or the current and
+// previous), to which a node can add the hits it admitted and which it can read back as
+// totals. With the owner target it runs Gubernator's (GubernatorAlgorithms).
 func GlobalAlgorithms() []string {
 	return algorithms.Select(func(k *algorithms.Kind) bool {
 		return k.Script != "" && (k.Form == algorithms.FormWindowCount || k.Form == algorithms.FormTwoWindowCounts)
@@ -23,57 +24,65 @@ func GlobalAlgorithms() []string {
 
 // SyncTargets are where global-sync nodes send their hits and read the totals from.
 //
-//	owner  the key's owner on the consistent-hash ring (ring.go), which keeps the counts
-//	       in its memory: no store (Gubernator's GLOBAL behaviour)
+//	owner  the key's owner on the consistent-hash ring (ring.go), which keeps the key's
+//	       item in its memory: no store (Gubernator's GLOBAL behaviour, gubernator.go)
 //	store  the shared store: INCRBY the window counters, then read them (Kong's
-//	       rate-limiting plugins with sync_rate and the redis strategy)
+//	       rate-limiting plugin, policy redis with sync_rate)
 var SyncTargets = []string{"owner", "store"}
 
-// DefaultSync is the sync interval a scenario's global-sync fleet runs with when it names
-// none: Gubernator's GlobalSyncWait default (500µs, config.go).
-const DefaultSync = 500 * time.Microsecond
+// KongMinSync is the shortest sync_rate Kong's rate-limiting plugin accepts (schema.lua,
+// 3.4 and later: "sync_rate must be greater than 0.02, or -1 to disable"); -1 is
+// synchronous, sync 0s here.
+const KongMinSync = 20 * time.Millisecond
 
-// globalSync is the global-sync placement: every node decides from its own view of the
-// key's global counts and exchanges hits and totals with the target periodically.
+// globalSync is the global-sync placement with the store target, as Kong's rate-limiting
+// plugin runs its redis policy with a sync_rate: every node decides from its own view of
+// the key's window counts and exchanges hits and totals with the store periodically.
 //
 // Each node runs a timer of period Sync (node i's ticks offset by i·Sync/N, so the nodes
 // do not tick in step). At each tick, for every key it has seen, it sends the hits it
-// admitted since the last tick — the target adds them to the window counters half a round
+// admitted since the last tick — the store adds them to the window counters half a round
 // trip later — and reads the totals of the current and previous windows, which reach it
-// a round trip after the tick. A node's view of a window's count is the total of its last
-// read that has arrived, plus its own hits that total does not hold yet (sent later, or
-// not sent). Everything the other nodes admitted since that read is invisible to it, so
-// the fleet can admit about rate × (Sync + round trip) beyond the limit — what Kong's
-// documentation means by a counter that is accurate only when sync_rate is 0, and
-// Gubernator's by GLOBAL trading consistency for scale. Gubernator's owner broadcasts the
-// totals to every node after it applies hits; the periodic read stands for that.
+// a round trip after the tick. (Kong sends its admitted requests' delta with INCRBY and
+// clears its cache, so that its next request reads the store: in a flood, a read just
+// after each sync.) A node's view of a window's count is the total of its last read that
+// has arrived, plus its own hits that total does not hold yet. Refused requests count
+// nowhere: Kong undoes a refused request's delta.
+//
+// Over-admission. What node i does not see of node j's admissions at a moment is what j
+// admitted since j's last send before i's last read: with the ticks offset by S/N, a
+// span of S·k/N for the k-th node before i, plus the time since i's read. Averaged over
+// the N−1 others and over i's interval, that is S·(N−1)/N of their admissions, or with
+// the fleet admitting at rate r (r/N per node):
+//
+//	over-admission ≈ r · S · (N−1)/N, at most (N−1)·L
+//
+// beyond the limit L (every node alone still enforces L), in the window where the limit
+// is reached (docs/distributed.md derives
+// it and TestGlobalSyncOverAdmissionFormula holds runs to it). One node sees everything
+// (N = 1: exact), and it is what Kong's documentation means by counters that are accurate
+// only when sync_rate is 0.
 //
 // The model reads lazily: a node's read of a tick is taken at its next decision, from the
 // target's counters then, less what the target applied after the read's moment (the
 // fleet logs each increment it applies for the last interval), so the figures are those
 // of the periodic reads without a store call per node and tick.
 //
-// What the exchanges cost the target: with the store, each node's timer makes one round
-// trip a tick (a pipeline of every key's diff and read, as Kong's timer does), from the
-// node's first request to its last; with owners, what Gubernator sends — a node's hits
-// when it has some (one request to the owner a tick), and each owner's broadcast of the
-// totals it changed to the other nodes, one a tick in which it applied hits.
+// What the exchanges cost the store: each node's timer makes one round trip a tick (a
+// pipeline of every key's diff and read, as Kong's timer does), from the node's first
+// request to its last.
 //
-// Sync 0 is synchronous: each decision reads the totals and adds its own hit at once, one
-// round trip, which is exact.
+// Sync 0 is synchronous (Kong's sync_rate -1): each decision reads the totals and adds
+// its own hit at once, one round trip, which is exact.
 //
-// The owner of a key (target owner) decides from the counts it keeps, at once and exactly;
-// after a membership change the key's new owner starts its counts afresh. A node cut off
-// by a partition (Outage.Nodes) can neither send nor read: it keeps its hits and goes on
-// deciding from its last read and its own admissions — it enforces the whole limit alone
-// — until the partition ends.
+// A node cut off by a partition (Outage.Nodes) can neither send nor read: it keeps its
+// hits and goes on deciding from its last read and its own admissions — it enforces the
+// whole limit alone — until the partition ends.
 type globalSync struct {
-	rw      store.ReadWriter // the target's counters: the store, or the owners' memory
-	toOwner bool
-	ring    *ring // target owner
-	sync    int64 // ns
-	rtt     int64 // ns: the round trip of an exchange
-	nodes   int   // the node count at the start, for the timers' offsets
+	rw      store.ReadWriter // the store's counters
+	sync    int64            // ns
+	rtt     int64            // ns: the round trip of an exchange
+	nodes   int              // the node count at the start, for the timers' offsets
 	limit   int64
 	window  int64 // µs
 	ttl     int64 // ms: the counters' TTL, for garbage collection only
@@ -83,14 +92,10 @@ type globalSync struct {
 	applied map[string][]applied // per counter, the increments of the last interval
 	events  eventQueue
 	seq     int64
-	sends   int64 // sends that reached the target
+	sends   int64 // sends that reached the store
 	fails   int64 // sends a partition stopped
-	hops    int64 // synchronous decisions forwarded to an owner (sync 0, target owner)
-	// active is, per node, the first and last request it decided (target store); cast
-	// the owners' broadcasts (target owner), lastCast each owner's last broadcast tick.
-	active   [][2]int64
-	casts    int64
-	lastCast map[int]int64
+	// active is, per node, the first and last request it decided.
+	active [][2]int64
 }
 
 type viewKey struct {
@@ -153,15 +158,10 @@ func newGlobalSync(c Config, algorithm string, p algorithms.Policy, st store.Sto
 		return nil, err
 	}
 	g := &globalSync{
-		toOwner: c.SyncTo != "store", sync: int64(c.Sync), nodes: c.Nodes, limit: p.Limit, window: p.Window.Microseconds(),
+		sync: int64(c.Sync), nodes: c.Nodes, limit: p.Limit, window: p.Window.Microseconds(),
 		prefix: c.Prefix + "gs:", sliding: algorithms.FormOf(algorithm) == algorithms.FormTwoWindowCounts, views: map[viewKey]*view{}, applied: map[string][]applied{},
-		lastCast: map[int]int64{},
 	}
 	g.ttl = ceilDiv(int64(2*p.Window+2*c.Skew+c.Latency+c.PeerLatency), int64(time.Millisecond))
-	if g.toOwner {
-		g.rw, g.ring, g.rtt = store.NewModel(), newRing(c.VNodes), int64(c.PeerLatency)
-		return g, nil
-	}
 	rw, ok := st.(store.ReadWriter)
 	if !ok {
 		return nil, fmt.Errorf("placement global-sync: the store has no plain read and write commands")
@@ -170,23 +170,9 @@ func newGlobalSync(c Config, algorithm string, p algorithms.Policy, st store.Sto
 	return g, nil
 }
 
-// resize follows a membership change: with target owner, keys move to new owners that
-// start their counts afresh.
-func (g *globalSync) resize(n int) {
-	if g.ring != nil {
-		g.ring.resize(n)
-	}
-}
-
-// counter names the target's counter of window idx for the client name, at the owner
-// that keeps it (target owner: the owner's index is part of the name, so a new owner
-// starts empty).
+// counter names the store's counter of window idx for the client name.
 func (g *globalSync) counter(name string, idx int64) string {
-	p := g.prefix
-	if g.toOwner {
-		p = "o" + strconv.Itoa(g.ring.owner(name)) + ":"
-	}
-	return p + name + ":" + strconv.FormatInt(idx, 10)
+	return g.prefix + name + ":" + strconv.FormatInt(idx, 10)
 }
 
 // tick is the number of node's last tick at or before at (ns); tickAt its moment.
@@ -216,7 +202,7 @@ func (f *Fleet) advanceGlobal(now int64) error {
 		case sendEvent:
 			v := g.views[e.vk]
 			v.sendNext = false
-			if f.cutOff(e.vk.node, name, e.at) {
+			if f.cutOff(e.vk.node, e.at) {
 				g.fails++
 				v.sendNext = true // the hits stay pending for the next tick
 				g.push(event{at: g.tickAt(e.vk.node, g.tick(e.vk.node, e.at)+1), kind: sendEvent, vk: e.vk})
@@ -241,24 +227,16 @@ func (f *Fleet) advanceGlobal(now int64) error {
 				}
 				g.applied[c] = append(g.applied[c], applied{e.at, h.cost})
 			}
-			g.broadcast(name, e.at)
 		}
 	}
 	return nil
 }
 
-// cutOff reports whether node cannot reach the target at at: a store outage, or a
-// partition of the node or, for target owner, of the key's owner.
-func (f *Fleet) cutOff(node int, name string, at int64) bool {
-	elapsed := time.Duration(at - f.cfg.Epoch)
-	if _, o := f.outageFor(node, elapsed, f.ownLink()); o != nil {
-		return true
-	}
-	if f.gs.toOwner {
-		_, o := f.outageFor(f.gs.ring.owner(name), elapsed, CutPeers)
-		return o != nil
-	}
-	return false
+// cutOff reports whether node cannot reach the store at at: a store outage, or a
+// partition of the node.
+func (f *Fleet) cutOff(node int, at int64) bool {
+	_, o := f.outageFor(node, time.Duration(at-f.cfg.Epoch), f.ownLink())
+	return o != nil
 }
 
 // asOf reads the counters now and takes back what the target applied after at.
@@ -296,12 +274,8 @@ func (f *Fleet) decideGlobal(t *ticket) {
 	name := f.names[t.key]
 	us := floorDiv(t.nodeNow, 1000)
 	idx := floorDiv(us, g.window)
-	owner := g.toOwner && g.ring.owner(name) == t.node
-	if g.sync == 0 || owner {
-		f.decideGlobalNow(t, name, us, idx, owner)
-		if owner && g.sync > 0 && t.d.Allowed {
-			g.broadcast(name, t.now)
-		}
+	if g.sync == 0 {
+		f.decideGlobalNow(t, name, us, idx)
 		return
 	}
 	g.seen(t.node, t.now)
@@ -311,7 +285,7 @@ func (f *Fleet) decideGlobal(t *ticket) {
 		v = &view{readTick: -1, first: t.now}
 		g.views[vk] = v
 	}
-	cut := f.cutOff(t.node, name, t.now)
+	cut := f.cutOff(t.node, t.now)
 	t.inOutage = cut
 	// The read of the last tick whose reply has arrived, and that came after the node's
 	// first request (it has no view before).
@@ -352,8 +326,8 @@ func (f *Fleet) decideGlobal(t *ticket) {
 		return c
 	}
 	t.d = g.decide(us, idx, count(idx-1), count(idx), t.cost)
-	// Every request queues a hit for the next tick (Gubernator sends over-limit hits
-	// too); only admitted ones add to the counts.
+	// Every request has the node send at its next tick (a refused one adds nothing to
+	// the counts, as Kong undoes its delta).
 	if !v.sendNext {
 		v.sendNext = true
 		g.push(event{at: g.tickAt(t.node, g.tick(t.node, t.now)+1), kind: sendEvent, vk: vk})
@@ -368,20 +342,6 @@ func (f *Fleet) decideGlobal(t *ticket) {
 	}
 }
 
-// broadcast counts, for target owner, the owner of name broadcasting the totals it
-// changed at at to the other nodes: once a tick (its own timer's) whatever it applied.
-func (g *globalSync) broadcast(name string, at int64) {
-	if !g.toOwner {
-		return
-	}
-	owner := g.ring.owner(name)
-	if tick, seen := g.lastCast[owner]; seen && tick == g.tick(owner, at) {
-		return
-	}
-	g.lastCast[owner] = g.tick(owner, at)
-	g.casts += int64(max(g.ring.nodes-1, 0))
-}
-
 // seen records that node decided a request at now.
 func (g *globalSync) seen(node int, now int64) {
 	for len(g.active) <= node {
@@ -393,12 +353,8 @@ func (g *globalSync) seen(node int, now int64) {
 	g.active[node][1] = now
 }
 
-// exchanges is what the exchanges cost the target: the store's round trips, or the
-// messages between owners and nodes (see globalSync).
+// exchanges is what the exchanges cost the store: its round trips (see globalSync).
 func (g *globalSync) exchanges() int64 {
-	if g.toOwner {
-		return g.sends + g.casts
-	}
 	var n int64
 	for node, a := range g.active {
 		if a[0] >= 0 {
@@ -408,17 +364,13 @@ func (g *globalSync) exchanges() int64 {
 	return n
 }
 
-// decideGlobalNow decides from the target's totals and counts the hit at once: sync 0, or
-// the owner deciding its own key.
-func (f *Fleet) decideGlobalNow(t *ticket, name string, us, idx int64, owner bool) {
+// decideGlobalNow decides from the store's totals and counts the hit at once: sync 0.
+func (f *Fleet) decideGlobalNow(t *ticket, name string, us, idx int64) {
 	g := f.gs
-	if !owner && f.cutOff(t.node, name, t.now) {
+	if f.cutOff(t.node, t.now) {
 		t.inOutage = true
 		t.wait = f.cfg.StoreTimeout
 		_, o := f.outageFor(t.node, time.Duration(t.now-f.cfg.Epoch), f.ownLink())
-		if o == nil {
-			_, o = f.outageFor(g.ring.owner(name), time.Duration(t.now-f.cfg.Epoch), CutPeers)
-		}
 		t.d = f.failover(o, t.nd, t.key, t.nodeNow, t.cost, false)
 		return
 	}
@@ -438,18 +390,8 @@ func (f *Fleet) decideGlobalNow(t *ticket, name string, us, idx int64, owner boo
 			f.fail(err)
 			return
 		}
-		if g.sync > 0 {
-			g.applied[c] = append(g.applied[c], applied{t.now, t.cost})
-		}
 	}
-	switch {
-	case owner:
-	case g.toOwner:
-		g.hops++
-		t.peer = time.Duration(g.rtt)
-	default:
-		t.trips = 1
-	}
+	t.trips = 1
 }
 
 // decide is the algorithm's rule on the counts of the previous and current windows: the

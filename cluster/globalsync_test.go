@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -11,72 +12,56 @@ import (
 )
 
 // Sync 0 is synchronous: every decision reads the totals and counts its hit, so the fleet
-// holds the limit; through the store that is one round trip a decision, through the
-// owners one hop for the decisions another node owns.
+// holds the limit, at one round trip to the store a decision.
 func TestGlobalSyncZeroIsExact(t *testing.T) {
-	for _, to := range SyncTargets {
-		for _, alg := range GlobalAlgorithms() {
-			c := Config{Nodes: 10, Balancer: "round-robin", Placement: "global-sync", SyncTo: to, Latency: time.Millisecond, PeerLatency: time.Millisecond}
-			f, res := driveFleet(t, c, alg, perMinute, 1, 50, 3*time.Minute)
-			if res.EffectiveLimit > 100 {
-				t.Errorf("%s to %s, sync 0: effective %d, want at most 100", alg, to, res.EffectiveLimit)
-			}
-			d := f.Designs()
-			switch to {
-			case "store":
-				if res.StoreRoundTrips != 1 || res.AddedLatencyP50MS != 1 {
-					t.Errorf("%s to the store, sync 0: %.3f round trips, p50 %.2f ms; want 1 and 1", alg, res.StoreRoundTrips, res.AddedLatencyP50MS)
-				}
-			case "owner":
-				if d.PeerHops != 0.9 || res.StoreRoundTrips != 0 {
-					t.Errorf("%s to owners, sync 0: %.3f hops, %.3f store round trips; want 0.9 and none", alg, d.PeerHops, res.StoreRoundTrips)
-				}
-			}
+	for _, alg := range GlobalAlgorithms() {
+		c := Config{Nodes: 10, Balancer: "round-robin", Placement: "global-sync", SyncTo: "store", Latency: time.Millisecond, PeerLatency: time.Millisecond}
+		_, res := driveFleet(t, c, alg, perMinute, 1, 50, 3*time.Minute)
+		if res.EffectiveLimit > 100 {
+			t.Errorf("%s, sync 0: effective %d, want at most 100", alg, res.EffectiveLimit)
+		}
+		if res.StoreRoundTrips != 1 || res.AddedLatencyP50MS != 1 {
+			t.Errorf("%s, sync 0: %.3f round trips, p50 %.2f ms; want 1 and 1", alg, res.StoreRoundTrips, res.AddedLatencyP50MS)
 		}
 	}
 }
 
-// Deciding from a view synced every S lets the fleet admit what the other nodes admitted
-// and the node has not read: their hits wait up to S to be sent, and its read is up to S
-// and a round trip old, so more the longer S, within the limit plus the rate times 2S
-// plus the round trip; and nothing a decision waits for.
-func TestGlobalSyncOverAdmissionGrowsWithTheInterval(t *testing.T) {
-	const rate = 50.0 // one client, per second, over 10 nodes
-	for _, to := range SyncTargets {
-		prev := int64(0)
-		for _, sync := range []time.Duration{10 * time.Millisecond, 200 * time.Millisecond, time.Second, 5 * time.Second} {
-			c := Config{Nodes: 10, Balancer: "round-robin", Placement: "global-sync", SyncTo: to, Sync: sync,
-				Latency: time.Millisecond, PeerLatency: time.Millisecond}
-			f, res := driveFleet(t, c, "sliding-window", perMinute, 1, rate, 3*time.Minute)
-			bound := 100 + int64(rate*(2*sync+time.Millisecond).Seconds()) + 1
-			if res.EffectiveLimit > bound || res.EffectiveLimit < prev {
-				t.Errorf("to %s, sync %s: effective %d, want between %d (the shorter interval's) and %d", to, sync, res.EffectiveLimit, prev, bound)
+// The over-admission of counts synced every S among N nodes sharing a client's traffic
+// of rate r is what the others admitted and a node has not read: r·S·(N−1)/N (derived in
+// globalsync.go and docs/distributed.md), at most (N−1)·L, every node enforcing the whole
+// limit alone. Runs of both counter algorithms hold to it within 12% (or 5 requests, for
+// the short intervals where a round trip counts) from 100 ms to 2 s, and the fixed
+// window also at 5 s; no decision waits.
+func TestGlobalSyncOverAdmissionFormula(t *testing.T) {
+	const rate, limit = 50.0, 100
+	for _, alg := range GlobalAlgorithms() {
+		for _, n := range []int{2, 3, 10} {
+			for _, sync := range []time.Duration{100 * time.Millisecond, 500 * time.Millisecond, time.Second, 2 * time.Second, 5 * time.Second} {
+				if alg == "sliding-window" && sync > 2*time.Second {
+					continue
+				}
+				c := Config{Nodes: n, Balancer: "round-robin", Placement: "global-sync", SyncTo: "store", Sync: sync,
+					Latency: time.Millisecond, PeerLatency: time.Millisecond}
+				f, res := driveFleet(t, c, alg, perMinute, 1, rate, 3*time.Minute)
+				want := min(rate*sync.Seconds()*float64(n-1)/float64(n), float64((n-1)*limit))
+				got := float64(res.EffectiveLimit - limit)
+				if math.Abs(got-want) > max(5, 0.12*want) {
+					t.Errorf("%s, %d nodes, sync %s: %+.0f over the limit, the formula %+.1f", alg, n, sync, got, want)
+				}
+				if res.AddedLatencyMaxMS != 0 || f.Designs().Syncs == 0 {
+					t.Errorf("%s, %d nodes, sync %s: a decision waited %.2f ms, %d exchanges", alg, n, sync, res.AddedLatencyMaxMS, f.Designs().Syncs)
+				}
 			}
-			if res.AddedLatencyMaxMS != 0 {
-				t.Errorf("to %s, sync %s: a decision waited %.2f ms", to, sync, res.AddedLatencyMaxMS)
-			}
-			if f.Designs().Syncs == 0 {
-				t.Errorf("to %s, sync %s: no exchange", to, sync)
-			}
-			prev = res.EffectiveLimit
-		}
-		if prev <= 150 {
-			t.Errorf("to %s, sync 5s: effective %d; 10 nodes deciding alone for 5 s at 50/s should pass far more", to, prev)
 		}
 	}
 }
 
 // One node sees every hit itself: its view is exact at any interval.
 func TestGlobalSyncOneNodeIsExact(t *testing.T) {
-	for _, to := range SyncTargets {
-		c := Config{Nodes: 1, Balancer: "round-robin", Placement: "global-sync", SyncTo: to, Sync: 2 * time.Second, Latency: time.Millisecond}
-		_, res := driveFleet(t, c, "fixed-window", perMinute, 3, 20, 3*time.Minute)
-		if res.EffectiveLimit > 200 || res.NodePeakWindowAdmitted > 100 {
-			t.Errorf("to %s: one node, effective %d node peak %d; want the fixed window's own figures", to, res.EffectiveLimit, res.NodePeakWindowAdmitted)
-		}
-		if to == "owner" && res.StoreRoundTrips != 0 {
-			t.Errorf("to the owner: %.3f store round trips", res.StoreRoundTrips)
-		}
+	c := Config{Nodes: 1, Balancer: "round-robin", Placement: "global-sync", SyncTo: "store", Sync: 2 * time.Second, Latency: time.Millisecond}
+	_, res := driveFleet(t, c, "fixed-window", perMinute, 3, 20, 3*time.Minute)
+	if res.EffectiveLimit > 200 || res.NodePeakWindowAdmitted > 100 {
+		t.Errorf("one node, effective %d node peak %d; want the fixed window's own figures", res.EffectiveLimit, res.NodePeakWindowAdmitted)
 	}
 }
 
@@ -130,5 +115,38 @@ func TestGlobalSyncFacesAgree(t *testing.T) {
 	}
 	if model, onMini := onModelAndMiniredis(t, run); model != onMini {
 		t.Errorf("model and miniredis differ:\n%s\n%s", model, onMini)
+	}
+}
+
+// A hand case of Kong's redis policy with a sync_rate: two nodes, 3 per second (a fixed
+// window), syncing every 100 ms, the client's requests alternating between them. Six
+// requests within 10 ms, before either node has read the other's: each node admits its
+// own three (A A A A A A, twice the limit: (N−1)·L more, the most the formula allows), and
+// then refuses on its own count (R R). The next second both start again from a read of 0:
+// six more. Synchronously (Kong's -1, sync 0s) the store counts each at once: A A A R R R.
+func TestGlobalSyncKongHandCase(t *testing.T) {
+	p := algorithms.Policy{Limit: 3, Window: time.Second}
+	run := func(sync time.Duration, at ...int64) string {
+		c := Config{Nodes: 2, Balancer: "round-robin", Placement: "global-sync", SyncTo: "store", Sync: sync, Epoch: epoch, Prefix: "k:"}
+		f, err := New(c, "fixed-window", p, store.NewModel(), rand.New(rand.NewPCG(1, 2)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.SetName(0, "consumer")
+		var out []byte
+		for _, ms := range at {
+			if f.Allow(0, epoch+ms*int64(time.Millisecond), 1).Allowed {
+				out = append(out, 'A')
+			} else {
+				out = append(out, 'R')
+			}
+		}
+		return string(out)
+	}
+	if got := run(100*time.Millisecond, 10, 11, 12, 13, 14, 15, 16, 17, 200, 201, 1010, 1011, 1012, 1013, 1014, 1015, 1016); got != "AAAAAARRRRAAAAAAR" {
+		t.Errorf("sync 100ms: %s, want AAAAAA RR RR AAAAAA R", got)
+	}
+	if got := run(0, 10, 11, 12, 13, 14, 15); got != "AAARRR" {
+		t.Errorf("sync 0s: %s, want AAARRR", got)
 	}
 }

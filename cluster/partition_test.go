@@ -21,7 +21,7 @@ func TestPartitionCutsOnlyWhatItNames(t *testing.T) {
 		{Config{Nodes: 4, Balancer: "round-robin", Placement: "owner", Forward: "direct"}, "sliding-window", CutStore, CutPeers},
 		{Config{Nodes: 4, Balancer: "round-robin", Placement: "shared"}, "sliding-window", CutPeers, CutStore},
 		{Config{Nodes: 4, Balancer: "round-robin", Placement: "global-sync", SyncTo: "store", Sync: 100 * time.Millisecond}, "fixed-window", CutPeers, CutStore},
-		{Config{Nodes: 4, Balancer: "round-robin", Placement: "global-sync", SyncTo: "owner", Sync: 100 * time.Millisecond}, "fixed-window", CutStore, CutPeers},
+		{Config{Nodes: 4, Balancer: "round-robin", Placement: "global-sync", SyncTo: "owner", Sync: 100 * time.Millisecond}, "token-bucket", CutStore, CutPeers},
 	} {
 		what := c.cfg.Placement + "/" + c.cfg.SyncTo
 		none := c.cfg

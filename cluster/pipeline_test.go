@@ -64,6 +64,9 @@ func TestFlushMatchesOneByOne(t *testing.T) {
 			Outages: []Outage{{At: 15 * time.Second, For: 5 * time.Second, Policy: "fail-open-local"}},
 			Skew:    300 * time.Millisecond, Latency: time.Millisecond, CrashProbability: 0.1,
 		}
+		if placement == "global-sync" {
+			c.SyncTo = "store" // the target with store calls; to owners it decides at once
+		}
 		for _, alg := range []string{"sliding-window", "gcra", "sliding-log"} {
 			if placement == "shared-racy" && !slices.Contains(RacyAlgorithms(), alg) ||
 				placement == "global-sync" && !slices.Contains(GlobalAlgorithms(), alg) {

@@ -65,16 +65,25 @@ full-jitter+POLICY. Shapes (base b, cap c, n-th failure, v = min(c, b*2^n)):
   none, constant (b), linear (min(c, b*n)), exponential (v), full-jitter ([0, v)),
   equal-jitter (v/2 + [0, v/2)), decorrelated-jitter, proportional-jitter (v +- --jitter)
 Policies (rate-limited and overload models; one state per client process, see --processes):
-  retry-budget     retries <= --budget-ratio x recent requests, at least --budget-min/s
-                   (Finagle, Envoy)
+  retry-budget     retries <= --budget-min/s x --budget-ttl (the reserve) plus
+                   --budget-ratio x recent requests (Finagle's RetryBudget)
   retry-throttle   a token count: failures take 1, successes give --throttle-token-ratio
                    back; retries only above half of --throttle-max-tokens (gRPC A6)
   retry-quota      retries cost --quota-retry-cost units of --quota-capacity, refunded
-                   on success (AWS SDKs' standard mode)
+                   on success, at most --quota-max-attempts a request (AWS SDKs'
+                   standard mode)
   adaptive         a client-side token bucket, cut on 429s (and 503s with Retry-After),
                    regrown along a cubic; paces first tries too (AWS SDKs' adaptive mode)
   circuit-breaker  closed/open/half-open on the failure share of the last
-                   --breaker-window outcomes; open refuses every attempt
+                   --breaker-window outcomes; open refuses every attempt; every trial
+                   must pass to close
+  sre-throttle     refuses attempts itself with probability (requests - K x accepts) /
+                   (requests + 1) over --sre-window (the SRE book's client-side
+                   adaptive throttling, K = --sre-k)
+  resilience4j-breaker
+                   resilience4j's CircuitBreaker: failure rate over the last --r4j-window
+                   calls once --r4j-min-calls were seen; half-open lets
+                   --r4j-half-open-calls through and closes below the rate
 A withheld attempt ends its client's job as a give-up.
 
 peak_arrivals is the herd: the most retries (every attempt after the first try of a
@@ -156,7 +165,7 @@ figure.`,
 	f.StringVar(&o.model, "model", "occ", "server model: occ, rate-limited or overload")
 	f.StringVar(&o.clients, "clients", "100", "client count: N, a list N,M,.. or a sweep A..B/STEP; 1000 for rate-limited, 15000 for overload, unless set")
 	f.IntVar(&o.runs, "runs", 100, "runs averaged per strategy and client count; 20 for rate-limited, 10 for overload, unless set")
-	f.StringSliceVar(&o.strategies, "strategies", nil, "strategies, comma-separated: SHAPE[+POLICY...] or POLICY (= full-jitter+POLICY), see above (default: "+strings.Join(traffic.BackoffNames, ", ")+")")
+	f.StringSliceVar(&o.strategies, "strategies", nil, "strategies, comma-separated: SHAPE[+POLICY...] or POLICY (= full-jitter+POLICY); shapes "+strings.Join(traffic.ShapeNames, ", ")+"; policies "+strings.Join(traffic.PolicyNames, ", ")+" (default: "+strings.Join(traffic.BackoffNames, ", ")+")")
 	f.DurationVar(&o.base, "base", 5*time.Millisecond, "backoff base; 500ms for rate-limited, 100ms for overload, unless set")
 	f.DurationVar(&o.cap, "cap", 2*time.Second, "backoff cap; 30s for rate-limited, 10s for overload, unless set")
 	f.StringVar(&o.retryAfter, "retry-after", "honor", "honor or ignore the server's Retry-After (rate-limited and overload models)")

@@ -9,6 +9,32 @@ import (
 	"github.com/rlsim/rlsim/backoff"
 )
 
+// The acceptance line of Finagle's budget: 1000 clients in one process, every attempt
+// failing, retry a reserve of 10 a second over 10 s plus 20% of their 1000 requests:
+// 1000 + 100 + 200 calls. The strategy help names every policy.
+func TestBackoffRetryBudgetIsFinagles(t *testing.T) {
+	out, errOut, code := rlsim(t, "backoff", "--model", "rate-limited", "--hiccup", "100000s", "--base", "1s", "--cap", "1s",
+		"--clients", "1000", "--processes", "1", "--strategies", "constant+retry-budget", "--runs", "1", "--charts", "none", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var doc struct {
+		Results []backoff.Result `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Results) != 1 || doc.Results[0].CallsMean != 1300 {
+		t.Fatalf("calls %+v, want 1300", doc.Results)
+	}
+	help, _, _ := rlsim(t, "backoff", "--help")
+	for _, name := range []string{"retry-budget", "retry-throttle", "retry-quota", "adaptive", "circuit-breaker", "sre-throttle", "resilience4j-breaker"} {
+		if !strings.Contains(help, name) {
+			t.Errorf("backoff --help does not name %s", name)
+		}
+	}
+}
+
 // The acceptance line of the clients issue, literally: calls, completion p50/p99, peak,
 // wasted, give-ups and duplicates per strategy, a bare policy read as full jitter with it,
 // and the three verdicts computed from the table.

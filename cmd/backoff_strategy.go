@@ -48,14 +48,19 @@ type strategyFlags struct {
 	breakerRatio  shareValue
 	breakerOpen   time.Duration
 	breakerProbes int
+	sre           traffic.SREThrottleConfig
+	r4j           traffic.Resilience4jConfig
+	r4jRate       shareValue
 }
 
 // strategyFlagNames are the flags of strategyFlags, for telling which the user set.
 var strategyFlagNames = []string{
 	"jitter", "budget-ratio", "budget-min", "budget-ttl", "throttle-max-tokens", "throttle-token-ratio",
-	"quota-capacity", "quota-retry-cost", "quota-timeout-cost", "quota-refill",
+	"quota-capacity", "quota-retry-cost", "quota-timeout-cost", "quota-refill", "quota-max-attempts",
 	"adaptive-beta", "adaptive-scale", "adaptive-min-rate",
 	"breaker-window", "breaker-failure-ratio", "breaker-open-for", "breaker-probes",
+	"sre-k", "sre-window",
+	"r4j-failure-rate", "r4j-window", "r4j-min-calls", "r4j-wait", "r4j-half-open-calls",
 }
 
 func (s *strategyFlags) register(f *pflag.FlagSet) {
@@ -74,6 +79,7 @@ func (s *strategyFlags) register(f *pflag.FlagSet) {
 	f.IntVar(&s.quota.RetryCost, "quota-retry-cost", q.RetryCost, "retry-quota: units a retry costs (refunded if it succeeds)")
 	f.IntVar(&s.quota.TimeoutCost, "quota-timeout-cost", q.TimeoutCost, "retry-quota: units a retry after a timeout costs")
 	f.IntVar(&s.quota.NoRetryIncrement, "quota-refill", q.NoRetryIncrement, "retry-quota: units a first-try success adds")
+	f.IntVar(&s.quota.MaxAttempts, "quota-max-attempts", q.MaxAttempts, "retry-quota: attempts a request may make, the first included (the standard mode's max_attempts; 0: no bound)")
 	a := traffic.DefaultAdaptive
 	f.Float64Var(&s.adaptive.Beta, "adaptive-beta", a.Beta, "adaptive: a throttling answer cuts the send rate to this share")
 	f.Float64Var(&s.adaptive.Scale, "adaptive-scale", a.Scale, "adaptive: scale of the cubic rate recovery")
@@ -84,6 +90,16 @@ func (s *strategyFlags) register(f *pflag.FlagSet) {
 	f.Var(&s.breakerRatio, "breaker-failure-ratio", "circuit-breaker: share of failures in a full window that opens it")
 	f.DurationVar(&s.breakerOpen, "breaker-open-for", br.OpenFor, "circuit-breaker: how long it stays open before trials")
 	f.IntVar(&s.breakerProbes, "breaker-probes", br.Probes, "circuit-breaker: trials half-open lets through, all needed to close")
+	sre := traffic.DefaultSREThrottle
+	f.Float64Var(&s.sre.K, "sre-k", sre.K, "sre-throttle: K, the attempts a process may send per accept before it refuses some itself")
+	f.DurationVar(&s.sre.Window, "sre-window", sre.Window, "sre-throttle: the window requests and accepts are counted over")
+	r := traffic.DefaultResilience4j
+	s.r4jRate = shareValue(r.FailureRateThreshold / 100)
+	f.Var(&s.r4jRate, "r4j-failure-rate", "resilience4j-breaker: failureRateThreshold, the failure rate that opens it")
+	f.IntVar(&s.r4j.SlidingWindowSize, "r4j-window", r.SlidingWindowSize, "resilience4j-breaker: slidingWindowSize, the calls judged")
+	f.IntVar(&s.r4j.MinimumNumberOfCalls, "r4j-min-calls", r.MinimumNumberOfCalls, "resilience4j-breaker: minimumNumberOfCalls before it judges")
+	f.DurationVar(&s.r4j.WaitDurationInOpenState, "r4j-wait", r.WaitDurationInOpenState, "resilience4j-breaker: waitDurationInOpenState")
+	f.IntVar(&s.r4j.PermittedNumberOfCallsInHalfOpenState, "r4j-half-open-calls", r.PermittedNumberOfCallsInHalfOpenState, "resilience4j-breaker: permittedNumberOfCallsInHalfOpenState")
 }
 
 // config is the flags as a traffic.StrategyConfig; a bad setting is a usage error naming
@@ -96,6 +112,9 @@ func (s *strategyFlags) config(base, cap time.Duration) (traffic.StrategyConfig,
 	c.Quota = s.quota
 	c.Adaptive = s.adaptive
 	c.Breaker = traffic.BreakerConfig{Window: s.breakerWindow, FailureRatio: float64(s.breakerRatio), OpenFor: s.breakerOpen, Probes: s.breakerProbes}
+	c.SRE = s.sre
+	c.R4j = s.r4j
+	c.R4j.FailureRateThreshold = float64(s.r4jRate) * 100
 	if !(c.Jitter >= 0 && c.Jitter <= 1) {
 		return c, usagef("--jitter: must be between 0%% and 100%%, got %s", s.jitter.String())
 	}

@@ -539,7 +539,7 @@ func TestReadmeCommandList(t *testing.T) {
 		t.Fatal("README.md has no command list under \"## Commands\"")
 	}
 	block, _, _ = strings.Cut(block, "\n\n")
-	flagRE := regexp.MustCompile(`--[a-z][a-z-]*`)
+	flagRE := regexp.MustCompile(`--[a-z][a-z0-9-]*`)
 	named := map[string]map[string]bool{}
 	var current string
 	for _, line := range strings.Split(block, "\n") {

@@ -31,8 +31,11 @@ type Designs struct {
 	SyncTo        string   `json:"sync_to"`
 	SyncExchanges int64    `json:"sync_exchanges"`
 	// OwnershipMoves counts keys whose owner changed at a membership change;
-	// MembershipOverAdmission is the most one key's trailing window held, over the limit,
-	// in the window after a change.
+	// MembershipOverAdmission is the most one key's trailing window held in the window
+	// after a change, over what it held there in the same fleet run without the change
+	// (1.00: the change let nothing more through; a bucket's own burst is not charged to
+	// it). Zero where no owners move (placements other than owner and global-sync to
+	// owners).
 	OwnershipMoves          int64   `json:"ownership_moves"`
 	MembershipOverAdmission float64 `json:"membership_over_admission"`
 	// Failovers and Reshards count the store's failovers and slot moves; FailoverLag is

@@ -15,6 +15,7 @@ func designBase(s *scenario.Scenario, base *cluster.Config) {
 	c, epoch := s.Cluster, s.EpochTime()
 	d := c.DesignFields
 	base.VNodes, base.Forward, base.BatchLimit, base.PeerLatency, base.SyncTo = d.VNodes, d.Forward, d.BatchLimit, time.Duration(d.PeerLatency), d.SyncTo
+	base.GlobalBatchLimit, base.Behaviors = d.GlobalBatchLimit, d.Behaviors
 	if d.BatchWait != nil {
 		base.BatchWait = time.Duration(*d.BatchWait)
 	}
@@ -51,6 +52,9 @@ func designVariant(cfg *cluster.Config, v scenario.VariantSpec) {
 	}
 	if o.Sync != nil {
 		cfg.Sync = time.Duration(*o.Sync)
+	}
+	if o.Behaviors != nil {
+		cfg.Behaviors = *o.Behaviors
 	}
 	if o.FailoverLag != nil {
 		cfg.Failovers = slices.Clone(cfg.Failovers)

@@ -2,6 +2,7 @@ package run
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -105,7 +106,8 @@ func fleetVariants(s *scenario.Scenario, pol algorithms.Policy) []fleetVariant {
 // clusterAlgorithms are the algorithms a fleet variant runs: the placements with a fixed
 // mechanism (leased, shared-nonatomic) run once; the shared ones only the algorithms the
 // store has a script for, shared-racy those with a read-decide-write form, global-sync
-// those kept as window counts, and a store under memory pressure those whose keys it has
+// those kept as window counts (to the store) or Gubernator's (to owners), and a store
+// under memory pressure those whose keys it has
 // a memory model of (not the sliding log's sorted set); the others are left out of that
 // variant's rows.
 func clusterAlgorithms(cfg cluster.Config, algs []string) []string {
@@ -117,7 +119,10 @@ func clusterAlgorithms(cfg cluster.Config, algs []string) []string {
 	case "shared-racy":
 		return keep(algs, cluster.RacyAlgorithms())
 	case "global-sync":
-		return keep(algs, cluster.GlobalAlgorithms())
+		if cfg.SyncTo == "store" {
+			return keep(algs, cluster.GlobalAlgorithms())
+		}
+		return keep(algs, cluster.GubernatorAlgorithms)
 	case "shared", "two-tier":
 		algs = keep(algs, store.Algorithms())
 		if cfg.Eviction != nil {
@@ -273,7 +278,55 @@ func runFleet(sc *scenario.Scenario, v fleetVariant, vi int, alg string, pol alg
 	res.Distributed = fleetFigures(v, stats, meter)
 	res.Distributed.EffectiveLimit = res.PeakWindowAdmitted
 	addDesigns(res.Distributed, v.cfg, fleet.Designs(), res.Requests)
+	if membership, _ := eventTimes(cfg); len(membership) > 0 && movesOwners(cfg) && carrier == alg {
+		without, err := membershipBaseline(o.Context, sc, cfg, vi, alg, pol, layers, seed, membership)
+		if err != nil {
+			return res, fmt.Errorf("scenario %s: cluster variant %s, %s, without its membership changes: %w", sc.Name, v.name, alg, err)
+		}
+		res.Distributed.MembershipOverAdmission = ratioTo(res.Distributed.MembershipOverAdmission, without)
+	} else {
+		res.Distributed.MembershipOverAdmission = 0 // no owners to move: not in play
+	}
 	return res, nil
+}
+
+// movesOwners reports whether a fleet's keys have owners that a membership change moves:
+// the owner placement and global sync to owners.
+func movesOwners(cfg cluster.Config) bool {
+	return cfg.Placement == "owner" || cfg.Placement == "global-sync" && cfg.SyncTo != "store"
+}
+
+// membershipBaseline runs fleet cfg again with its node count never changing, on the same
+// traffic and random draws, and returns what its meter measures in the windows after the
+// times the changes would have been (membership): the over-admission the algorithm has
+// there without them — a bucket's burst and refill are its own, not the change's.
+func membershipBaseline(ctx context.Context, sc *scenario.Scenario, cfg cluster.Config, vi int, alg string, pol algorithms.Policy,
+	layers []scenario.LimitSpec, seed uint64, membership []int64) (float64, error) {
+	cfg.Scale = nil
+	fleet, err := cluster.New(cfg, alg, pol, store.NewModel(), sim.NewRNG(seed^uint64(vi+1)*0x9e3779b97f4a7c15, sim.RunStream))
+	if err != nil {
+		return 0, err
+	}
+	meter := report.NewFleetMeter(pol.Limit, pol.Window)
+	meter.After(membership, nil)
+	fleet.Observe(func(o *cluster.Observation) { meter.Observe((*report.FleetDecision)(o)) })
+	if _, err := runOneWith(ctx, sc, builder{name: alg}, layers, seed, nil, nil, fleet); err != nil {
+		return 0, err
+	}
+	if _, err := fleet.Finish(); err != nil {
+		return 0, err
+	}
+	var d report.Distributed
+	meter.Fill(&d)
+	return d.MembershipOverAdmission, nil
+}
+
+// ratioTo is with over without, 0 when without is (nothing measured).
+func ratioTo(with, without float64) float64 {
+	if without == 0 {
+		return 0
+	}
+	return with / without
 }
 
 // fleetFigures are a fleet variant's figures: the fleet's own facts and its meter's.

@@ -73,6 +73,8 @@ type ClientsSpec struct {
 	RetryQuota     *QuotaSpec         `yaml:"retry_quota"`
 	Adaptive       *AdaptiveSpec      `yaml:"adaptive"`
 	CircuitBreaker *ClientBreakerSpec `yaml:"circuit_breaker"`
+	SREThrottle    *SREThrottleSpec   `yaml:"sre_throttle"`
+	Resilience4j   *Resilience4jSpec  `yaml:"resilience4j_breaker"`
 }
 
 // BudgetSpec sets the retry budget; an unset field keeps its default.
@@ -88,12 +90,31 @@ type ThrottleSpec struct {
 	TokenRatio float64 `yaml:"token_ratio"`
 }
 
-// QuotaSpec sets the AWS-style retry quota.
+// QuotaSpec sets the AWS-style retry quota; MaxAttempts is the standard mode's
+// max_attempts (default 3, 0: no bound).
 type QuotaSpec struct {
 	Capacity    int  `yaml:"capacity"`
 	RetryCost   *int `yaml:"retry_cost"`
 	TimeoutCost *int `yaml:"timeout_cost"`
 	Refill      *int `yaml:"refill"`
+	MaxAttempts *int `yaml:"max_attempts"`
+}
+
+// SREThrottleSpec sets the SRE book's client-side adaptive throttling: K and the window
+// requests and accepts are counted over.
+type SREThrottleSpec struct {
+	K      float64  `yaml:"k"`
+	Window Duration `yaml:"window"`
+}
+
+// Resilience4jSpec sets the resilience4j-style breaker, in resilience4j's own names
+// (failure_rate_threshold in percent).
+type Resilience4jSpec struct {
+	FailureRateThreshold                  float64  `yaml:"failure_rate_threshold"`
+	SlidingWindowSize                     int      `yaml:"sliding_window_size"`
+	MinimumNumberOfCalls                  int      `yaml:"minimum_number_of_calls"`
+	WaitDurationInOpenState               Duration `yaml:"wait_duration_in_open_state"`
+	PermittedNumberOfCallsInHalfOpenState int      `yaml:"permitted_number_of_calls_in_half_open_state"`
 }
 
 // AdaptiveSpec sets the AWS-style adaptive rate limiter.
@@ -183,6 +204,9 @@ func (c *ClientsSpec) StrategyConfig() traffic.StrategyConfig {
 		if q.Refill != nil {
 			cfg.Quota.NoRetryIncrement = *q.Refill
 		}
+		if q.MaxAttempts != nil {
+			cfg.Quota.MaxAttempts = *q.MaxAttempts
+		}
 	}
 	if a := c.Adaptive; a != nil {
 		if a.Beta != 0 {
@@ -209,6 +233,31 @@ func (c *ClientsSpec) StrategyConfig() traffic.StrategyConfig {
 			cfg.Breaker.Probes = b.Probes
 		}
 	}
+	if t := c.SREThrottle; t != nil {
+		if t.K != 0 {
+			cfg.SRE.K = t.K
+		}
+		if t.Window != 0 {
+			cfg.SRE.Window = time.Duration(t.Window)
+		}
+	}
+	if r := c.Resilience4j; r != nil {
+		if r.FailureRateThreshold != 0 {
+			cfg.R4j.FailureRateThreshold = r.FailureRateThreshold
+		}
+		if r.SlidingWindowSize != 0 {
+			cfg.R4j.SlidingWindowSize = r.SlidingWindowSize
+		}
+		if r.MinimumNumberOfCalls != 0 {
+			cfg.R4j.MinimumNumberOfCalls = r.MinimumNumberOfCalls
+		}
+		if r.WaitDurationInOpenState != 0 {
+			cfg.R4j.WaitDurationInOpenState = time.Duration(r.WaitDurationInOpenState)
+		}
+		if r.PermittedNumberOfCallsInHalfOpenState != 0 {
+			cfg.R4j.PermittedNumberOfCallsInHalfOpenState = r.PermittedNumberOfCallsInHalfOpenState
+		}
+	}
 	return cfg
 }
 
@@ -217,10 +266,14 @@ var policyFields = map[string]string{
 	"budget-ratio": "retry_budget.ratio", "budget-min": "retry_budget.min_per_second", "budget-ttl": "retry_budget.ttl",
 	"throttle-max-tokens": "retry_throttle.max_tokens", "throttle-token-ratio": "retry_throttle.token_ratio",
 	"quota-capacity": "retry_quota.capacity", "quota-retry-cost": "retry_quota.retry_cost",
-	"quota-timeout-cost": "retry_quota.timeout_cost", "quota-refill": "retry_quota.refill",
+	"quota-timeout-cost": "retry_quota.timeout_cost", "quota-refill": "retry_quota.refill", "quota-max-attempts": "retry_quota.max_attempts",
 	"adaptive-beta": "adaptive.beta", "adaptive-scale": "adaptive.scale", "adaptive-min-rate": "adaptive.min_rate",
 	"breaker-window": "circuit_breaker.window", "breaker-failure-ratio": "circuit_breaker.failure_ratio",
 	"breaker-open-for": "circuit_breaker.open_for", "breaker-probes": "circuit_breaker.probes",
+	"sre-k": "sre_throttle.k", "sre-window": "sre_throttle.window",
+	"r4j-failure-rate": "resilience4j_breaker.failure_rate_threshold", "r4j-window": "resilience4j_breaker.sliding_window_size",
+	"r4j-min-calls": "resilience4j_breaker.minimum_number_of_calls", "r4j-wait": "resilience4j_breaker.wait_duration_in_open_state",
+	"r4j-half-open-calls": "resilience4j_breaker.permitted_number_of_calls_in_half_open_state",
 }
 
 // HiccupSpec is a window in which the API wobbles: kind "503" (down: every request fails)

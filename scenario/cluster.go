@@ -43,7 +43,11 @@ type ClusterSpec struct {
 	// Variants run the scenario once per entry, each overriding some fields, and put the
 	// results side by side; without variants the cluster runs as written.
 	Variants []VariantSpec `yaml:"variants"`
-	// DesignFields are the owner and global-sync placements' settings (designs.go).
+	// DesignFields are the owner and global-sync placements' settings (designs.go), in
+	// the products' terms: forward (Gubernator's BATCHING or NO_BATCHING), batch_wait and
+	// batch_limit (its BatchWait, BatchLimit), sync (with owners its GLOBAL_SYNC_WAIT, with
+	// the store Kong's sync_rate), global_batch_limit (GLOBAL_BATCH_LIMIT) and behaviors
+	// (DRAIN_OVER_LIMIT).
 	DesignFields `yaml:",inline"`
 }
 

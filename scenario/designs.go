@@ -22,10 +22,17 @@ type DesignFields struct {
 	BatchLimit int       `yaml:"batch_limit"`
 	// PeerLatency is the round trip between two nodes.
 	PeerLatency Duration `yaml:"peer_latency"`
-	// Sync is how often a global-sync node exchanges hits and totals (default 500µs, 0s:
-	// on every decision); SyncTo is owner (default) or store.
+	// Sync is how often a global-sync node exchanges hits and totals (default 100ms, 0s:
+	// on every decision); SyncTo is owner (default) or store. With owners Sync is
+	// Gubernator's GLOBAL_SYNC_WAIT (GUBER_GLOBAL_SYNC_WAIT, 100ms since v2.2.0), with
+	// the store Kong's sync_rate (at least 20ms; its -1, synchronous, is 0s).
 	Sync   *Duration `yaml:"sync"`
 	SyncTo string    `yaml:"sync_to"`
+	// GlobalBatchLimit is Gubernator's GLOBAL_BATCH_LIMIT (default 1000, at most 1000):
+	// the queued keys at which hits and broadcasts leave before the sync wait ends.
+	GlobalBatchLimit int `yaml:"global_batch_limit"`
+	// Behaviors are Gubernator's request behaviours the clients set: DRAIN_OVER_LIMIT.
+	Behaviors []string `yaml:"behaviors"`
 }
 
 // DesignOverrides are what a variant may change of the designs' settings and faults.
@@ -35,6 +42,8 @@ type DesignOverrides struct {
 	PeerLatency *Duration `yaml:"peer_latency"`
 	Sync        *Duration `yaml:"sync"`
 	SyncTo      string    `yaml:"sync_to"`
+	// Behaviors replaces the cluster section's (an empty list: none).
+	Behaviors *[]string `yaml:"behaviors"`
 	// FailoverLag replaces every failover's lag; ReshardFor every slot move's duration
 	// (0s: no slot move in this variant).
 	FailoverLag *Duration `yaml:"failover_lag"`
@@ -97,8 +106,10 @@ func ParseBytes(s string) (int64, error) {
 	return n * unit, nil
 }
 
-// validateDesignFields checks the designs' settings of the cluster section or a variant.
-func (s *Scenario) validateDesignFields(file, field string, forward string, batchWait, peerLatency, sync *Duration, syncTo string) error {
+// validateDesignFields checks the designs' settings of the cluster section or a variant;
+// placement, effectiveSync and effectiveTo are the fleet's once the variant is applied.
+func (s *Scenario) validateDesignFields(file, field string, forward string, batchWait, peerLatency, sync *Duration, syncTo string, behaviors []string,
+	placement string, effectiveSync time.Duration, effectiveTo string) error {
 	if forward != "" && !slices.Contains(cluster.Forwards, forward) {
 		return s.fail(file, field+".forward", "unknown way %q (want one of %s)", forward, strings.Join(cluster.Forwards, ", "))
 	}
@@ -113,6 +124,15 @@ func (s *Scenario) validateDesignFields(file, field string, forward string, batc
 			return s.fail(file, field+"."+d.name, "must not be negative")
 		}
 	}
+	for i, b := range behaviors {
+		if !slices.Contains(cluster.Behaviors, b) {
+			return s.fail(file, fmt.Sprintf("%s.behaviors[%d]", field, i), "unknown behaviour %q (want %s; GLOBAL is placement global-sync, BATCHING and NO_BATCHING the owner placement's forward)",
+				b, strings.Join(cluster.Behaviors, ", "))
+		}
+	}
+	if placement == "global-sync" && effectiveTo == "store" && effectiveSync > 0 && effectiveSync < cluster.KongMinSync {
+		return s.fail(file, field+".sync", "%s is below the %s Kong accepts for sync_rate with the store (0s is synchronous, its -1)", effectiveSync, cluster.KongMinSync)
+	}
 	return nil
 }
 
@@ -121,8 +141,16 @@ func (s *Scenario) validateDesigns(file string) error {
 	c := s.Cluster
 	d := c.DesignFields
 	pl := d.PeerLatency
-	if err := s.validateDesignFields(file, "cluster", d.Forward, d.BatchWait, &pl, d.Sync, d.SyncTo); err != nil {
+	baseSync := cluster.DefaultSync
+	if d.Sync != nil {
+		baseSync = time.Duration(*d.Sync)
+	}
+	baseTo := or(d.SyncTo, "owner")
+	if err := s.validateDesignFields(file, "cluster", d.Forward, d.BatchWait, &pl, d.Sync, d.SyncTo, d.Behaviors, c.Placement, baseSync, baseTo); err != nil {
 		return err
+	}
+	if d.GlobalBatchLimit < 0 || d.GlobalBatchLimit > cluster.DefaultGlobalBatchLimit {
+		return s.fail(file, "cluster.global_batch_limit", "must be between 1 and %d (Gubernator's maxBatchSize), got %d", cluster.DefaultGlobalBatchLimit, d.GlobalBatchLimit)
 	}
 	if d.VNodes < 0 || d.VNodes > 4096 {
 		return s.fail(file, "cluster.vnodes", "must be between 0 and 4096, got %d", d.VNodes)
@@ -146,7 +174,16 @@ func (s *Scenario) validateDesigns(file string) error {
 		if !evictable(or(v.Placement, c.Placement), or(o.SyncTo, d.SyncTo)) {
 			return s.fail(file, f+".placement", "the eviction fault needs a placement on the store's scripts (%s), not %s", strings.Join(cluster.EvictionPlacements, ", "), or(v.Placement, c.Placement))
 		}
-		if err := s.validateDesignFields(file, f, o.Forward, o.BatchWait, o.PeerLatency, o.Sync, o.SyncTo); err != nil {
+		vSync := baseSync
+		if o.Sync != nil {
+			vSync = time.Duration(*o.Sync)
+		}
+		var behaviors []string
+		if o.Behaviors != nil {
+			behaviors = *o.Behaviors
+		}
+		if err := s.validateDesignFields(file, f, o.Forward, o.BatchWait, o.PeerLatency, o.Sync, o.SyncTo, behaviors,
+			or(v.Placement, c.Placement), vSync, or(o.SyncTo, baseTo)); err != nil {
 			return err
 		}
 		if o.FailoverLag != nil && *o.FailoverLag < 0 {

@@ -6,7 +6,7 @@ import (
 )
 
 // BreakerConfig is a client-side circuit breaker (Michael Nygard's pattern in "Release
-// It!", as Hystrix, resilience4j and Polly build it), one per client process:
+// It!") whose trials must all pass, one per client process:
 //
 //   - closed: attempts go through; the breaker keeps the outcomes of the last Window
 //     attempts (successes and retryable failures; a client error says nothing about the
@@ -18,7 +18,9 @@ import (
 //     refused; if every trial succeeds the breaker closes with an empty window, and the
 //     first failure opens it again for another OpenFor.
 //
-// The default is count-based like resilience4j's, with Hystrix's 5 s sleep window.
+// The window is count-based, the sleep window Hystrix's 5 s by default. resilience4j's
+// breaker judges differently — a failure rate once a minimum of calls is in, and a rate
+// among the trials to close: Resilience4jConfig.
 type BreakerConfig struct {
 	// Window is the number of recent outcomes judged (resilience4j's count-based window).
 	Window int

@@ -171,6 +171,9 @@ func (c *Clients) policies(id int) []Policy {
 		ps := make([]Policy, len(c.Retry.Policies))
 		for i, m := range c.Retry.Policies {
 			ps[i] = m.New()
+			if d, ok := ps[i].(Drawing); ok {
+				d.UseRNG(c.RNG)
+			}
 		}
 		c.procs[p] = ps
 	}
@@ -373,6 +376,20 @@ func Retryable(status int) bool {
 	return status == http.StatusTooManyRequests || status >= 500
 }
 
+// attemptLimit is the tightest of the client's own attempt limit and those its policies
+// set (AttemptLimiter); 0 when none bounds the attempts.
+func attemptLimit(own int, pols []Policy) int {
+	limit := own
+	for _, p := range pols {
+		if a, ok := p.(AttemptLimiter); ok {
+			if n := a.AttemptLimit(); n > 0 && (limit == 0 || n < limit) {
+				limit = n
+			}
+		}
+	}
+	return limit
+}
+
 // receive handles the answer to the attempt the client waits for, or its timeout.
 func (c *client) receive(l *sim.Loop, r response.Response, timedOut bool) {
 	p := c.pop
@@ -406,7 +423,7 @@ func (c *client) receive(l *sim.Loop, r response.Response, timedOut bool) {
 		p.end(c, l.Now())
 		return
 	}
-	if p.Retry.MaxAttempts > 0 && c.attempt >= p.Retry.MaxAttempts {
+	if limit := attemptLimit(p.Retry.MaxAttempts, pols); limit > 0 && c.attempt >= limit {
 		c.giveUp(l)
 		return
 	}

@@ -11,48 +11,6 @@ import (
 
 const ms = time.Millisecond
 
-// The budget counts over 10 one-second slices: what was counted in the slice of t=1s
-// leaves the window exactly when t=11s opens a new slice, not a nanosecond before.
-func TestRetryBudgetAccruesAndSpends(t *testing.T) {
-	b := BudgetConfig{Ratio: 0.1, MinPerSecond: 0.5, TTL: 10 * time.Second}.New().(*RetryBudget)
-	steps := []struct {
-		at      time.Duration
-		first   int     // first tries sent before the retry is asked
-		want    bool    // the retry is allowed
-		allowed float64 // the window's allowance, when checked
-	}{
-		// No request yet: the floor, 0.5/s × 10 s = 5 retries.
-		{0, 0, true, 0}, {0, 0, true, 0}, {0, 0, true, 0}, {0, 0, true, 0}, {0, 0, true, 0},
-		{0, 0, false, 5},
-		// 100 requests: 10% is 10 retries in the window, 5 of them spent.
-		{time.Second, 100, true, 10}, {time.Second, 0, true, 0}, {time.Second, 0, true, 0}, {time.Second, 0, true, 0}, {time.Second, 0, true, 0},
-		{time.Second, 0, false, 0},
-		// t=10s: the retries of t=0 have left (slice 0), the requests of t=1s have not.
-		{10 * time.Second, 0, true, 0}, {10 * time.Second, 0, true, 0}, {10 * time.Second, 0, true, 0}, {10 * time.Second, 0, true, 0}, {10 * time.Second, 0, true, 0},
-		{10*time.Second + 999*ms, 0, false, 10},
-		// t=11s: the 100 requests have left; the floor of 5 is spent by the 5 of t=10s.
-		{11 * time.Second, 0, false, 5},
-		// t=20s: everything of t=10s has left; the floor again.
-		{20 * time.Second, 0, true, 5},
-	}
-	for i, s := range steps {
-		for range s.first {
-			if w, ok := b.Send(s.at, true); !ok || w != 0 {
-				t.Fatalf("step %d: a budget never holds a first try back", i)
-			}
-		}
-		if _, ok := b.Send(s.at, false); !ok {
-			t.Fatalf("step %d: a budget never holds a send back", i)
-		}
-		if s.allowed != 0 && b.Allowed(s.at) != s.allowed {
-			t.Fatalf("step %d at %s: %.1f retries allowed in the window, want %.1f", i, s.at, b.Allowed(s.at), s.allowed)
-		}
-		if got := b.Retry(s.at, ServerError); got != s.want {
-			t.Fatalf("step %d at %s: retry allowed %v, want %v (allowed %.1f)", i, s.at, got, s.want, b.Allowed(s.at))
-		}
-	}
-}
-
 // Retries are allowed while the token count is above half the maximum: a failure takes
 // one token, a success gives back the ratio, kept exactly in thousandths.
 func TestRetryThrottleTokens(t *testing.T) {

@@ -12,13 +12,19 @@ import (
 // NoRetryIncrement, never above Capacity. A healthy service keeps the quota full; a failing
 // one drains it in Capacity/RetryCost retries, after which the process stops retrying
 // until successes refill it.
+//
+// The standard mode also bounds each request to MaxAttempts attempts, the first included
+// (max_attempts, 3 by default in every AWS SDK's standard mode): a request that fails its
+// last attempt is given up, as at the client's own attempt limit, whatever the quota
+// holds. A quota without that bound is MaxAttempts 0.
 type QuotaConfig struct {
 	Capacity, RetryCost, TimeoutCost, NoRetryIncrement int
+	MaxAttempts                                        int
 }
 
-// DefaultQuota is the AWS SDKs' default: 500 units, 5 a retry, 10 after a timeout, 1 back
-// per first-try success.
-var DefaultQuota = QuotaConfig{Capacity: 500, RetryCost: 5, TimeoutCost: 10, NoRetryIncrement: 1}
+// DefaultQuota is the AWS SDKs' standard mode: 500 units, 5 a retry, 10 after a timeout,
+// 1 back per first-try success, at most 3 attempts a request.
+var DefaultQuota = QuotaConfig{Capacity: 500, RetryCost: 5, TimeoutCost: 10, NoRetryIncrement: 1, MaxAttempts: 3}
 
 // Name returns "retry-quota".
 func (QuotaConfig) Name() string { return "retry-quota" }
@@ -36,6 +42,8 @@ func (c QuotaConfig) validate() error {
 		return fmt.Errorf("quota-timeout-cost: must be between 0 and the capacity %d, got %d", c.Capacity, c.TimeoutCost)
 	case c.NoRetryIncrement < 0 || c.NoRetryIncrement > c.Capacity:
 		return fmt.Errorf("quota-refill: must be between 0 and the capacity %d, got %d", c.Capacity, c.NoRetryIncrement)
+	case c.MaxAttempts < 0 || c.MaxAttempts > 1_000_000:
+		return fmt.Errorf("quota-max-attempts: must be between 0 (no bound) and 1000000, got %d", c.MaxAttempts)
 	}
 	return nil
 }
@@ -46,7 +54,13 @@ type RetryQuota struct {
 	available int
 }
 
-var _ Policy = (*RetryQuota)(nil)
+var (
+	_ Policy         = (*RetryQuota)(nil)
+	_ AttemptLimiter = (*RetryQuota)(nil)
+)
+
+// AttemptLimit implements AttemptLimiter: the standard mode's max_attempts.
+func (q *RetryQuota) AttemptLimit() int { return q.cfg.MaxAttempts }
 
 // Available is the units left.
 func (q *RetryQuota) Available() int { return q.available }

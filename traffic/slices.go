@@ -2,10 +2,11 @@ package traffic
 
 import "time"
 
-// SliceCount counts events over a trailing window kept as a fixed number of slices, as
-// Finagle's WindowedAdder does for its retry budget: the window of width W is cut into
-// Slices slices of W/Slices, aligned to t=0, and the count covers the current slice and
-// the Slices−1 before it. Memory is one counter per slice, whatever the traffic; the
+// SliceCount counts events over a trailing window kept as a fixed number of slices: the
+// window of width W is cut into Slices slices of W/Slices, aligned to t=0, and the count
+// covers the current slice and the Slices−1 before it. (Finagle's WindowedAdder, which
+// the retry budget follows exactly, anchors its slices where it is touched instead:
+// windowedAdder in budget.go.) Memory is one counter per slice, whatever the traffic; the
 // price is that an event leaves the count up to one slice late. The zero value is not
 // usable: build it with NewSliceCount.
 type SliceCount struct {

@@ -2,6 +2,7 @@ package traffic
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strings"
@@ -66,8 +67,8 @@ func Classify(r response.Response, timedOut bool) Outcome {
 // may be sent at all; the backoff shape then decides when. A client asks every policy of
 // its strategy, in order, at three moments: before each attempt leaves (Send), when a
 // failed request would be retried (Retry), and when an attempt's answer or timeout comes
-// back (Observe). Time is the run's virtual time; a policy reads no clock and draws no
-// random number.
+// back (Observe). Time is the run's virtual time; a policy reads no clock, and draws
+// random numbers only from the run's RNG, handed to it as a Drawing.
 type Policy interface {
 	// Send is asked before an attempt leaves at now; first is set for a request's first
 	// try. It returns how long the attempt must wait before it leaves (0: at once), or ok
@@ -92,6 +93,20 @@ type Pacer interface {
 	Cancel()
 }
 
+// Drawing is a policy that draws random numbers (sre-throttle): the client population
+// hands it the run's RNG when it makes the policy's state.
+type Drawing interface {
+	UseRNG(r *rand.Rand)
+}
+
+// AttemptLimiter is a policy that bounds the attempts of each request, the first
+// included (the AWS standard mode's max_attempts, with retry-quota): a request whose
+// attempts reached the limit is given up, as at Retry.MaxAttempts, before any policy is
+// asked for a retry. A limit of 0 bounds nothing.
+type AttemptLimiter interface {
+	AttemptLimit() int
+}
+
 // PolicyMaker is a policy's settings: it names the policy and makes fresh state for one
 // client process.
 type PolicyMaker interface {
@@ -102,7 +117,7 @@ type PolicyMaker interface {
 }
 
 // PolicyNames lists the policies a strategy may add to a backoff shape.
-var PolicyNames = []string{"retry-budget", "retry-throttle", "retry-quota", "adaptive", "circuit-breaker"}
+var PolicyNames = []string{"retry-budget", "retry-throttle", "retry-quota", "adaptive", "circuit-breaker", "sre-throttle", "resilience4j-breaker"}
 
 // Strategy is how a client retries: a backoff shape that chooses each sleep, and policies
 // that decide whether (and, for adaptive, when) an attempt may be sent at all.
@@ -136,6 +151,8 @@ type StrategyConfig struct {
 	Quota    QuotaConfig
 	Adaptive AdaptiveConfig
 	Breaker  BreakerConfig
+	SRE      SREThrottleConfig
+	R4j      Resilience4jConfig
 }
 
 // DefaultStrategyConfig is every policy at the defaults of the system it comes from.
@@ -143,6 +160,7 @@ func DefaultStrategyConfig(base, cap time.Duration) StrategyConfig {
 	return StrategyConfig{
 		Base: base, Cap: cap, Jitter: DefaultJitter,
 		Budget: DefaultBudget, Throttle: DefaultThrottle, Quota: DefaultQuota, Adaptive: DefaultAdaptive, Breaker: DefaultBreaker,
+		SRE: DefaultSREThrottle, R4j: DefaultResilience4j,
 	}
 }
 
@@ -185,6 +203,10 @@ func ParseStrategy(name string, cfg StrategyConfig) (Strategy, error) {
 			m = cfg.Adaptive
 		case "circuit-breaker":
 			m = cfg.Breaker
+		case "sre-throttle":
+			m = cfg.SRE
+		case "resilience4j-breaker":
+			m = cfg.R4j
 		default:
 			return Strategy{}, fmt.Errorf("strategy %q: unknown policy %q (want one of %s; a shape comes first)", name, p, strings.Join(PolicyNames, ", "))
 		}
@@ -196,7 +218,7 @@ func ParseStrategy(name string, cfg StrategyConfig) (Strategy, error) {
 // Validate reports settings a policy cannot run with, naming the setting as the
 // command line does ("budget-ratio").
 func (c StrategyConfig) Validate() error {
-	for _, err := range []error{c.Budget.validate(), c.Throttle.validate(), c.Quota.validate(), c.Adaptive.validate(), c.Breaker.validate()} {
+	for _, err := range []error{c.Budget.validate(), c.Throttle.validate(), c.Quota.validate(), c.Adaptive.validate(), c.Breaker.validate(), c.SRE.validate(), c.R4j.validate()} {
 		if err != nil {
 			return err
 		}
