@@ -120,8 +120,7 @@ func (c *Check) Fail(field, format string, args ...any) error {
 
 // Set reports whether the file writes field (a path inside the section).
 func (c *Check) Set(field string) bool {
-	_, ok := c.sc.positions[c.path(field)]
-	return ok
+	return c.sc.positions.at(c.path(field)) != nil
 }
 
 // maxActors bounds generator sizes so that a typo cannot ask for a billion users.

@@ -106,7 +106,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		f.Add(sc.Text)
+		f.Add([]byte(sc.Text))
 	}
 	bad, _ := filepath.Glob("testdata/bad/*.yaml")
 	for _, p := range bad {

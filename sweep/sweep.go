@@ -218,7 +218,7 @@ func Run(sc *scenario.Scenario, params []Param, o Options) (*Results, error) {
 		seen[p.Name] = true
 	}
 	res := &Results{
-		Sweep: Spec{Scenario: sc.Name, SHA256: fmt.Sprintf("%x", sha256.Sum256(sc.Text)),
+		Sweep: Spec{Scenario: sc.Name, SHA256: fmt.Sprintf("%x", sha256.Sum256([]byte(sc.Text))),
 			Seed: o.Seed, Algorithms: o.Algorithms, Params: params, Points: Size(params)},
 		Shard: o.Shard,
 	}
