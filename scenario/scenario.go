@@ -387,8 +387,14 @@ func (s *Scenario) validatePolicy(file, field string, p PolicySpec) error {
 	if err := sim.CheckWindow(time.Duration(p.Window)); err != nil {
 		return s.fail(file, field+".window", "%v", err)
 	}
+	if p.Limit > algorithms.MaxUnits {
+		return s.fail(file, field+".limit", "must be at most %d (2^52), got %d", int64(algorithms.MaxUnits), p.Limit)
+	}
 	if p.Burst < 0 {
 		return s.fail(file, field+".burst", "must not be negative, got %d", p.Burst)
+	}
+	if p.Burst > algorithms.MaxUnits {
+		return s.fail(file, field+".burst", "must be at most %d (2^52), got %d", int64(algorithms.MaxUnits), p.Burst)
 	}
 	// An absent burst is the limit; a burst of 0 written out would silently be the limit
 	// too, which is not what it says.

@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/run"
 	"github.com/rlsim/rlsim/scenario"
@@ -68,8 +69,8 @@ func apply(s *setting, name, value string) error {
 	switch name {
 	case "policy.limit", "policy.burst":
 		n, err := strconv.ParseInt(value, 10, 64)
-		if err != nil || n <= 0 {
-			return fmt.Errorf("want a positive whole number of units, got %q", value)
+		if err != nil || n <= 0 || n > algorithms.MaxUnits {
+			return fmt.Errorf("want a whole number of units from 1 to %d (2^52), got %q", int64(algorithms.MaxUnits), value)
 		}
 		if name == "policy.limit" {
 			s.opts.Limit = n
