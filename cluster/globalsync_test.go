@@ -132,3 +132,31 @@ func TestGlobalSyncFacesAgree(t *testing.T) {
 		t.Errorf("model and miniredis differ:\n%s\n%s", model, onMini)
 	}
 }
+
+// The exchanges are counted against the timers: with the store each node makes one round
+// trip a tick from its first request to its last, nodes × duration / sync in all,
+// whatever the keys; with owners each node but the key's owner sends its hits once a
+// tick (it has some every tick here) and the owner broadcasts the totals to the other
+// nodes once a tick, 2 × (nodes − 1) × duration / sync for one key.
+func TestGlobalSyncExchangesFollowTheInterval(t *testing.T) {
+	const d = time.Minute
+	for _, to := range SyncTargets {
+		for _, nodes := range []int{3, 10} {
+			for _, sync := range []time.Duration{100 * time.Millisecond, time.Second} {
+				c := Config{Nodes: nodes, Balancer: "round-robin", Placement: "global-sync", SyncTo: to, Sync: sync,
+					Latency: time.Millisecond, PeerLatency: time.Millisecond}
+				keys, perTick := 2, int64(nodes)
+				if to == "owner" {
+					keys, perTick = 1, 2*int64(nodes-1)
+				}
+				// Every node gets a request every 5 ms, so it has hits every tick.
+				f, _ := driveFleet(t, c, "fixed-window", perMinute, keys, float64(nodes*200/keys), d)
+				ticks := int64(d / sync)
+				lo, hi := perTick*(ticks-1), perTick*(ticks+1)
+				if got := f.Designs().Syncs; got < lo || got > hi {
+					t.Errorf("to %s, %d nodes, sync %s over %s: %d exchanges, want %d to %d", to, nodes, sync, d, got, lo, hi)
+				}
+			}
+		}
+	}
+}
