@@ -272,4 +272,3 @@ func TestWallClockSleeps(t *testing.T) {
 		t.Errorf("a cancelled context and a time past: %v", err)
 	}
 }
-
