@@ -207,6 +207,18 @@ func TestFileTooLarge(t *testing.T) {
 	}
 }
 
+// Load reads no more of a file than the bound and one byte: an endless one is refused,
+// not read to the end of memory.
+func TestLoadStopsAtTheBound(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip("no /dev/zero")
+	}
+	_, err := Load("/dev/zero")
+	if want := fmt.Sprintf("/dev/zero:1:%d: a scenario file holds at most 128 MiB", MaxFileBytes+1); err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("error %v, want %s…", err, want)
+	}
+}
+
 // A long script holds each line's values, in order.
 func TestLongScriptKeepsEveryLine(t *testing.T) {
 	sc, err := Parse("trace.yaml", scriptFile(200_000))
