@@ -119,7 +119,7 @@ func (f *FixedWindow) admit(key uint32, now int64, cost int64) (*fixedWindowStat
 	if index := f.index.of(now); index > s.index {
 		s.index, s.count = index, 0
 	}
-	if cost > f.limit || s.count+cost > f.limit {
+	if cost > f.limit-s.count {
 		return s, cost, false
 	}
 	s.count += cost

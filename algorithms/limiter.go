@@ -45,8 +45,16 @@ import (
 // limiter can ever hold).
 const Never = time.Duration(math.MaxInt64)
 
+// MaxUnits is the largest Limit and Burst a policy may hold: 2^52 =
+// 4,503,599,627,370,496 units. Below it every limiter counts exactly: a count and a cost
+// each at most MaxUnits sum to at most 2^53, which int64 holds with room to spare and
+// float64 (the token bucket's tokens, the sliding window's estimate) holds exactly, so no
+// sum wraps and no comparison rounds.
+const MaxUnits = 1 << 52
+
 // Policy is the advertised limit: Limit units in any Window. Burst is the capacity of the
 // bucket-type algorithms (token-bucket, leaky-bucket, gcra); zero means Burst = Limit.
+// Limit and Burst are at most MaxUnits.
 type Policy struct {
 	Limit  int64
 	Window time.Duration
@@ -66,10 +74,14 @@ func (p Policy) Validate() error {
 	switch {
 	case p.Limit <= 0:
 		return fmt.Errorf("limit must be positive, got %d", p.Limit)
+	case p.Limit > MaxUnits:
+		return fmt.Errorf("limit must be at most %d (2^52), got %d", int64(MaxUnits), p.Limit)
 	case p.Window <= 0:
 		return fmt.Errorf("window must be positive, got %s", p.Window)
 	case p.Burst < 0:
 		return fmt.Errorf("burst must not be negative, got %d", p.Burst)
+	case p.Burst > MaxUnits:
+		return fmt.Errorf("burst must be at most %d (2^52), got %d", int64(MaxUnits), p.Burst)
 	}
 	return nil
 }

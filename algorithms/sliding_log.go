@@ -128,7 +128,7 @@ func (s *SlidingLog) admit(key uint32, now int64, cost int64) slidingLogStep {
 	// log never holds an entry at or before newest−W: the admission of newest dropped them.)
 	gone, goneCost := l.upTo(at - s.window)
 	st.gone, st.sum = gone, l.Sum()-goneCost
-	if st.cost > s.limit || st.sum+st.cost > s.limit {
+	if st.cost > s.limit-st.sum {
 		return st
 	}
 	if gone > 0 {

@@ -238,3 +238,34 @@ func TestRateLimitedIsDeterministic(t *testing.T) {
 		t.Fatal("a different seed gave the same results: the seed is not used")
 	}
 }
+
+// Clients that honour Retry-After wait out a 503 hiccup's Retry-After, in seconds or in
+// Retry-After-Ms, whatever their backoff: every client's job takes at least that long,
+// and not much longer, and each one's retry is timed by the header.
+func TestRateLimitedHiccupRetryAfterIsHonoured(t *testing.T) {
+	for _, tt := range []struct {
+		retryAfter time.Duration
+		ms         bool
+	}{{2 * time.Second, false}, {1500 * time.Millisecond, true}} {
+		for _, s := range strategies(t, "exponential", "full-jitter") {
+			m := DefaultRateLimited
+			m.Policy = algorithms.Policy{Limit: 1000, Window: time.Second}
+			m.Hiccup = Hiccup{Duration: 500 * time.Millisecond, Kind: "503", RetryAfter: tt.retryAfter}
+			m.RetryAfterMs = tt.ms
+			m.Retry.HonorRetryAfter = true
+			const clients = 50
+			st := m.Run(s, clients, 3)
+			if len(st.ClientCompletion) != clients {
+				t.Fatalf("%d completions for %d clients", len(st.ClientCompletion), clients)
+			}
+			for i, c := range st.ClientCompletion {
+				if c < tt.retryAfter || c > tt.retryAfter+200*time.Millisecond {
+					t.Errorf("Retry-After %s (ms %v), %s: client %d done after %s, want just after the Retry-After", tt.retryAfter, tt.ms, s.Backoff.Name(), i, c)
+				}
+			}
+			if st.HonouredRetries != clients || st.Calls != 2*clients {
+				t.Errorf("Retry-After %s (ms %v), %s: %d retries timed by Retry-After in %d calls, want %d in %d", tt.retryAfter, tt.ms, s.Backoff.Name(), st.HonouredRetries, st.Calls, clients, 2*clients)
+			}
+		}
+	}
+}

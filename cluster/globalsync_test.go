@@ -150,3 +150,41 @@ func TestGlobalSyncKongHandCase(t *testing.T) {
 		t.Errorf("sync 0s: %s, want AAARRR", got)
 	}
 }
+
+// The exchanges are counted against the timers: with the store each node makes one round
+// trip a tick from its first request to its last, nodes × duration / sync in all,
+// whatever the keys; with owners (Gubernator's GLOBAL) each node but the key's owner sends
+// its hits once a wait (it has some every wait here) and the owner broadcasts the totals
+// to the other nodes once a wait, about 2 × (nodes − 1) × duration / sync for one key.
+func TestGlobalSyncExchangesFollowTheInterval(t *testing.T) {
+	const d = time.Minute
+	for _, to := range SyncTargets {
+		for _, nodes := range []int{3, 10} {
+			for _, sync := range []time.Duration{100 * time.Millisecond, time.Second} {
+				c := Config{Nodes: nodes, Balancer: "round-robin", Placement: "global-sync", SyncTo: to, Sync: sync,
+					Latency: time.Millisecond, PeerLatency: time.Millisecond}
+				keys, perTick := 2, int64(nodes)
+				if to == "owner" {
+					keys, perTick = 1, 2*int64(nodes-1)
+				}
+				// Every node gets a request every 5 ms, so it has hits every tick.
+				alg := algorithms.FixedWindowName
+				if to == "owner" {
+					alg = algorithms.TokenBucketName // Gubernator's TOKEN_BUCKET
+				}
+				f, _ := driveFleet(t, c, alg, perMinute, keys, float64(nodes*200/keys), d)
+				ticks := int64(d / sync)
+				lo, hi := perTick*(ticks-1), perTick*(ticks+1)
+				if to == "owner" {
+					// Gubernator's timers start at the first hit queued after a send, not on
+					// a fixed tick: a cycle is the wait plus the gap to the next hit (≤ 5 ms)
+					// and a hop.
+					lo = perTick*int64(d/(sync+10*time.Millisecond)) - perTick
+				}
+				if got := f.Designs().Syncs; got < lo || got > hi {
+					t.Errorf("to %s, %d nodes, sync %s over %s: %d exchanges, want %d to %d", to, nodes, sync, d, got, lo, hi)
+				}
+			}
+		}
+	}
+}

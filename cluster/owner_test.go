@@ -172,3 +172,36 @@ func driveFleet(t *testing.T, c Config, alg string, p algorithms.Policy, clients
 	}
 	return f, res
 }
+
+// A key hashed above the ring's last point belongs to the owner of its first point: the
+// circle wraps round. Each key's owner is checked against a scan of the points, on rings
+// of several sizes, and at least a few keys of each lie beyond the last point.
+func TestRingWrapsRoundToTheFirstPoint(t *testing.T) {
+	for _, tt := range []struct{ vnodes, nodes int }{{1, 3}, {4, 5}, {DefaultVNodes, 10}} {
+		r := newRing(tt.vnodes)
+		r.resize(tt.nodes)
+		last := r.points[len(r.points)-1].hash
+		beyond := 0
+		for k := range 60000 {
+			name := fmt.Sprintf("user_%d", k)
+			h := hash64(name)
+			want := r.points[0].node
+			if h > last {
+				beyond++
+			} else {
+				for _, p := range r.points {
+					if p.hash >= h {
+						want = p.node
+						break
+					}
+				}
+			}
+			if got := r.owner(name); got != want {
+				t.Fatalf("%d nodes × %d points: %s (hash %#x, last point %#x) owned by node %d, want %d", tt.nodes, tt.vnodes, name, h, last, got, want)
+			}
+		}
+		if beyond < 3 {
+			t.Errorf("%d nodes × %d points: %d keys beyond the last point, want a few to check the wrap", tt.nodes, tt.vnodes, beyond)
+		}
+	}
+}

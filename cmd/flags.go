@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/sim"
 )
 
@@ -90,7 +90,8 @@ func (v seedValue) Set(s string) error {
 	return nil
 }
 
-// unitsValue is a flag of a whole number of units (a limit, a burst) of at least 1. A
+// unitsValue is a flag of a whole number of units (a limit, a burst) from 1 to
+// algorithms.MaxUnits. A
 // flag the command line gives is checked while it is parsed, so an explicit 0 is refused
 // (exit 2) instead of being read as the default that 0 stands for when it is left out.
 type unitsValue struct{ dst *int64 }
@@ -100,8 +101,8 @@ func (v unitsValue) Type() string   { return "int" }
 
 func (v unitsValue) Set(s string) error {
 	n, err := strconv.ParseInt(s, 0, 64)
-	if err != nil {
-		return fmt.Errorf("want a whole number from 1 to %d", int64(math.MaxInt64))
+	if err != nil || n > algorithms.MaxUnits {
+		return fmt.Errorf("want a whole number from 1 to %d (2^52)", int64(algorithms.MaxUnits))
 	}
 	if n < 1 {
 		return fmt.Errorf("must be at least 1, got %d", n)

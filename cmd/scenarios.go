@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"errors"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -44,7 +45,7 @@ func newScenariosCmd(g *globalOptions, streams IO) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			_, err = streams.Out.Write(sc.Text)
+			_, err = io.WriteString(streams.Out, sc.Text)
 			return err
 		},
 	})

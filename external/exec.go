@@ -236,8 +236,9 @@ const ClockCheckKey = "rlsim-clock-check"
 // to refill at Limit per Window, plus a day — which every limiter that counts virtual
 // time admits. A program on the wall clock sees the two a few milliseconds apart and
 // refuses the last one too: that is an error saying how to fix the program. A program
-// that refuses nothing of the burst (it limits by something else, or not at all) cannot
-// be told apart and passes, as does a policy too large to check (clockCheckMax).
+// that admits all of the burst or none of it (it limits by something else, or not at
+// all) cannot be told apart and passes, as does a policy too large to check
+// (clockCheckMax).
 func (e *Exec) CheckClock(p algorithms.Policy) error {
 	burst := p.Limit + p.EffectiveBurst() + 1
 	if burst > clockCheckMax || burst < 0 {
@@ -255,14 +256,16 @@ func (e *Exec) CheckClock(p algorithms.Policy) error {
 	refills := min(max((p.EffectiveBurst()+p.Limit-1)/p.Limit, 1), 100)
 	gap := 4*refills*int64(p.Window) + int64(24*time.Hour)
 	start := clockCheckStart
-	refused := false
+	admitted, refused := false, false
 	for sent := int64(0); sent < burst; {
 		n := min(burst-sent, int64(x.Ahead()))
 		for range n {
 			x.Send(0, start, 1)
 		}
 		for range n {
-			if !x.Receive().Allowed {
+			if x.Receive().Allowed {
+				admitted = true
+			} else {
 				refused = true
 			}
 		}
@@ -272,7 +275,7 @@ func (e *Exec) CheckClock(p algorithms.Policy) error {
 	if err := x.Err(); err != nil {
 		return fmt.Errorf("checking that it decides by t_ns (key %q; --limiter-clock-check=false leaves the check out): %w", ClockCheckKey, err)
 	}
-	if refused && !late.Allowed {
+	if admitted && refused && !late.Allowed {
 		return fmt.Errorf("%s does not decide by the request's t_ns: it refused part of %d requests at one virtual instant, "+
 			"and still refused one sent %s later in virtual time (a few milliseconds later on the wall clock). "+
 			"A limiter run by rlsim must take its time from t_ns, not from its own clock — a JavaScript library reads Date.now(), "+

@@ -310,6 +310,7 @@ for line in sys.stdin:
 		{"wall clock", "python3 " + prog + " wall", true},
 		{"virtual clock", "python3 " + prog + " virtual", false},
 		{"refuses nothing", `while read l; do echo '{"allowed":true}'; done`, false},
+		{"refuses everything", `while read l; do echo '{"allowed":false}'; done`, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := &Exec{Command: c.command, Grace: 200 * time.Millisecond, name: "window"}
@@ -327,7 +328,7 @@ for line in sys.stdin:
 			if st := e.Stats(); st.Decisions != 0 {
 				t.Errorf("the check's %d answers were counted as the run's", st.Decisions)
 			}
-			if d := l.Allow(0, 1, 1); !d.Allowed {
+			if d := l.Allow(0, 1, 1); !d.Allowed && c.name != "refuses everything" {
 				t.Error("the run's first request was refused")
 			}
 			l.(Limiter).Close()
@@ -337,6 +338,43 @@ for line in sys.stdin:
 	e := &Exec{Command: "python3 " + prog + " wall", SkipClockCheck: true, Grace: 200 * time.Millisecond, name: "window"}
 	defer e.Close()
 	if _, err := e.New(p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestExecSendsEachRequestsVirtualTime: a program that echoes each request's t_ns (as its
+// retry_after_ns) and cost (as its remaining) gets exactly the virtual time and cost of
+// every request, for several keys, across the boundary of a minute and stamped back.
+func TestExecSendsEachRequestsVirtualTime(t *testing.T) {
+	const echo = `while read l; do t=${l#*\"t_ns\":}; t=${t%%,*}; c=${l#*\"cost\":}; c=${c%%,*}; ` +
+		`echo "{\"allowed\":false,\"retry_after_ns\":$t,\"remaining\":$c}"; done`
+	e := &Exec{Command: echo, Timeout: 5 * time.Second, name: "echo"}
+	defer e.Close()
+	l, err := e.New(algorithms.Policy{Limit: 100, Window: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := l.(Limiter)
+	minute := int64(1767261660) * int64(time.Second) // 10:01:00 on 2026-01-01
+	reqs := []testRequest{
+		{0, minute - 100*int64(time.Millisecond), 1},
+		{1, minute - 1, 3},
+		{0, minute, 1},
+		{2, minute + 100*int64(time.Millisecond), 7},
+		{1, minute - int64(time.Second), 2},
+		{2, 1, 1},
+	}
+	for _, r := range reqs {
+		lim.SetName(r.key, "user_"+strconv.Itoa(int(r.key)))
+		lim.Send(r.key, r.now, r.cost)
+	}
+	for i, r := range reqs {
+		d := lim.Receive()
+		if int64(d.RetryAfter) != r.now || d.Remaining != r.cost {
+			t.Errorf("request %d %+v: the program was sent t_ns %d and cost %d", i, r, int64(d.RetryAfter), d.Remaining)
+		}
+	}
+	if err := lim.Close(); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -92,3 +92,53 @@ func TestNewGroupRefusesMixedPromises(t *testing.T) {
 		t.Error("a collector that had observed joined a group")
 	}
 }
+
+// The trailing window is half-open, (t−W, t]: a request exactly W after one admitted has
+// the window to itself. At a limit of 1, requests of several keys exactly W apart are
+// each allowed by the reference, through a group of several members and a collector
+// alone; one a nanosecond short of W is refused.
+func TestTrailingWindowIsHalfOpen(t *testing.T) {
+	const window = int64(time.Minute)
+	steps := []struct {
+		t    int64
+		want bool
+	}{{0, true}, {window, true}, {2 * window, true}, {3*window - 1, false}, {4 * window, true}}
+	for _, members := range []int{1, 3} {
+		cols := make([]*Collector, members)
+		for i := range cols {
+			cols[i] = NewCollector(1, time.Minute, time.Second)
+		}
+		var g *Group
+		if members > 1 {
+			var err error
+			if g, err = NewGroup(cols); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, key := range []uint32{2, 9} {
+			for i, s := range steps {
+				allowed := s.want // each member admits what the reference allows
+				var ref uint64
+				if g != nil {
+					var mask uint64
+					if allowed {
+						mask = 1<<members - 1
+					}
+					ref = g.Observe(key, s.t, 1, traffic.Legit, mask, make([]time.Duration, members))
+				} else if cols[0].Observe(key, s.t, 1, traffic.Legit, algorithms.Decision{Allowed: allowed}) {
+					ref = 1
+				}
+				for m := range members {
+					if got := ref&(1<<m) != 0; got != s.want {
+						t.Errorf("%d members, key %d, step %d (t = %s): member %d reference allowed %v, want %v", members, key, i, time.Duration(s.t), m, got, s.want)
+					}
+				}
+			}
+		}
+		for m, c := range cols {
+			if r := c.Result(fakeLimiter{}); r.FalseAllow != 0 || r.FalseReject != 0 || r.PeakWindowAdmitted != 1 {
+				t.Errorf("%d members, member %d: false allows %d, false rejects %d, peak %d; want 0, 0, 1", members, m, r.FalseAllow, r.FalseReject, r.PeakWindowAdmitted)
+			}
+		}
+	}
+}

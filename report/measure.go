@@ -80,7 +80,10 @@ type Collector struct {
 	falseAllow, falseReject      int64
 	legit, legitRejected         int64
 	attacker, attackerAdmitted   int64
-	delaySum, delayMax           int64
+	delayMax                     int64
+	// delaySum is in float64: the leaky bucket delays a request by up to Burst·W/Limit,
+	// which an int64 of nanoseconds sums only 25 times at a window of 100000h.
+	delaySum float64
 
 	backend     algorithms.Log // admitted cost reaching the backend in the trailing bin
 	backendPeak int64
@@ -119,7 +122,8 @@ func (c *Collector) Observe(key uint32, t int64, cost int64, class traffic.Class
 // before (without the request) when it was decided; the window holds the request already
 // if it was admitted. It returns the reference's verdict.
 func (c *Collector) record(key uint32, t, cost int64, class traffic.Class, allowed bool, delay int64, before int64) (referenceAllowed bool) {
-	referenceAllowed = before+cost <= c.limit
+	// Written so that no sum can wrap, whatever an algorithm admitted before.
+	referenceAllowed = cost <= c.limit-before
 	held := before
 	c.requests++
 	c.flushBackend(t)
@@ -130,7 +134,7 @@ func (c *Collector) record(key uint32, t, cost int64, class traffic.Class, allow
 		if !referenceAllowed {
 			c.falseAllow++
 		}
-		c.delaySum += delay
+		c.delaySum += float64(delay)
 		c.delayMax = max(c.delayMax, delay)
 		if delay == 0 {
 			c.reachBackend(t, cost)
@@ -208,7 +212,7 @@ func (c *Collector) Result(lim algorithms.Limiter) Result {
 		r.AttackerAdmitRate = &v
 	}
 	if c.admitted > 0 {
-		r.DelayMeanMS = float64(c.delaySum) / float64(c.admitted) / float64(time.Millisecond)
+		r.DelayMeanMS = c.delaySum / float64(c.admitted) / float64(time.Millisecond)
 	}
 	if c.timeline != nil {
 		r.Timeline = c.timeline.finish(c)

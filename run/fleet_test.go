@@ -26,7 +26,7 @@ func FuzzClusterSection(f *testing.F) {
 	for _, n := range scenario.Builtins() {
 		if strings.HasPrefix(n, "cluster-") {
 			sc, _ := scenario.Load(n)
-			f.Add(sc.Text)
+			f.Add([]byte(sc.Text))
 		}
 	}
 	f.Add([]byte(clusterHead + "cluster: {nodes: 3, placement: two-tier, guard: {limit: 2}}\nfaults: [{outage: {at: 2s, for: 1s, policy: fail-open-local}}]\n"))

@@ -8,6 +8,45 @@ type Estimator interface {
 	Requests(b *Build) float64
 }
 
+// UnitEstimator is an Estimator whose requests cost more than one unit each.
+type UnitEstimator interface {
+	// Units is the units (requests times their cost) the section sends in a run built as
+	// b says.
+	Units(b *Build) float64
+}
+
+// MaxRunUnits bounds the units (requests times their cost) a run of a scenario sends, as
+// Units estimates them: 2^62, half of what an int64 counts, so that no sum of costs a run
+// keeps — a key's admitted units in a window, the units reaching the backend — can wrap,
+// even when the traffic draws twice its expectation.
+const MaxRunUnits = 1 << 62
+
+// Units is the units (requests times their cost) a run of the scenario sends, expected,
+// of the same requests as Requests counts; the sections that are no UnitEstimator cost
+// one unit a request.
+func (s *Scenario) Units() float64 {
+	b := &Build{Epoch: s.EpochTime(), Horizon: s.Horizon()}
+	var n float64
+	for _, r := range s.Recorded {
+		n += float64(r.Cost)
+	}
+	for _, t := range s.Traffic {
+		n += units(t.Spec, b)
+	}
+	return n + s.ClientRequests()
+}
+
+// units is a section's estimated units.
+func units(g Generator, b *Build) float64 {
+	switch e := g.(type) {
+	case UnitEstimator:
+		return e.Units(b)
+	case Estimator:
+		return e.Requests(b)
+	}
+	return 0
+}
+
 // Requests is the number of requests a run of the scenario sends, expected: the recorded
 // traffic, every traffic section whose generator is an Estimator, and the first attempts
 // of the closed-loop clients in each of their runs (their retries, which depend on the

@@ -61,8 +61,8 @@ func (w *CostWeightedSpec) Validate(c *Check) error {
 		if r.Route == "" {
 			return c.Fail(rf+"route", "is required")
 		}
-		if r.Cost < 1 {
-			return c.Fail(rf+"cost", "must be at least 1, got %d", r.Cost)
+		if err := c.Cost(rf+"cost", r.Cost); err != nil {
+			return err
 		}
 		if !(r.Share > 0) {
 			return c.Fail(rf+"share", "must be positive, got %g", r.Share)
@@ -98,4 +98,14 @@ func (w *CostWeightedSpec) Sources(b *Build) []traffic.Source {
 // Requests is every user's rate times the span.
 func (w *CostWeightedSpec) Requests(b *Build) float64 {
 	return float64(w.Users) * w.RatePerUser * seconds(b, w.Start, w.End)
+}
+
+// Units is the requests times the routes' costs, weighed by their shares.
+func (w *CostWeightedSpec) Units(b *Build) float64 {
+	var cost, shares float64
+	for _, r := range w.Routes {
+		cost += r.Share * float64(r.Cost)
+		shares += r.Share
+	}
+	return w.Requests(b) * cost / shares
 }

@@ -55,8 +55,8 @@ func (p *PoissonSpec) Validate(c *Check) error {
 	default:
 		return c.Fail("popularity", "unknown popularity %q (want uniform or zipf)", p.Popularity)
 	}
-	if *p.Cost < 1 {
-		return c.Fail("cost", "must be at least 1, got %d", *p.Cost)
+	if err := c.Cost("cost", *p.Cost); err != nil {
+		return err
 	}
 	if err := c.Label("label", p.Label); err != nil {
 		return err
@@ -83,3 +83,6 @@ func (p *PoissonSpec) Sources(b *Build) []traffic.Source {
 
 // Requests is the rate times the span.
 func (p *PoissonSpec) Requests(b *Build) float64 { return p.Rate * seconds(b, p.Start, p.End) }
+
+// Units is the requests times their cost.
+func (p *PoissonSpec) Units(b *Build) float64 { return p.Requests(b) * float64(*p.Cost) }

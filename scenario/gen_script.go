@@ -52,6 +52,7 @@ func (s *ScriptSpec) Validate(c *Check) error {
 	if len(*s) == 0 {
 		return c.Fail("", "a script needs at least one line")
 	}
+	var units float64
 	for j, l := range *s {
 		f := fmt.Sprintf("[%d].", j)
 		if !l.At.Set {
@@ -73,8 +74,11 @@ func (s *ScriptSpec) Validate(c *Check) error {
 		if l.Spread < 0 {
 			return c.Fail(f+"spread", "must not be negative")
 		}
-		if *l.Cost < 1 {
-			return c.Fail(f+"cost", "must be at least 1, got %d", *l.Cost)
+		if err := c.Cost(f+"cost", *l.Cost); err != nil {
+			return err
+		}
+		if units += float64(*l.Count) * float64(*l.Cost); units > MaxRunUnits {
+			return c.Fail(f+"count", "brings the script to %.3g units (requests × cost), more than the %.3g (2^62) a run counts", units, float64(MaxRunUnits))
 		}
 		if err := c.Label(f+"label", l.Label); err != nil {
 			return err
@@ -106,6 +110,15 @@ func (s *ScriptSpec) Sources(b *Build) []traffic.Source {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// Units is the sum of the lines' counts times their costs.
+func (s *ScriptSpec) Units(*Build) float64 {
+	var n float64
+	for _, l := range *s {
+		n += float64(*l.Count) * float64(*l.Cost)
+	}
+	return n
+}
 
 // Requests is the sum of the lines' counts.
 func (s *ScriptSpec) Requests(*Build) float64 {

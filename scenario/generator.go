@@ -120,8 +120,7 @@ func (c *Check) Fail(field, format string, args ...any) error {
 
 // Set reports whether the file writes field (a path inside the section).
 func (c *Check) Set(field string) bool {
-	_, ok := c.sc.positions[c.path(field)]
-	return ok
+	return c.sc.positions.at(c.path(field)) != nil
 }
 
 // maxActors bounds generator sizes so that a typo cannot ask for a billion users.
@@ -169,6 +168,17 @@ func (c *Check) Span(prefix string, start, end Offset) error {
 	}
 	if end.Set && end.Resolve(c.Epoch) <= st {
 		return c.Fail(prefix+"end", "must be after start")
+	}
+	return nil
+}
+
+// Cost checks a request's cost: 1 to traffic.MaxCost.
+func (c *Check) Cost(field string, v int64) error {
+	if v < 1 {
+		return c.Fail(field, "must be at least 1, got %d", v)
+	}
+	if v > traffic.MaxCost {
+		return c.Fail(field, "must be at most %d (2^32), got %d", int64(traffic.MaxCost), v)
 	}
 	return nil
 }
@@ -237,8 +247,11 @@ func (s *Scenario) Sources(rng *rand.Rand) []traffic.Source {
 }
 
 // validateTraffic checks every entry of the traffic list: one registered section each,
-// valid by its generator's rules.
+// valid by its generator's rules, and the units they send with the clients' within
+// MaxRunUnits.
 func (s *Scenario) validateTraffic(file string, epoch time.Time) error {
+	total := s.ClientRequests()
+	b := &Build{Epoch: epoch, Horizon: s.Horizon()}
 	for i, t := range s.Traffic {
 		field := fmt.Sprintf("traffic[%d]", i)
 		if t.found != 1 {
@@ -247,6 +260,9 @@ func (s *Scenario) validateTraffic(file string, epoch time.Time) error {
 		c := &Check{Epoch: epoch, Duration: time.Duration(s.Duration), sc: s, file: file, field: field + "." + t.Section}
 		if err := t.Spec.Validate(c); err != nil {
 			return err
+		}
+		if total += units(t.Spec, b); total > MaxRunUnits {
+			return s.fail(file, c.field, "with this section the run sends about %.3g units (requests × cost), more than the %.3g (2^62) a run counts", total, float64(MaxRunUnits))
 		}
 	}
 	return nil

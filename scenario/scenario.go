@@ -7,13 +7,12 @@ package scenario
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/goccy/go-yaml/token"
 
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/scenarios"
@@ -64,13 +63,13 @@ type Scenario struct {
 	// Source is where the scenario came from: a file path, or "builtin:NAME".
 	Source string `yaml:"-"`
 	// Text is the file as read.
-	Text []byte `yaml:"-"`
+	Text string `yaml:"-"`
 	// Recorded is replayed traffic (rlsim replay), already on the run's timeline.
 	Recorded []traffic.Request `yaml:"-"`
 	// RecordedFrom labels the recorded traffic in reports.
 	RecordedFrom string `yaml:"-"`
 
-	positions map[string]*token.Position
+	positions *places
 	// policyFromLimits says the file has no policy section and Policy is the first
 	// layer's limit.
 	policyFromLimits bool
@@ -182,14 +181,25 @@ func (s *Scenario) SeedOr(def uint64) uint64 {
 // Parse decodes a scenario file's bytes, applies its defaults and validates it; file
 // names it in errors.
 func Parse(file string, data []byte) (*Scenario, error) {
+	return parse(file, string(data))
+}
+
+// parse is Parse of the file's text, which the strings decoded from it share.
+func parse(file, text string) (*Scenario, error) {
+	return parseWith(file, text, true)
+}
+
+// parseWith is parse, reading the lists written one mapping per line line by line when
+// streams is set, and as part of the tree when not (which reads the same, slower).
+func parseWith(file, text string, streams bool) (*Scenario, error) {
 	sc := &Scenario{}
-	pos, err := decodeYAML(file, data, sc)
+	pos, err := decodeYAML(file, text, sc, streams)
 	if err != nil {
 		return nil, err
 	}
 	sc.positions = pos
 	sc.Source = file
-	sc.Text = data
+	sc.Text = text
 	sc.applyDefaults(file)
 	if err := sc.validate(file); err != nil {
 		return nil, err
@@ -214,11 +224,27 @@ func Load(nameOrFile string) (*Scenario, error) {
 			return nil, fmt.Errorf("scenario %q: %w", nameOrFile, ErrUnknownScenario)
 		}
 	}
-	data, err := os.ReadFile(nameOrFile)
+	text, err := readFile(nameOrFile)
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", nameOrFile, unwrapPathError(err))
 	}
-	return Parse(nameOrFile, data)
+	return parse(nameOrFile, text)
+}
+
+// readFile reads a scenario file into one string, and no more of it than one byte past
+// MaxFileBytes, which is enough for Parse to refuse it.
+func readFile(name string) (string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	var b strings.Builder
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		b.Grow(int(min(st.Size(), MaxFileBytes+1)))
+	}
+	_, err = io.Copy(&b, io.LimitReader(f, MaxFileBytes+1))
+	return b.String(), err
 }
 
 func unwrapPathError(err error) error {
@@ -243,7 +269,7 @@ func Builtins() []string {
 
 func (s *Scenario) fail(file, field, format string, args ...any) error {
 	e := &PositionError{File: file, Field: field, Msg: fmt.Sprintf(format, args...)}
-	if p := s.positions[field]; p != nil {
+	if p := s.positions.at(field); p != nil {
 		e.Line, e.Column = p.Line, p.Column
 	} else if field != "" {
 		// A missing field: point at its parent, the closest thing that exists.
@@ -255,7 +281,7 @@ func (s *Scenario) fail(file, field, format string, args ...any) error {
 				break
 			}
 			parent = parent[:i]
-			if p := s.positions[parent]; p != nil {
+			if p := s.positions.at(parent); p != nil {
 				e.Line, e.Column = p.Line, p.Column
 				break
 			}
@@ -291,7 +317,7 @@ func (s *Scenario) validate(file string) error {
 		}
 		s.Algorithms[i] = spec.Text
 	}
-	if _, keySet := s.positions["key"]; keySet && len(s.Limits) > 0 {
+	if s.positions.at("key") != nil && len(s.Limits) > 0 {
 		return s.fail(file, "key", "is set aside by limits; give each layer its key")
 	}
 	if err := ValidKey(s.Key); err != nil {
@@ -363,12 +389,18 @@ func (s *Scenario) validatePolicy(file, field string, p PolicySpec) error {
 	if err := sim.CheckWindow(time.Duration(p.Window)); err != nil {
 		return s.fail(file, field+".window", "%v", err)
 	}
+	if p.Limit > algorithms.MaxUnits {
+		return s.fail(file, field+".limit", "must be at most %d (2^52), got %d", int64(algorithms.MaxUnits), p.Limit)
+	}
 	if p.Burst < 0 {
 		return s.fail(file, field+".burst", "must not be negative, got %d", p.Burst)
 	}
+	if p.Burst > algorithms.MaxUnits {
+		return s.fail(file, field+".burst", "must be at most %d (2^52), got %d", int64(algorithms.MaxUnits), p.Burst)
+	}
 	// An absent burst is the limit; a burst of 0 written out would silently be the limit
 	// too, which is not what it says.
-	if _, set := s.positions[field+".burst"]; set && p.Burst == 0 {
+	if s.positions.at(field+".burst") != nil && p.Burst == 0 {
 		return s.fail(file, field+".burst", "must be at least 1 (leave burst out for a burst equal to the limit)")
 	}
 	return nil

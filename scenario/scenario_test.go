@@ -20,6 +20,7 @@ func TestBadScenariosNameFileLineColumnAndField(t *testing.T) {
 		{"duplicate-key.yaml", "testdata/bad/duplicate-key.yaml:4:1: YAML syntax error: mapping key \"duration\" already defined at [2:1]"},
 		{"wrong-type.yaml", `testdata/bad/wrong-type.yaml:3:17: policy.limit: want an integer, got a string "lots"`},
 		{"bad-duration.yaml", `testdata/bad/bad-duration.yaml:3:29: policy.window: want a duration such as 1m, 59.9s or 250ms, got "1 minute"`},
+		{"overflow.yaml", "testdata/bad/overflow.yaml:3:17: policy.limit: must be at most 4503599627370496 (2^52), got 6000000000000000000"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -106,7 +107,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		f.Add(sc.Text)
+		f.Add([]byte(sc.Text))
 	}
 	bad, _ := filepath.Glob("testdata/bad/*.yaml")
 	for _, p := range bad {
@@ -187,6 +188,49 @@ func TestEdgeValuesTheClockCannotHold(t *testing.T) {
 			t.Errorf("%q: %v", tt.head, err)
 		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
 			t.Errorf("%q: error %v\nwant %s", tt.head, err, tt.want)
+		}
+	}
+}
+
+// Limits, bursts, costs and a run's units beyond what the counters hold exactly are one
+// error each, naming the place and the field; the values at the bounds pass.
+func TestUnitsBeyondTheCountersAreRefused(t *testing.T) {
+	script := func(lines ...string) string {
+		return "traffic:\n  - script:\n" + strings.Join(lines, "")
+	}
+	policy := "duration: 1m\npolicy: {limit: 5, window: 1m}\n"
+	tests := []struct{ text, want string }{
+		{"duration: 1m\npolicy: {limit: 6000000000000000000, window: 1m}\n" + script("      - {at: 0s, count: 2, key: a, cost: 5000000000000000000}\n"),
+			"u.yaml:2:17: policy.limit: must be at most 4503599627370496 (2^52), got 6000000000000000000"},
+		{"duration: 1m\npolicy: {limit: 4503599627370496, window: 1m, burst: 4503599627370496}\n" + script("      - {at: 0s, key: a}\n"), ""},
+		{"duration: 1m\npolicy: {limit: 5, window: 1m, burst: 4503599627370497}\n" + script("      - {at: 0s, key: a}\n"),
+			"u.yaml:2:39: policy.burst: must be at most 4503599627370496 (2^52), got 4503599627370497"},
+		{"duration: 1m\nlimits:\n  - {key: ip, limit: 5, window: 1m}\n  - {key: user, limit: 4503599627370497, window: 1m}\n" + script("      - {at: 0s, key: a}\n"),
+			"u.yaml:4:24: limits[1].limit: must be at most 4503599627370496 (2^52)"},
+		{"duration: 1m\nlimits:\n  - key: ip\n    limit: 5\n    window: 1m\n    plans: [{name: gold, limit: 9007199254740992}]\n" + script("      - {at: 0s, key: a}\n"),
+			"u.yaml:6:33: limits[0].plans[0].limit: must be at most 4503599627370496 (2^52)"},
+		{policy + script("      - {at: 0s, key: a, cost: 4294967296}\n"), ""},
+		{policy + script("      - {at: 0s, key: a}\n", "      - {at: 0s, key: a, cost: 4294967297}\n"),
+			"u.yaml:6:32: traffic[0].script[1].cost: must be at most 4294967296 (2^32), got 4294967297"},
+		{policy + "traffic:\n  - poisson: {rate: 1, keys: 2, cost: 4294967297}\n",
+			"u.yaml:4:39: traffic[0].poisson.cost: must be at most 4294967296 (2^32)"},
+		{policy + "traffic:\n  - cost-weighted:\n      users: 2\n      rate_per_user: 1\n      routes: [{route: GET /a, cost: 5000000000, share: 1}]\n",
+			"u.yaml:7:38: traffic[0].cost-weighted.routes[0].cost: must be at most 4294967296 (2^32)"},
+		{policy + script("      - {at: 0s, key: a, count: 4294967296, cost: 1073741824}\n"), ""},
+		{policy + script("      - {at: 0s, key: a, count: 4294967296, cost: 1073741824}\n", "      - {at: 1s, key: b, count: 4294967296}\n"),
+			"u.yaml:6:33: traffic[0].script[1].count: brings the script to 4.61e+18 units (requests × cost), more than the 4.61e+18 (2^62) a run counts"},
+		{"duration: 1000000h\npolicy: {limit: 5, window: 1m}\ntraffic:\n  - poisson: {rate: 1000000, keys: 2, cost: 4294967296}\n",
+			"u.yaml:4:14: traffic[0].poisson: with this section the run sends about 1.55e+25 units (requests × cost), more than the 4.61e+18 (2^62) a run counts"},
+		{"duration: 10h\npolicy: {limit: 5, window: 1m}\ntraffic:\n  - poisson: {rate: 20000, keys: 2, cost: 4294967296}\n  - poisson: {rate: 20000, keys: 2, cost: 4294967296}\n",
+			"u.yaml:5:14: traffic[1].poisson: with this section the run sends about 6.18e+18 units"},
+	}
+	for _, tt := range tests {
+		_, err := Parse("u.yaml", []byte(tt.text))
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%q: %v", tt.text, err)
+		case tt.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tt.want)):
+			t.Errorf("%q: error %v\nwant %s…", tt.text, err, tt.want)
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/run"
 	"github.com/rlsim/rlsim/scenario"
@@ -68,8 +69,8 @@ func apply(s *setting, name, value string) error {
 	switch name {
 	case "policy.limit", "policy.burst":
 		n, err := strconv.ParseInt(value, 10, 64)
-		if err != nil || n <= 0 {
-			return fmt.Errorf("want a positive whole number of units, got %q", value)
+		if err != nil || n <= 0 || n > algorithms.MaxUnits {
+			return fmt.Errorf("want a whole number of units from 1 to %d (2^52), got %q", int64(algorithms.MaxUnits), value)
 		}
 		if name == "policy.limit" {
 			s.opts.Limit = n
@@ -218,7 +219,7 @@ func Run(sc *scenario.Scenario, params []Param, o Options) (*Results, error) {
 		seen[p.Name] = true
 	}
 	res := &Results{
-		Sweep: Spec{Scenario: sc.Name, SHA256: fmt.Sprintf("%x", sha256.Sum256(sc.Text)),
+		Sweep: Spec{Scenario: sc.Name, SHA256: fmt.Sprintf("%x", sha256.Sum256([]byte(sc.Text))),
 			Seed: o.Seed, Algorithms: o.Algorithms, Params: params, Points: Size(params)},
 		Shard: o.Shard,
 	}

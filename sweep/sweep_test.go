@@ -29,8 +29,9 @@ func TestParseParam(t *testing.T) {
 		{in: "policy.window=1s,,2s", wantErr: `policy.window: want a positive duration such as 1s, 10s or 1m, got ""`},
 		{in: "policy.window=0s", wantErr: "want a positive duration"},
 		{in: "policy.window=1m,500000h", wantErr: "policy.window: 500000h0m0s is longer than the longest window the virtual clock handles"},
-		{in: "policy.limit=-5", wantErr: `policy.limit: want a positive whole number of units, got "-5"`},
-		{in: "policy.burst=1.5", wantErr: "want a positive whole number"},
+		{in: "policy.limit=-5", wantErr: `policy.limit: want a whole number of units from 1 to 4503599627370496 (2^52), got "-5"`},
+		{in: "policy.burst=4503599627370497", wantErr: `policy.burst: want a whole number of units from 1 to 4503599627370496 (2^52), got "4503599627370497"`},
+		{in: "policy.burst=1.5", wantErr: "want a whole number of units from 1 to"},
 		{in: "seed=-1", wantErr: `seed: want a whole number, got "-1"`},
 		{in: "policy.limit=10,10", wantErr: `policy.limit: value "10" given twice`},
 	}

@@ -404,8 +404,8 @@ func recordEntry(ts string, rec logRecord, cost string) (LogEntry, error) {
 	}
 	if cost != "" {
 		c, err := strconv.ParseInt(cost, 10, 64)
-		if err != nil || c < 1 || c > 1<<32 {
-			return LogEntry{}, fmt.Errorf("cost %q: want a whole number from 1 to %d", clip(cost), int64(1)<<32)
+		if err != nil || c < 1 || c > MaxCost {
+			return LogEntry{}, fmt.Errorf("cost %q: want a whole number from 1 to %d", clip(cost), int64(MaxCost))
 		}
 		r.Cost = c
 	}

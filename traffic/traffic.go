@@ -38,6 +38,12 @@ func ParseClass(s string) (Class, error) {
 	return Legit, fmt.Errorf("unknown label %q (want legit or attacker)", s)
 }
 
+// MaxCost is the largest cost of one request: 2^32 units. A run's counters sum costs (the
+// units a key was admitted in a window, the units reaching the backend); 2^30 requests
+// of MaxCost each still sum within an int64, and a scenario bounds its run's units
+// (requests × cost) at 2^62.
+const MaxCost = 1 << 32
+
 // Request is one arrival and everything a server could know about who sent it. Generators
 // precompute the identity strings and addresses of their pools, so filling a Request does
 // not allocate on the hot path; a field a generator has no value for stays zero.
@@ -47,7 +53,7 @@ type Request struct {
 	// Key is the shorthand identity of scripted lines: the value of whatever the scenario
 	// keys on, used when the request carries no identity of that kind.
 	Key string
-	// Cost is the number of units the request spends (≥ 1).
+	// Cost is the number of units the request spends (1 to MaxCost).
 	Cost int64
 	// Class labels the request legit or attacker.
 	Class Class
