@@ -49,7 +49,7 @@ func TestLimitersCountExactlyAtMaxUnits(t *testing.T) {
 		{1, MaxUnits / 2, true}, {1, MaxUnits/2 + 1, false}, {1, MaxUnits / 2, true},
 		{2, MaxUnits + 1, false}, {2, MaxUnits, true},
 	}
-	for _, name := range Names {
+	for _, name := range Defaults() {
 		for _, admit := range []bool{false, true} {
 			lim, err := New(name, p)
 			if err != nil {

@@ -22,13 +22,13 @@ func TestSizeFromTheModel(t *testing.T) {
 	if rep.Keys != 1000 || rep.Limit != 100 || rep.Window != "1m0s" || rep.Loaded != 0 || !strings.HasPrefix(rep.Redis, "model") {
 		t.Errorf("report %+v", rep)
 	}
-	if len(rep.Results) != len(MemoryAlgorithms) {
-		t.Fatalf("%d rows, want one per algorithm of %v", len(rep.Results), MemoryAlgorithms)
+	if len(rep.Results) != len(MemoryAlgorithms()) {
+		t.Fatalf("%d rows, want one per algorithm of %v", len(rep.Results), MemoryAlgorithms())
 	}
 	byName := map[string]MemoryRow{}
 	for i, r := range rep.Results {
-		if r.Algorithm != MemoryAlgorithms[i] {
-			t.Errorf("row %d is %s, want %s", i, r.Algorithm, MemoryAlgorithms[i])
+		if r.Algorithm != MemoryAlgorithms()[i] {
+			t.Errorf("row %d is %s, want %s", i, r.Algorithm, MemoryAlgorithms()[i])
 		}
 		byName[r.Algorithm] = r
 		b, enc, _ := ModelBytes(r.Algorithm, 100)
@@ -99,7 +99,7 @@ func TestSizeMeasuresARealServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(rep.Redis, "measured on Redis ") || rep.Loaded != 50 || len(rep.Results) != len(MemoryAlgorithms) {
+	if !strings.HasPrefix(rep.Redis, "measured on Redis ") || rep.Loaded != 50 || len(rep.Results) != len(MemoryAlgorithms()) {
 		t.Fatalf("report %+v", rep)
 	}
 	bytes := map[string]float64{}
