@@ -33,6 +33,7 @@ func TestCommonFlagsOnlyWhereUsed(t *testing.T) {
 		"rlsim run":            {"format", "out", "charts", "seed", "decisions"},
 		"rlsim replay":         {"format", "out", "charts", "seed", "decisions"},
 		"rlsim import":         {"format"},
+		"rlsim algorithms":     {"format"},
 		"rlsim backoff":        {"format", "out", "charts", "seed"},
 		"rlsim worst-case":     {"format", "out", "charts", "seed"},
 		"rlsim sweep":          {"format", "out", "charts", "seed"},

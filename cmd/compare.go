@@ -258,8 +258,9 @@ func runCompare(ctx context.Context, o *compareOptions, streams IO) error {
 	if err := commitWithStdout(&outs, streams.Out, buf.Bytes()); err != nil {
 		return err
 	}
-	if where != "" {
-		// Said once the files are in place, on stderr: stdout is the report alone.
+	if where != "" && bar != nil {
+		// Said once the files are in place, on the terminal that shows the progress:
+		// stdout is the report alone.
 		fmt.Fprintln(streams.Err, "rlsim: "+where)
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -111,7 +112,8 @@ func TestProgressOnATerminalOnly(t *testing.T) {
 	}
 	dir := t.TempDir()
 	drawn := run(pipeW, "compare", "--scenario", "boundary-burst", "--out", dir, "--charts", "svg")
-	for _, want := range []string{"simulated boundary-burst", "drawing boundary-burst/window-timeline.svg", "drawing boundary-burst/summary.md", "rlsim: simulated 1200 requests in"} {
+	for _, want := range []string{"simulated boundary-burst", "drawing boundary-burst/window-timeline.svg", "drawing boundary-burst/summary.md", "rlsim: simulated 1200 requests in",
+		"rlsim: wrote 10 files (", "open " + filepath.Join(dir, "index.html")} {
 		if !strings.Contains(drawn, want) {
 			t.Errorf("the terminal shows %q, lacking %q", drawn, want)
 		}
