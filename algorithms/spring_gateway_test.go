@@ -61,8 +61,8 @@ func TestSpringGatewayTimeline(t *testing.T) {
 // burst at once, then the rate — and a rate in thousandths.
 func TestAWSAPIGatewayTimeline(t *testing.T) {
 	runTimeline(t, mustNew(t, "aws-apigateway:rate=1000 burst=500"), []step{
-		{at: 0, n: 1000, admit: 500},        // 1000 in one instant: the burst passes
-		{at: 1 * ms, n: 2, admit: 1},        // then one per millisecond
+		{at: 0, n: 1000, admit: 500},         // 1000 in one instant: the burst passes
+		{at: 1 * ms, n: 2, admit: 1},         // then one per millisecond
 		{at: 1*ms + 500_000, n: 1, admit: 0}, // half a millisecond later: none yet
 	})
 	runTimeline(t, mustNew(t, "aws-apigateway:rate=0.5 burst=1"), []step{
