@@ -83,20 +83,21 @@ func (m traefikModel) New(Policy) (Limiter, error) {
 
 // Bound: x/time/rate's b + r·T, plus what a request delayed rather than refused borrows
 // (it may leave the bucket r·maxDelay short), plus what an idle reset gives back early.
-// Between resets a key is idle longer than ttl−1 s, so T holds at most k = ⌈T/(ttl−1 s)⌉
-// stretches of admissions, each starting from a full bucket; a reset pays when
-// burst + r·maxDelay exceeds what the idle time would have refilled, r·(ttl−1 s).
+// A bucket is new at a request only when ⌊now⌋ >= ⌊the key's last request⌋ + ttl, so the
+// requests that find new buckets are at least ttl whole seconds apart (T holds at most
+// k = ⌈(T+1 s)/ttl⌉ of them) and each follows more than ttl−1 s of idleness; a reset pays
+// when burst + r·maxDelay exceeds what the idle time would have refilled, r·(ttl−1 s).
 func (m traefikModel) Bound(p Policy, span time.Duration) (Bound, bool) {
 	T := spanOf(p, span).Seconds()
 	idle := float64(m.ttl - 1)
 	stretch := float64(m.burst) + m.rate*m.maxDelay.Seconds()
 	k := 1.0
 	if stretch > m.rate*idle {
-		k = math.Ceil(T / idle)
+		k = math.Ceil((T + 1) / float64(m.ttl))
 	}
 	return Bound{
 		Value:   k*stretch + m.rate*(T-(k-1)*idle),
-		Formula: "k·(burst + r·maxDelay) + r·(T − (k−1)·(ttl−1 s)), k = ⌈T/(ttl−1 s)⌉ idle resets when they pay, else 1",
+		Formula: "k·(burst + r·maxDelay) + r·(T − (k−1)·(ttl−1 s)), k = ⌈(T+1 s)/ttl⌉ idle resets when they pay, else 1",
 		Source:  "Traefik rateLimit (pkg/middlewares/ratelimiter/rate_limiter.go v2.11, in_memory_limiter.go v3.6): x/time/rate's b + r·T, a delayed request's r·maxDelay, and a full bucket after each idle TTL",
 		Reached: true,
 	}, true

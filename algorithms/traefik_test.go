@@ -1,7 +1,6 @@
 package algorithms
 
 import (
-	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -180,44 +179,57 @@ func TestTraefikMatchesXTimeRate(t *testing.T) {
 	}
 }
 
-// TestTraefikBoundHolds drives schedules that attack the model's bound — bursts after
-// idle resets, drips at the rate into the delay allowance — and requires what any window
-// admits to stay within it.
+// TestTraefikBoundHolds runs the schedule the TTL reset invites — a burst at the start
+// of a second, a drip at the rate to its end, silence until the bucket is thrown away,
+// again — and requires what one window admits to stay within the bound, and, where the
+// resets pay, to come within 15% of it: the bound is the hole, not a loose ceiling.
 func TestTraefikBoundHolds(t *testing.T) {
-	for _, spec := range []string{"traefik:average=1 burst=3", "traefik:average=10 burst=5", "traefik:average=6 period=1m burst=4"} {
-		s, _ := Parse(spec)
+	for _, c := range []struct {
+		spec  string
+		tight bool
+	}{
+		{"traefik:average=1 burst=3", true},
+		{"traefik:average=100 period=1m burst=10", true},
+		{"traefik:average=10 burst=5", false}, // r·(ttl−1) = 10 refills more than burst 5
+		{"traefik:average=6 period=1m burst=4", true},
+	} {
+		s, _ := Parse(c.spec)
 		m := s.Model.(traefikModel)
-		for _, span := range []time.Duration{time.Second, 3 * time.Second, 30 * time.Second} {
+		lim, _ := s.Model.New(Policy{})
+		gap := int64(float64(time.Second) / m.rate)
+		var admittedAt []int64
+		send := func(at int64) {
+			if lim.Allow(0, at, 1).Allowed {
+				admittedAt = append(admittedAt, at)
+			}
+		}
+		for cycle := range int64(60) {
+			start := epoch + cycle*m.ttl*int64(time.Second)
+			for range m.burst + 2 {
+				send(start)
+			}
+			for at := start + gap; at < start+int64(time.Second); at += gap {
+				send(at)
+			}
+			send(start + int64(time.Second) - 1)
+		}
+		for _, span := range []time.Duration{time.Second, 10 * time.Second, time.Minute} {
 			b, _ := s.Model.Bound(Policy{Limit: 1, Window: time.Second}, span)
-			lim, _ := s.Model.New(Policy{})
-			// Drain, idle just past the TTL, drain again; drip in between.
-			var admittedAt []int64
-			now := epoch
-			for range 40 {
-				for range int(m.burst) + 2 {
-					if lim.Allow(0, now, 1).Allowed {
-						admittedAt = append(admittedAt, now)
-					}
-				}
-				for range 3 {
-					now += int64(float64(time.Second) / m.rate)
-					if lim.Allow(0, now, 1).Allowed {
-						admittedAt = append(admittedAt, now)
-					}
-				}
-				now = (now/int64(time.Second) + m.ttl) * int64(time.Second)
-			}
 			peak := int64(0)
+			j := 0
 			for i := range admittedAt {
-				n := int64(0)
-				for j := i; j < len(admittedAt) && admittedAt[j]-admittedAt[i] < int64(span); j++ {
-					n++
+				for admittedAt[i]-admittedAt[j] >= int64(span) {
+					j++
 				}
-				peak = max(peak, n)
+				peak = max(peak, int64(i-j+1))
 			}
-			if peak > b.MaxAdmitted() || math.IsNaN(b.Value) {
-				t.Errorf("%s over %v: %d admitted in one window, bound %v (%s)", spec, span, peak, b.Value, b.Formula)
+			if peak > b.MaxAdmitted() {
+				t.Errorf("%s over %v: %d admitted in one window, above the bound %.1f (%s)", c.spec, span, peak, b.Value, b.Formula)
 			}
+			if c.tight && span == time.Minute && float64(peak) < 0.85*b.Value {
+				t.Errorf("%s over %v: %d admitted, the bound %.1f is loose", c.spec, span, peak, b.Value)
+			}
+			t.Logf("%s over %v: %d admitted, bound %.1f", c.spec, span, peak, b.Value)
 		}
 	}
 }
