@@ -82,7 +82,8 @@ type kongModel struct {
 }
 
 func (m kongModel) New(Policy) (Limiter, error) {
-	k := &Kong{name: m.name, limits: m.limits, redis: m.redis, windows: make([]kongWindows, len(m.limits))}
+	k := &Kong{name: m.name, limits: m.limits, redis: m.redis, windows: make([]kongWindows, len(m.limits)),
+		ms: windowIndex{window: int64(time.Millisecond)}}
 	for i, l := range m.limits {
 		k.windows[i].seconds = kongPeriods[l.period].seconds
 		k.windows[i].ttlMs = kongPeriods[l.period].ttl * 1000
@@ -160,39 +161,45 @@ type Kong struct {
 	limits  []kongLimit
 	redis   bool
 	windows []kongWindows // per configured period
+	ms      windowIndex   // ⌊now/1ms⌋
 	seen    []int64       // per key: the latest millisecond decided
 	state   []kongCounter // per key, one counter per configured period
 }
 
 type kongCounter struct {
-	window  int64 // the window's start, Unix seconds
+	window  int64 // the window's start, Unix milliseconds
 	count   int64
 	expires int64 // when the counter's TTL runs out, Unix milliseconds
 }
 
 // kongWindows finds a period's window: fixed lengths by division, the calendar's month
-// and year from the UTC date, remembering the last one found.
+// and year from the UTC date, remembering the last one found, so that most requests
+// find theirs with two comparisons.
 type kongWindows struct {
 	seconds    int64 // the window's length, or 0 for a calendar period
 	months     int   // a calendar period's length in months
 	ttlMs      int64
-	start, end int64 // the calendar window found last, [start, end) in Unix seconds
+	start, end int64 // the window found last, [start, end) in Unix milliseconds
 }
 
-func (w *kongWindows) of(sec int64) (start, end int64) {
+// of returns the window holding ms, [start, end) in Unix milliseconds.
+func (w *kongWindows) of(ms int64) (start, end int64) {
+	if ms >= w.start && ms < w.end {
+		return w.start, w.end
+	}
+	sec := floorDiv(ms, 1000)
 	if w.seconds > 0 {
-		start = floorDiv(sec, w.seconds) * w.seconds
-		return start, start + w.seconds
+		first := floorDiv(sec, w.seconds) * w.seconds
+		w.start, w.end = first*1000, (first+w.seconds)*1000
+		return w.start, w.end
 	}
-	if sec < w.start || sec >= w.end {
-		t := time.Unix(sec, 0).UTC()
-		month := t.Month()
-		if w.months == 12 {
-			month = time.January
-		}
-		first := time.Date(t.Year(), month, 1, 0, 0, 0, 0, time.UTC)
-		w.start, w.end = first.Unix(), first.AddDate(0, w.months, 0).Unix()
+	t := time.Unix(sec, 0).UTC()
+	month := t.Month()
+	if w.months == 12 {
+		month = time.January
 	}
+	first := time.Date(t.Year(), month, 1, 0, 0, 0, 0, time.UTC)
+	w.start, w.end = first.Unix()*1000, first.AddDate(0, w.months, 0).Unix()*1000
 	return w.start, w.end
 }
 
@@ -249,12 +256,11 @@ func (k *Kong) counters(key uint32) []kongCounter {
 // usage is what counter c holds for period i at ms (0 once its window has passed or its
 // TTL run out), and when that ends, in Unix milliseconds.
 func (k *Kong) usage(i int, c *kongCounter, ms int64) (usage, endMs int64) {
-	start, end := k.windows[i].of(floorDiv(ms, 1000))
-	endMs = min(end*1000, c.expires)
+	start, end := k.windows[i].of(ms)
 	if c.window != start || ms >= c.expires {
-		return 0, end * 1000
+		return 0, end
 	}
-	return c.count, endMs
+	return c.count, min(end, c.expires)
 }
 
 // decide is the plugin's access phase and its increment. It returns the decision and
@@ -263,26 +269,29 @@ func (k *Kong) decide(key uint32, now, cost int64) (bool, int64) {
 	if int(key) >= len(k.seen) {
 		k.grow(key)
 	}
-	at := max(msFloor(now), k.seen[key])
+	at := max(k.ms.of(now), k.seen[key])
 	k.seen[key] = at
-	counters := k.counters(key)
-	sec := floorDiv(at, 1000)
+	n := len(k.limits)
+	counters := k.state[int(key)*n : int(key)*n+n]
+	var starts [6]int64
 	ok := true
 	for i, l := range k.limits {
-		if usage, _ := k.usage(i, &counters[i], at); usage+cost > l.limit {
+		c := &counters[i]
+		start, _ := k.windows[i].of(at)
+		starts[i] = start
+		if c.window == start && at < c.expires && c.count+cost > l.limit || cost > l.limit {
 			ok = false
-			break
 		}
 	}
 	if !ok && !k.redis {
 		return false, at // refused before any increment
 	}
-	for i := range k.limits {
+	for i := range counters {
 		c := &counters[i]
-		if start, _ := k.windows[i].of(sec); c.window == start && at < c.expires {
+		if c.window == starts[i] && at < c.expires {
 			c.count += cost
 		} else {
-			*c = kongCounter{window: start, count: cost, expires: at + k.windows[i].ttlMs}
+			*c = kongCounter{window: starts[i], count: cost, expires: at + k.windows[i].ttlMs}
 		}
 	}
 	return ok, at

@@ -78,7 +78,8 @@ func newTraefikModel(name string, average int64, period time.Duration, burst int
 }
 
 func (m traefikModel) New(Policy) (Limiter, error) {
-	return &Traefik{model: m, full: float64(m.burst)}, nil
+	return &Traefik{model: m, full: float64(m.burst), beyond: m.rate * (float64(m.maxDelay) + 2) / float64(time.Second) * (1 + 1e-9),
+		seconds: windowIndex{window: int64(time.Second)}}, nil
 }
 
 // Bound: x/time/rate's b + r·T, plus what a request delayed rather than refused borrows
@@ -139,7 +140,12 @@ func (m traefikModel) Bound(p Policy, span time.Duration) (Bound, bool) {
 type Traefik struct {
 	model traefikModel
 	full  float64 // burst as a float
-	state []traefikState
+	// beyond is a deficit surely past maxDelay's allowance: the tokens of maxDelay + 2 ns,
+	// so that its wait, truncated, exceeds maxDelay whatever the rounding. A request that
+	// leaves more is refused without the division that finds its wait.
+	beyond  float64
+	seconds windowIndex // ⌊now/1s⌋, the TTL map's clock
+	state   []traefikState
 }
 
 type traefikState struct {
@@ -192,7 +198,7 @@ func (t *Traefik) reserve(key uint32, now, cost int64) (*traefikState, int64, bo
 	}
 	s := &t.state[key]
 	at := max(now, s.last)
-	sec := floorDiv(at, int64(time.Second))
+	sec := t.seconds.of(at)
 	if s.last == unseen || s.expiry <= sec {
 		s.last, s.tokens = unseen, t.full // a new rate.Limiter: full
 	}
@@ -203,7 +209,10 @@ func (t *Traefik) reserve(key uint32, now, cost int64) (*traefikState, int64, bo
 	}
 	var wait time.Duration
 	if left < 0 {
-		wait = t.durationFromTokens(-left)
+		wait = Never
+		if -left <= t.beyond {
+			wait = t.durationFromTokens(-left)
+		}
 	}
 	s.last = at
 	if wait > t.model.maxDelay {
