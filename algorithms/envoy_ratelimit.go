@@ -125,9 +125,17 @@ type EnvoyRatelimit struct {
 	wouldRefuse int64
 }
 
+// Shadowed is implemented by a limiter that can run in shadow mode, admitting every
+// request and counting those its rule would have refused; reports show the count
+// (would_refuse) beside what was admitted.
+type Shadowed interface {
+	WouldRefuse() int64
+}
+
 var (
 	_ Limiter  = (*EnvoyRatelimit)(nil)
 	_ Admitter = (*EnvoyRatelimit)(nil)
+	_ Shadowed = (*EnvoyRatelimit)(nil)
 )
 
 // Name returns the spec, "envoy-ratelimit:unit=… requests_per_unit=…".
