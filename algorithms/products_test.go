@@ -261,12 +261,12 @@ func TestProductSpecErrors(t *testing.T) {
 		"envoy-ratelimit:unit=minute requests_per_unit=1 shadow_mode=true": "shadow_mode is a flag",
 		"traefik:period=1s":                                                "average is required",
 		"traefik:average=10 period=-1s":                                    "period: want a duration of at least 1ns",
-		"traefik:average=10 burst=x":                                       `burst: want a whole number of requests, at least 0, got "x"`,
+		"traefik:average=10 burst=x":                                       `burst: want a whole number of requests, at least 0 and at most 2⁵³, got "x"`,
 		"aws-apigateway:rate=0":                                            "rate: want requests per second above 0",
 		"aws-apigateway:rate=1.2345":                                       "up to three decimals",
 		"spring-gateway:burstCapacity=10":                                  "replenishRate is required",
 		"spring-gateway:replenishRate=10 burstCapacity=5":                  "burstCapacity: must be at least replenishRate",
-		"express-rate-limit:windowMs=1m":                                   `windowMs: want a whole number of milliseconds, at least 1, got "1m"`,
+		"express-rate-limit:windowMs=1m":                                   `windowMs: want a whole number of milliseconds, at least 1 and at most 2⁵³, got "1m"`,
 		"express-rate-limit:windowMs=3000000000":                           "windowMs: want at most 2147483647 ms",
 		"express-rate-limit:max=5":                                         `unknown parameter "max" (want windowMs, limit)`,
 		"rate-limiter-flexible:points=5":                                   "points and duration are required",
@@ -282,4 +282,43 @@ func TestProductSpecErrors(t *testing.T) {
 			t.Errorf("Parse(%q) = %v: the error does not name the product first", spec, err)
 		}
 	}
+}
+
+// FuzzParseProductSpec: whatever a product's spec says, Parse gives a canonical spec that
+// parses to itself, or one error; and a spec that parses builds a limiter that decides a
+// few requests, stamps back and forth, without panicking and with its own name.
+func FuzzParseProductSpec(f *testing.F) {
+	for _, ps := range productSpecs {
+		f.Add(ps.spec, int64(ps.traffic.Window))
+	}
+	f.Add("kong:month=5 year=10", int64(time.Hour))
+	f.Add("rate-limiter-flexible:points=1 duration=0 blockDuration=0.001", int64(time.Millisecond))
+	f.Add("envoy-ratelimit:unit=year requests_per_unit=9223372036854775807", int64(time.Second))
+	f.Add("traefik:average=9223372036 period=1ns burst=9223372036854775807", int64(1))
+	f.Fuzz(func(t *testing.T, spec string, step int64) {
+		s, err := Parse(spec)
+		if err != nil || len(s.Kind.Params) == 0 {
+			return
+		}
+		again, err := Parse(s.Text)
+		if err != nil || again.Text != s.Text {
+			t.Fatalf("%q → %q → %q, %v", spec, s.Text, again.Text, err)
+		}
+		lim, err := s.Model.New(Policy{Limit: 1, Window: time.Second})
+		if err != nil {
+			return
+		}
+		if lim.Name() != s.Text {
+			t.Fatalf("%q builds %q", s.Text, lim.Name())
+		}
+		now := epoch
+		for i := range int64(20) {
+			now += (step % int64(time.Hour)) * (1 - 2*(i%3/2)) // forward, forward, back
+			d := lim.Allow(uint32(i%2), now, 1+i%3)
+			if d.Remaining < 0 || d.RetryAfter < 0 || d.Reset < 0 || d.Delay < 0 || d.Allowed && d.RetryAfter != 0 {
+				t.Fatalf("%s: request %d: %+v", s.Text, i, d)
+			}
+		}
+		s.Model.Bound(Policy{Limit: 1, Window: time.Second}, time.Duration(step))
+	})
 }

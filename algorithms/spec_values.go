@@ -12,16 +12,20 @@ import (
 // default when the spec leaves the parameter out, and otherwise an error that names the
 // parameter, the unit it wants and what it got; Parse prefixes the product's name.
 
+// maxCount is the largest count a spec may give: 2⁵³, the largest whole number a
+// float64 (and a JavaScript number) holds exactly, and far above any product's own limit.
+const maxCount = 1 << 53
+
 // count reads a whole number of the product's units (requests, tokens, points) of at
-// least least.
+// least least and at most maxCount.
 func (a Args) count(name, unit string, def, least int64) (int64, error) {
 	v, ok := a[name]
 	if !ok {
 		return def, nil
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < least {
-		return 0, fmt.Errorf("%s: want a whole number of %s, at least %d, got %q", name, unit, least, v)
+	if err != nil || n < least || n > maxCount {
+		return 0, fmt.Errorf("%s: want a whole number of %s, at least %d and at most 2⁵³, got %q", name, unit, least, v)
 	}
 	return n, nil
 }

@@ -36,7 +36,7 @@ func configureTraefik(args Args) (Model, error) {
 		return nil, err
 	}
 	if average > math.MaxInt64/int64(time.Second) {
-		return nil, fmt.Errorf("average: want at most %d requests per period, got %d", math.MaxInt64/int64(time.Second), average)
+		return nil, fmt.Errorf("average: want at most %d requests per period (Traefik counts it in requests·ns), got %d", math.MaxInt64/int64(time.Second), average)
 	}
 	period := time.Second
 	if v, ok := args["period"]; ok {
@@ -292,7 +292,10 @@ func (t *Traefik) remaining(s *traefikState, now int64) int64 {
 	if at := max(now, s.last); s.last != unseen && s.expiry > floorDiv(at, int64(time.Second)) {
 		tokens = t.tokensAt(s, at)
 	}
-	n := min(max(int64(tokens+t.model.rate*t.model.maxDelay.Seconds()), 0), t.model.burst)
+	n := t.model.burst
+	if est := tokens + t.model.rate*t.model.maxDelay.Seconds(); est < float64(n) {
+		n = int64(max(est, 0))
+	}
 	for n < t.model.burst && t.passes(s, now, n+1) {
 		n++
 	}
