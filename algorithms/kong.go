@@ -132,8 +132,7 @@ func (m kongModel) Bound(p Policy, span time.Duration) (Bound, bool) {
 // an INCR, so every request, refused or not, counts on every period. A counter lives for
 // its period's TTL from its creation, which for a month is 30 days and for a year 365: a
 // month's counter created on the 1st ends on the 31st, inside the month, and the count
-// starts over there. It keeps 24 bytes per configured period per key, and 8 for the key's
-// clock.
+// starts over there. It keeps 24 bytes per configured period per key.
 //
 // Where it parts from the fixed window (fixed-window): several windows at once, each of
 // which must admit, aligned to the calendar rather than to multiples of one length. The
@@ -153,16 +152,15 @@ func (m kongModel) Bound(p Policy, span time.Duration) (Bound, bool) {
 // a new window (or its counter expired), Never for a cost above the lowest limit; Reset
 // the time until every counter holding anything has.
 //
-// Time that goes backwards: a request stamped before its key's latest decision is decided
-// at that decision's time, in the windows and with the counters the key has there, so a
-// step back never starts a count over.
+// Time that goes backwards: each period's counter only moves forward. A request stamped in
+// a window before its counter's counts in the counter's window, and a counter expires only
+// for a request at or after its expiry, so a step back never starts a count over.
 type Kong struct {
 	name    string
 	limits  []kongLimit
 	redis   bool
 	windows []kongWindows // per configured period
 	ms      windowIndex   // ⌊now/1ms⌋
-	seen    []int64       // per key: the latest millisecond decided
 	state   []kongCounter // per key, one counter per configured period
 }
 
@@ -182,11 +180,17 @@ type kongWindows struct {
 	start, end int64 // the window found last, [start, end) in Unix milliseconds
 }
 
-// of returns the window holding ms, [start, end) in Unix milliseconds.
+// of returns the window holding ms, [start, end) in Unix milliseconds. It is small
+// enough to be inlined; find, which divides or reads the calendar, is not.
 func (w *kongWindows) of(ms int64) (start, end int64) {
 	if ms >= w.start && ms < w.end {
 		return w.start, w.end
 	}
+	return w.find(ms)
+}
+
+//go:noinline
+func (w *kongWindows) find(ms int64) (start, end int64) {
 	sec := floorDiv(ms, 1000)
 	if w.seconds > 0 {
 		first := floorDiv(sec, w.seconds) * w.seconds
@@ -214,7 +218,8 @@ func (k *Kong) Name() string { return k.name }
 // Allow decides a request of the given cost for key at now.
 func (k *Kong) Allow(key uint32, now int64, cost int64) Decision {
 	cost = max(cost, 1)
-	ok, at := k.decide(key, now, cost)
+	ok := k.decide(key, now, cost)
+	at := k.ms.of(now)
 	counters := k.counters(key)
 	d := Decision{Allowed: ok, Remaining: 1<<63 - 1}
 	var retry, reset int64 // the latest instant, ms, at which a blocking or any counter ends
@@ -243,8 +248,7 @@ func (k *Kong) Allow(key uint32, now int64, cost int64) Decision {
 
 // Admit decides as Allow does, without the decision's Remaining, RetryAfter and Reset.
 func (k *Kong) Admit(key uint32, now int64, cost int64) (bool, time.Duration) {
-	ok, _ := k.decide(key, now, max(cost, 1))
-	return ok, 0
+	return k.decide(key, now, max(cost, 1)), 0
 }
 
 // counters are key's counters, one per configured period.
@@ -254,64 +258,90 @@ func (k *Kong) counters(key uint32) []kongCounter {
 }
 
 // usage is what counter c holds for period i at ms (0 once its window has passed or its
-// TTL run out), and when that ends, in Unix milliseconds.
+// TTL run out), and when that ends, in Unix milliseconds. A counter's window only moves
+// forward: at an ms before it, the counter's own window is the one that counts.
 func (k *Kong) usage(i int, c *kongCounter, ms int64) (usage, endMs int64) {
 	start, end := k.windows[i].of(ms)
+	if c.window > start {
+		start, end = k.windows[i].of(c.window)
+	}
 	if c.window != start || ms >= c.expires {
 		return 0, end
 	}
 	return c.count, min(end, c.expires)
 }
 
-// decide is the plugin's access phase and its increment. It returns the decision and
-// the millisecond it was decided at.
-func (k *Kong) decide(key uint32, now, cost int64) (bool, int64) {
-	if int(key) >= len(k.seen) {
+// decide is the plugin's access phase and its increment.
+func (k *Kong) decide(key uint32, now, cost int64) bool {
+	n := len(k.limits)
+	if int(key)*n >= len(k.state) {
 		k.grow(key)
 	}
-	at := max(k.ms.of(now), k.seen[key])
-	k.seen[key] = at
-	n := len(k.limits)
+	ms := k.ms.of(now)
+	if n == 1 {
+		return k.decideOne(&k.state[key], ms, cost)
+	}
 	counters := k.state[int(key)*n : int(key)*n+n]
 	var starts [6]int64
 	ok := true
 	for i, l := range k.limits {
 		c := &counters[i]
-		start, _ := k.windows[i].of(at)
+		start, _ := k.windows[i].of(ms)
+		start = max(start, c.window)
 		starts[i] = start
-		if c.window == start && at < c.expires && c.count+cost > l.limit || cost > l.limit {
+		if c.window == start && ms < c.expires && c.count+cost > l.limit || cost > l.limit {
 			ok = false
 		}
 	}
 	if !ok && !k.redis {
-		return false, at // refused before any increment
+		return false // refused before any increment
 	}
 	for i := range counters {
 		c := &counters[i]
-		if c.window == starts[i] && at < c.expires {
+		if c.window == starts[i] && ms < c.expires {
 			c.count += cost
 		} else {
-			*c = kongCounter{window: starts[i], count: cost, expires: at + k.windows[i].ttlMs}
+			*c = kongCounter{window: starts[i], count: cost, expires: ms + k.windows[i].ttlMs}
 		}
 	}
-	return ok, at
+	return ok
 }
 
-// grow makes room for key's clock and counters.
+// decideOne is decide for a plugin with one period: its check and its increment in one
+// pass.
+func (k *Kong) decideOne(c *kongCounter, ms, cost int64) bool {
+	w := &k.windows[0]
+	start, _ := w.of(ms)
+	start = max(start, c.window)
+	live := c.window == start && ms < c.expires
+	usage := int64(0)
+	if live {
+		usage = c.count
+	}
+	ok := usage+cost <= k.limits[0].limit
+	switch {
+	case !ok && !k.redis:
+	case live:
+		c.count += cost
+	default:
+		*c = kongCounter{window: start, count: cost, expires: ms + w.ttlMs}
+	}
+	return ok
+}
+
+// grow makes room for key's counters.
 //
 //go:noinline
 func (k *Kong) grow(key uint32) {
-	k.seen = grow(k.seen, key, unseen)
-	n := len(k.limits)
-	for len(k.state) < len(k.seen)*n {
-		k.state = append(k.state, kongCounter{expires: unseen})
+	for len(k.state) < (int(key)+1)*len(k.limits) {
+		k.state = append(k.state, kongCounter{window: unseen, expires: unseen})
 	}
 }
 
 // Keys returns the number of keys held: the highest key decided plus one.
-func (k *Kong) Keys() int { return len(k.seen) }
+func (k *Kong) Keys() int { return len(k.state) / len(k.limits) }
 
-// StateBytes returns 24 bytes per configured period and 8 more per key held.
+// StateBytes returns 24 bytes per configured period per key held.
 func (k *Kong) StateBytes() int64 {
-	return int64(len(k.state))*int64(unsafe.Sizeof(kongCounter{})) + int64(len(k.seen))*8
+	return int64(len(k.state)) * int64(unsafe.Sizeof(kongCounter{}))
 }

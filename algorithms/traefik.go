@@ -79,7 +79,7 @@ func newTraefikModel(name string, average int64, period time.Duration, burst int
 
 func (m traefikModel) New(Policy) (Limiter, error) {
 	return &Traefik{model: m, full: float64(m.burst), beyond: m.rate * (float64(m.maxDelay) + 2) / float64(time.Second) * (1 + 1e-9),
-		seconds: windowIndex{window: int64(time.Second)}}, nil
+		nsPerToken: float64(time.Second) / m.rate, seconds: windowIndex{window: int64(time.Second)}}, nil
 }
 
 // Bound: x/time/rate's b + r·T, plus what a request delayed rather than refused borrows
@@ -143,8 +143,9 @@ type Traefik struct {
 	// beyond is a deficit surely past maxDelay's allowance: the tokens of maxDelay + 2 ns,
 	// so that its wait, truncated, exceeds maxDelay whatever the rounding. A request that
 	// leaves more is refused without the division that finds its wait.
-	beyond  float64
-	seconds windowIndex // ⌊now/1s⌋, the TTL map's clock
+	beyond     float64
+	nsPerToken float64     // 1 s/r, in nanoseconds
+	seconds    windowIndex // ⌊now/1s⌋, the TTL map's clock
 	state   []traefikState
 }
 
@@ -211,7 +212,7 @@ func (t *Traefik) reserve(key uint32, now, cost int64) (*traefikState, int64, bo
 	if left < 0 {
 		wait = Never
 		if -left <= t.beyond {
-			wait = t.durationFromTokens(-left)
+			wait = t.waitFor(-left)
 		}
 	}
 	s.last = at
@@ -241,6 +242,18 @@ func (t *Traefik) durationFromTokens(tokens float64) time.Duration {
 		return Never
 	}
 	return time.Duration(d)
+}
+
+// waitFor is durationFromTokens(tokens) without its division where that cannot change
+// the answer: tokens·(1 s/r) is within a few units in the last place of x/time/rate's
+// tokens/r·1 s, so unless it falls within a millionth of a nanosecond of a whole one,
+// both truncate to the same nanosecond.
+func (t *Traefik) waitFor(tokens float64) time.Duration {
+	d := tokens * t.nsPerToken
+	if f := d - math.Floor(d); f > 1e-6 && f < 1-1e-6 && d < 1<<52 {
+		return time.Duration(d)
+	}
+	return t.durationFromTokens(tokens)
 }
 
 // passes reports whether a request of cost (<= burst) would be admitted at now from s,
