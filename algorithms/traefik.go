@@ -146,7 +146,7 @@ type Traefik struct {
 	beyond     float64
 	nsPerToken float64     // 1 s/r, in nanoseconds
 	seconds    windowIndex // ⌊now/1s⌋, the TTL map's clock
-	state   []traefikState
+	state      []traefikState
 }
 
 type traefikState struct {
@@ -250,8 +250,11 @@ func (t *Traefik) durationFromTokens(tokens float64) time.Duration {
 // both truncate to the same nanosecond.
 func (t *Traefik) waitFor(tokens float64) time.Duration {
 	d := tokens * t.nsPerToken
-	if f := d - math.Floor(d); f > 1e-6 && f < 1-1e-6 && d < 1<<52 {
-		return time.Duration(d)
+	if d < 1<<52 {
+		whole := int64(d)
+		if f := d - float64(whole); f > 1e-6 && f < 1-1e-6 {
+			return time.Duration(whole)
+		}
 	}
 	return t.durationFromTokens(tokens)
 }
