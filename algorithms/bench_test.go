@@ -2,6 +2,7 @@ package algorithms
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -118,5 +119,73 @@ func BenchmarkXTimeRateAllowN(b *testing.B) {
 	for b.Loop() {
 		now += benchStep1Key
 		lim.AllowN(time.Unix(0, now), 1)
+	}
+}
+
+// benchProducts are the products' models at benchPolicy's 10 per second, each beside the
+// textbook algorithm it is nearest to, for BenchmarkAdmitProducts.
+var benchProducts = []struct{ spec, peer string }{
+	{"envoy-local:max_tokens=10 tokens_per_fill=10 fill_interval=1s version=1.30", TokenBucketName},
+	{"envoy-local:max_tokens=10 tokens_per_fill=10 fill_interval=1s", GCRAName},
+	{"envoy-ratelimit:unit=second requests_per_unit=10", FixedWindowName},
+	{"kong:second=10", FixedWindowName},
+	{"kong:second=10 minute=600 hour=36000", FixedWindowName},
+	{"traefik:average=10 burst=10", TokenBucketName},
+	{"aws-apigateway:rate=10 burst=10", TokenBucketName},
+	{"spring-gateway:replenishRate=10 burstCapacity=10", TokenBucketName},
+	{"express-rate-limit:windowMs=1000 limit=10", FixedWindowName},
+	{"rate-limiter-flexible:points=10 duration=1", FixedWindowName},
+}
+
+// BenchmarkAdmitProducts is BenchmarkAdmit's /1key and /1Mkeys for each product's model,
+// each run right after its nearest textbook algorithm (…/peer=NAME/…) on the same
+// arrivals, so that the two read as a ratio measured at the same moment of a shared
+// machine.
+func BenchmarkAdmitProducts(b *testing.B) {
+	for _, bp := range benchProducts {
+		name := strings.ReplaceAll(bp.spec, " ", ",")
+		for _, spec := range []string{bp.peer, bp.spec} {
+			label := name
+			if spec == bp.peer {
+				label += "/peer=" + bp.peer
+			}
+			b.Run(label+"/1key", func(b *testing.B) {
+				lim, err := New(spec, benchPolicy)
+				if err != nil {
+					b.Fatal(err)
+				}
+				admit := AdmitterOf(lim)
+				now := epoch
+				b.ReportAllocs()
+				for b.Loop() {
+					now += benchStep1Key
+					admit.Admit(0, now, 1)
+				}
+			})
+		}
+		for _, spec := range []string{bp.peer, bp.spec} {
+			label := name
+			if spec == bp.peer {
+				label += "/peer=" + bp.peer
+			}
+			b.Run(label+"/1Mkeys", func(b *testing.B) {
+				const keys = 1_000_000
+				lim, _ := New(spec, benchPolicy)
+				admit := AdmitterOf(lim)
+				now := epoch
+				for key := range uint32(keys) {
+					admit.Admit(key, now, 1)
+				}
+				var key uint32
+				b.ReportAllocs()
+				for b.Loop() {
+					now += 10
+					admit.Admit(key, now, 1)
+					if key++; key == keys {
+						key = 0
+					}
+				}
+			})
+		}
 	}
 }

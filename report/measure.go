@@ -38,6 +38,10 @@ type Result struct {
 	// requests (only the leaky bucket queues).
 	DelayMeanMS float64 `json:"delay_ms_mean"`
 	DelayMaxMS  float64 `json:"delay_ms_max"`
+	// WouldRefuse counts the requests a limiter in shadow mode admitted though its rule
+	// would have refused them (algorithms.Shadowed: envoy-ratelimit's shadow_mode); absent
+	// for every other limiter.
+	WouldRefuse int64 `json:"would_refuse,omitempty"`
 
 	// Identity-aware runs (layered limits, generated actors) add the fields below; runs
 	// that produce none of them leave them out of the JSON. See layers.go and harm.go.
@@ -216,6 +220,9 @@ func (c *Collector) Result(lim algorithms.Limiter) Result {
 	}
 	if c.timeline != nil {
 		r.Timeline = c.timeline.finish(c)
+	}
+	if s, ok := lim.(algorithms.Shadowed); ok {
+		r.WouldRefuse = s.WouldRefuse()
 	}
 	if b := lim.StateBytes(); b < 0 {
 		r.StateBytesUnknown = true

@@ -155,6 +155,11 @@ func ResultsTable(r *Report, c Columns) Table {
 		r.Scenario, r.Policy.Limit, time.Duration(r.Policy.Window), r.Policy.Burst, r.Key, r.Seed),
 		resultTableColumns, r.Results, c, resultPreferred(r))
 	t.Notes = append(t.Notes, identityNotes(r, dropEmptyColumns(t).Names)...)
+	for _, x := range r.Results {
+		if x.WouldRefuse > 0 {
+			t.Notes = append(t.Notes, fmt.Sprintf("%s: shadow mode: every request passed; %d of them the rule would have refused (would_refuse)", x.Algorithm, x.WouldRefuse))
+		}
+	}
 	if r.UnreadLines > 0 {
 		t.Notes = append(t.Notes, fmt.Sprintf("%d log lines could not be read and were not replayed; first: %s",
 			r.UnreadLines, strings.Join(r.UnreadLineProblems, "; ")))

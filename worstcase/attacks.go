@@ -32,6 +32,9 @@ type attack struct {
 //   - uniform: one request every W/L throughout — the spread the estimate assumes.
 //   - primed-pair: 1 on an edge, B a nanosecond before
 //     the next, B on it — against a window opened by a key's first request.
+//   - pause-reset: greedy through one Unix second, silent until the second P whole
+//     seconds on, again (P = 2 s, 3 s) — against a limiter that throws away the state of a
+//     key idle for a TTL counted in whole seconds, and gives it back full (Traefik's).
 func (s *searcher) structured() ([]attack, error) {
 	e, w, n, big := s.edge, s.w, s.windows, s.big
 	at := func(ns int64) time.Duration { return time.Duration(ns) }
@@ -93,6 +96,20 @@ func (s *searcher) structured() ([]attack, error) {
 			return nil, err
 		}
 		add(fmt.Sprintf("burst-then-greedy from %s before the next edge", at(late)), g)
+	}
+
+	second := int64(time.Second)
+	first := (second - ((s.t.Epoch%second)+second)%second) % second // the first whole Unix second
+	for _, period := range []int64{2, 3} {
+		var sched Schedule
+		for start := first; start <= s.span+w && int64(len(sched)) < s.capacity; start += period * second {
+			g, err := s.greedy(sched, start, start+second-1)
+			if err != nil {
+				return nil, err
+			}
+			sched = g
+		}
+		add(fmt.Sprintf("pause-reset every %ds", period), sched)
 	}
 
 	drip := Schedule{{at(e - 1), big}}

@@ -1,0 +1,347 @@
+package algorithms
+
+import (
+	"errors"
+	"fmt"
+	"time"
+	"unsafe"
+)
+
+// KongName is Kong's rate-limiting plugin's name in specs.
+const KongName = "kong"
+
+// kongPeriods are the plugin's periods, shortest first, with the counters' TTLs
+// (kong/plugins/rate-limiting/expiration.lua): a month's counter lives 30 days and a
+// year's 365, whatever the calendar says.
+var kongPeriods = []struct {
+	name    string
+	seconds int64 // the window's length; 0 for the calendar's month and year
+	ttl     int64 // the counter's TTL, seconds
+}{
+	{"second", 1, 1}, {"minute", 60, 60}, {"hour", 3600, 3600}, {"day", 86400, 86400},
+	{"month", 0, 2592000}, {"year", 0, 31536000},
+}
+
+func init() {
+	params := make([]Param, 0, len(kongPeriods)+1)
+	for _, p := range kongPeriods {
+		params = append(params, Param{Name: p.name, Doc: "requests per " + p.name + " (calendar-aligned, UTC)"})
+	}
+	params = append(params, Param{Name: "policy", Doc: "local (the default: one node's counters; refused requests not counted) or redis (sync_rate −1: every request counted on every period)"})
+	Register(Kind{
+		Name: KongName, Rank: 240,
+		Summary: "Kong rate-limiting: several fixed windows at once (second … year, calendar-aligned in UTC), every one of which must admit",
+		Params:  params, Configure: configureKong,
+	})
+}
+
+var errKongNoLimit = errors.New("at least one of second, minute, hour, day, month, year is required, as the plugin's schema requires")
+
+func configureKong(args Args) (Model, error) {
+	m := kongModel{name: specText(KongName, args)}
+	var longest kongLimit
+	for i, p := range kongPeriods {
+		if !args.Has(p.name) {
+			continue
+		}
+		limit, err := args.count(p.name, "requests", 0, 1)
+		if err != nil {
+			return nil, err
+		}
+		// The schema refuses a longer period with a lower limit than a shorter one.
+		if len(m.limits) > 0 && limit < longest.limit {
+			return nil, fmt.Errorf("%s=%d is lower than %s=%d: the plugin refuses a longer period with a lower limit", p.name, limit, kongPeriods[longest.period].name, longest.limit)
+		}
+		longest = kongLimit{period: i, limit: limit}
+		m.limits = append(m.limits, longest)
+	}
+	if len(m.limits) == 0 {
+		return nil, errKongNoLimit
+	}
+	switch policy := args["policy"]; policy {
+	case "", "local":
+	case "redis":
+		m.redis = true
+	case "cluster":
+		return nil, errors.New("policy=cluster keeps the counters in Kong's database, shared by a fleet; one node decides as policy=local does: write policy=local")
+	default:
+		return nil, fmt.Errorf("policy: want local or redis, got %q", policy)
+	}
+	return m, nil
+}
+
+type kongLimit struct {
+	period int // index in kongPeriods
+	limit  int64
+}
+
+type kongModel struct {
+	name   string
+	limits []kongLimit
+	redis  bool
+}
+
+func (m kongModel) New(Policy) (Limiter, error) {
+	k := &Kong{name: m.name, limits: m.limits, redis: m.redis, windows: make([]kongWindows, len(m.limits)),
+		ms: windowIndex{window: int64(time.Millisecond)}}
+	for i, l := range m.limits {
+		k.windows[i].seconds = kongPeriods[l.period].seconds
+		k.windows[i].ttlMs = kongPeriods[l.period].ttl * 1000
+		k.windows[i].months = map[int]int{4: 1, 5: 12}[l.period]
+	}
+	return k, nil
+}
+
+// Bound: every configured period must admit, so the least of their own bounds holds. A
+// period of fixed length P meets at most ⌈T/P⌉+1 windows in T. A calendar month is at
+// least 28 days, and its counter may restart once inside it (a counter created on the
+// 1st lives 30 days, so a 31-day month has a second one); a year likewise (365 days of
+// TTL, 366 in a leap year): at most 2·(⌈T/28d⌉+1) month counters and 2·(⌈T/365d⌉+1)
+// year counters meet T — a loose count, the binding period is nearly always a short one.
+func (m kongModel) Bound(p Policy, span time.Duration) (Bound, bool) {
+	span = spanOf(p, span)
+	best := Bound{Reached: true, Source: "Kong rate-limiting (kong/plugins/rate-limiting/handler.lua, policies/init.lua, 3.9): every configured period's counter must admit; the least of their fixed-window bounds"}
+	for _, l := range m.limits {
+		per := kongPeriods[l.period]
+		var met int64
+		var formula string
+		switch per.name {
+		case "month":
+			met, formula = 2*windowsMet(span, 28*24*time.Hour), "month·2·(⌈T/28d⌉+1)"
+		case "year":
+			met, formula = 2*windowsMet(span, 365*24*time.Hour), "year·2·(⌈T/365d⌉+1)"
+		default:
+			met, formula = windowsMet(span, time.Duration(per.seconds)*time.Second), per.name+"·(⌈T/1"+per.name+"⌉+1)"
+		}
+		if v := float64(l.limit * met); best.Formula == "" || v < best.Value {
+			best.Value, best.Formula = v, "min over periods; here "+formula
+		}
+	}
+	return best, true
+}
+
+// Kong is the open-source rate-limiting plugin of Kong Gateway, one consumer (rlsim's
+// key) on one node, as kong/plugins/rate-limiting/handler.lua, policies/init.lua,
+// expiration.lua and kong/tools/timestamp.lua decide in 3.9 (read at 3.9.1, b724fc7; the
+// rule is the same since 3.4). For every configured period the plugin reads the counter of
+// the period's current window — calendar-aligned in UTC on ngx.time()'s whole seconds:
+// the second, the minute from :00, the hour, the day from 00:00, the month from the 1st,
+// the year from January 1 — and refuses the request if any counter has reached its limit.
+// With policy=local an admitted request then adds one to every period's counter, and a
+// refused one nothing; with policy=redis (sync_rate −1, 3.4 and later) the read itself is
+// an INCR, so every request, refused or not, counts on every period. A counter lives for
+// its period's TTL from its creation, which for a month is 30 days and for a year 365: a
+// month's counter created on the 1st ends on the 31st, inside the month, and the count
+// starts over there. It keeps 24 bytes per configured period per key.
+//
+// Where it parts from the fixed window (fixed-window): several windows at once, each of
+// which must admit, aligned to the calendar rather than to multiples of one length. The
+// short window's edge lets 2·limit through in an instant while the long one caps the
+// total: second=10 minute=100 admits 20 across a second's edge but never 101 in a
+// minute. The async counting of policy=local (an ngx.timer after the response) lets
+// concurrent requests overshoot on a real node; the model counts each admission before
+// the next request, as a node that is never busy does.
+//
+// A request of cost c adds c to each counter and must fit every limit whole (Kong counts
+// one per request), so cost 1 is the product exactly. policy=redis with sync_rate > 0
+// decides on one node as policy=local does between syncs; its fleet form, counters synced
+// to Redis every sync_rate seconds, needs a placement that syncs and is not modelled.
+//
+// Decisions: Remaining is the least of limit − count over the periods. RetryAfter of a
+// refused request is the time until every period that would still refuse it has started
+// a new window (or its counter expired), Never for a cost above the lowest limit; Reset
+// the time until every counter holding anything has.
+//
+// Time that goes backwards: each period's counter only moves forward. A request stamped in
+// a window before its counter's counts in the counter's window, and a counter expires only
+// for a request at or after its expiry, so a step back never starts a count over.
+type Kong struct {
+	name    string
+	limits  []kongLimit
+	redis   bool
+	windows []kongWindows // per configured period
+	ms      windowIndex   // ⌊now/1ms⌋
+	state   []kongCounter // per key, one counter per configured period
+}
+
+type kongCounter struct {
+	window  int64 // the window's start, Unix milliseconds
+	count   int64
+	expires int64 // when the counter's TTL runs out, Unix milliseconds
+}
+
+// kongWindows finds a period's window: fixed lengths by division, the calendar's month
+// and year from the UTC date, remembering the last one found, so that most requests
+// find theirs with two comparisons.
+type kongWindows struct {
+	seconds    int64 // the window's length, or 0 for a calendar period
+	months     int   // a calendar period's length in months
+	ttlMs      int64
+	start, end int64 // the window found last, [start, end) in Unix milliseconds
+}
+
+// of returns the window holding ms, [start, end) in Unix milliseconds. It is small
+// enough to be inlined; find, which divides or reads the calendar, is not.
+func (w *kongWindows) of(ms int64) (start, end int64) {
+	if ms >= w.start && ms < w.end {
+		return w.start, w.end
+	}
+	return w.find(ms)
+}
+
+//go:noinline
+func (w *kongWindows) find(ms int64) (start, end int64) {
+	sec := floorDiv(ms, 1000)
+	if w.seconds > 0 {
+		first := floorDiv(sec, w.seconds) * w.seconds
+		w.start, w.end = first*1000, (first+w.seconds)*1000
+		return w.start, w.end
+	}
+	t := time.Unix(sec, 0).UTC()
+	month := t.Month()
+	if w.months == 12 {
+		month = time.January
+	}
+	first := time.Date(t.Year(), month, 1, 0, 0, 0, 0, time.UTC)
+	w.start, w.end = first.Unix()*1000, first.AddDate(0, w.months, 0).Unix()*1000
+	return w.start, w.end
+}
+
+var (
+	_ Limiter  = (*Kong)(nil)
+	_ Admitter = (*Kong)(nil)
+)
+
+// Name returns the spec, "kong:second=… minute=… policy=…".
+func (k *Kong) Name() string { return k.name }
+
+// Allow decides a request of the given cost for key at now.
+func (k *Kong) Allow(key uint32, now int64, cost int64) Decision {
+	cost = max(cost, 1)
+	ok := k.decide(key, now, cost)
+	at := k.ms.of(now)
+	counters := k.counters(key)
+	d := Decision{Allowed: ok, Remaining: 1<<63 - 1}
+	var retry, reset int64 // the latest instant, ms, at which a blocking or any counter ends
+	least := int64(1<<63 - 1)
+	for i, l := range k.limits {
+		least = min(least, l.limit)
+		usage, end := k.usage(i, &counters[i], at)
+		d.Remaining = min(d.Remaining, max(l.limit-usage, 0))
+		if usage > 0 {
+			reset = max(reset, end)
+		}
+		if usage+cost > l.limit {
+			retry = max(retry, end)
+		}
+	}
+	d.Reset = ahead(msToNs(reset), now)
+	switch {
+	case ok:
+	case cost > least:
+		d.RetryAfter = Never
+	default:
+		d.RetryAfter = ahead(msToNs(retry), now)
+	}
+	return d
+}
+
+// Admit decides as Allow does, without the decision's Remaining, RetryAfter and Reset.
+func (k *Kong) Admit(key uint32, now int64, cost int64) (bool, time.Duration) {
+	return k.decide(key, now, max(cost, 1)), 0
+}
+
+// counters are key's counters, one per configured period.
+func (k *Kong) counters(key uint32) []kongCounter {
+	n := len(k.limits)
+	return k.state[int(key)*n : int(key)*n+n]
+}
+
+// usage is what counter c holds for period i at ms (0 once its window has passed or its
+// TTL run out), and when that ends, in Unix milliseconds. A counter's window only moves
+// forward: at an ms before it, the counter's own window is the one that counts.
+func (k *Kong) usage(i int, c *kongCounter, ms int64) (usage, endMs int64) {
+	start, end := k.windows[i].of(ms)
+	if c.window > start {
+		start, end = k.windows[i].of(c.window)
+	}
+	if c.window != start || ms >= c.expires {
+		return 0, end
+	}
+	return c.count, min(end, c.expires)
+}
+
+// decide is the plugin's access phase and its increment.
+func (k *Kong) decide(key uint32, now, cost int64) bool {
+	n := len(k.limits)
+	if int(key)*n >= len(k.state) {
+		k.grow(key)
+	}
+	ms := k.ms.of(now)
+	if n == 1 {
+		return k.decideOne(&k.state[key], ms, cost)
+	}
+	counters := k.state[int(key)*n : int(key)*n+n]
+	var starts [6]int64
+	ok := true
+	for i, l := range k.limits {
+		c := &counters[i]
+		start, _ := k.windows[i].of(ms)
+		start = max(start, c.window)
+		starts[i] = start
+		if c.window == start && ms < c.expires && c.count+cost > l.limit || cost > l.limit {
+			ok = false
+		}
+	}
+	if !ok && !k.redis {
+		return false // refused before any increment
+	}
+	for i := range counters {
+		c := &counters[i]
+		if c.window == starts[i] && ms < c.expires {
+			c.count += cost
+		} else {
+			*c = kongCounter{window: starts[i], count: cost, expires: ms + k.windows[i].ttlMs}
+		}
+	}
+	return ok
+}
+
+// decideOne is decide for a plugin with one period: its check and its increment in one
+// pass.
+func (k *Kong) decideOne(c *kongCounter, ms, cost int64) bool {
+	w := &k.windows[0]
+	start, _ := w.of(ms)
+	start = max(start, c.window)
+	live := c.window == start && ms < c.expires
+	usage := int64(0)
+	if live {
+		usage = c.count
+	}
+	ok := usage+cost <= k.limits[0].limit
+	switch {
+	case !ok && !k.redis:
+	case live:
+		c.count += cost
+	default:
+		*c = kongCounter{window: start, count: cost, expires: ms + w.ttlMs}
+	}
+	return ok
+}
+
+// grow makes room for key's counters.
+//
+//go:noinline
+func (k *Kong) grow(key uint32) {
+	for len(k.state) < (int(key)+1)*len(k.limits) {
+		k.state = append(k.state, kongCounter{window: unseen, expires: unseen})
+	}
+}
+
+// Keys returns the number of keys held: the highest key decided plus one.
+func (k *Kong) Keys() int { return len(k.state) / len(k.limits) }
+
+// StateBytes returns 24 bytes per configured period per key held.
+func (k *Kong) StateBytes() int64 {
+	return int64(len(k.state)) * int64(unsafe.Sizeof(kongCounter{}))
+}
