@@ -32,6 +32,12 @@ type attack struct {
 //   - uniform: one request every W/L throughout — the spread the estimate assumes.
 //   - primed-pair: 1 on an edge, B a nanosecond before
 //     the next, B on it — against a window opened by a key's first request.
+//   - primed-window-ends: 1 on an edge, then B a millisecond before the end of the
+//     second window after it and B before the end of each of the next n, each a
+//     millisecond earlier in its window, so all fit in one trailing window — against
+//     periods that follow each other from a key's first request and weigh the previous
+//     one by the time left (HAProxy's stick-table rate), which gives a burst at a
+//     period's very end almost none of the burst before it.
 func (s *searcher) structured() ([]attack, error) {
 	e, w, n, big := s.edge, s.w, s.windows, s.big
 	at := func(ns int64) time.Duration { return time.Duration(ns) }
@@ -49,6 +55,18 @@ func (s *searcher) structured() ([]attack, error) {
 	// user's script may): one request opens it, the rest of the burst fills its end,
 	// and a second burst comes as it expires.
 	add("primed-pair", Schedule{{at(e), 1}, {at(e + w - 1), big}, {at(e + w), big}})
+
+	// The step is a millisecond, the clock of the products that anchor periods this way,
+	// unless the windows are too short to hold n+2 of them.
+	step := int64(time.Millisecond)
+	if (n+2)*step >= w {
+		step = max(w/(2*(n+2)), 1)
+	}
+	primed := Schedule{{at(e), 1}}
+	for k := int64(1); k <= n+1; k++ {
+		primed = append(primed, Burst{at(e + (k+1)*w - k*step), big})
+	}
+	add("primed-window-ends", primed)
 
 	train := Schedule{{at(e - 1), big}}
 	for k := int64(0); k <= n; k++ {
