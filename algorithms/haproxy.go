@@ -89,11 +89,12 @@ func init() {
 // RetryAfter is the time until a request would pass again (Never when none ever can:
 // gt 0, ge 0 or ge 1); Reset is the time until N (gt) or N − 1 (ge) would pass at once.
 type HAProxy struct {
-	name   string
-	period int64 // milliseconds
-	pass   int64 // the highest rate that passes: N for gt N, N − 1 for ge N
-	clock  windowIndex
-	state  []haproxyCounter
+	name      string
+	period    int64 // milliseconds
+	pass      int64 // the highest rate that passes: N for gt N, N − 1 for ge N
+	perPeriod divisor
+	clock     windowIndex
+	state     []haproxyCounter
 }
 
 // haproxyCounter is a key's freq_ctr.
@@ -179,7 +180,8 @@ type haproxyModel struct {
 }
 
 func (m haproxyModel) New(Policy) (Limiter, error) {
-	return &HAProxy{name: m.text, period: m.period, pass: m.pass, clock: windowIndex{window: int64(time.Millisecond)}}, nil
+	return &HAProxy{name: m.text, period: m.period, pass: m.pass, perPeriod: newDivisor(m.period),
+		clock: windowIndex{window: int64(time.Millisecond)}}, nil
 }
 
 // Bound is N·(⌈T/period⌉ + 1) (see HAProxy).
@@ -217,7 +219,7 @@ func (h *HAProxy) count(c *haproxyCounter, m int64) {
 // read is read_freq_ctr_period at millisecond m, for a counter already counted once.
 func (h *HAProxy) read(c haproxyCounter, m int64) int64 {
 	remain := c.tick + h.period - m
-	curr, past := uint64(c.curr), uint64(c.prev)
+	curr, past := int64(c.curr), int64(c.prev)
 	switch {
 	case remain > h.period: // stamped before the period began: read as at its start
 		remain = h.period
@@ -231,9 +233,11 @@ func (h *HAProxy) read(c haproxyCounter, m int64) int64 {
 		curr = 0
 	}
 	if curr == 0 && past <= 1 {
-		return int64(past)
+		return past
 	}
-	return int64((past*uint64(remain) + curr*uint64(h.period)) / uint64(h.period))
+	// ⌊(past·remain + curr·period)/period⌋, as HAProxy computes it, is curr plus the
+	// floored weight of past: past < 2³² and remain ≤ period < 2³¹, so it fits.
+	return curr + h.perPeriod.div(past*remain)
 }
 
 // Admit decides as Allow does, without the decision's Remaining, RetryAfter and Reset.

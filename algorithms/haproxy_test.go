@@ -109,7 +109,7 @@ func TestHAProxyPeriods(t *testing.T) {
 // after counting never takes: past the period's end, the elapsed period is prev, and a
 // prev of at most 1 is returned alone (the flapping correction).
 func TestHAProxyRead(t *testing.T) {
-	h := &HAProxy{period: 10000}
+	h := &HAProxy{period: 10000, perPeriod: newDivisor(10000)}
 	for _, c := range []struct {
 		c    haproxyCounter
 		m    int64

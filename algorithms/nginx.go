@@ -95,7 +95,8 @@ func init() {
 type Nginx struct {
 	name   string
 	zones  []nginxZone
-	stride int // len(zones): a key's nodes are state[key·stride:][:stride]
+	stride int  // len(zones): a key's nodes are state[key·stride:][:stride]
+	delays bool // some zone delays requests (not every one has nodelay)
 	clock  windowIndex
 	state  []nginxNode
 }
@@ -108,7 +109,8 @@ type nginxZone struct {
 	// drained is a number of milliseconds after which any stored excess has leaked away
 	// whatever it was: elapsed time is clamped to it, so rate·ms never overflows.
 	drained int64
-	text    string // the zone's parameters, canonical
+	perRate divisor // divides by rate
+	text    string  // the zone's parameters, canonical
 }
 
 // nginxNode is one key's state in one zone.
@@ -174,6 +176,7 @@ func configureNginx(args Args) (Model, error) {
 	// After ⌈(burst+1000)·1000/rate⌉ ms the leak exceeds any excess a node can hold (at
 	// most burst) plus the request's 1000.
 	z.drained = (z.burst+1000)*1000/z.rate + 1
+	z.perRate = newDivisor(z.rate)
 	return nginxModel{zones: []nginxZone{z}}, nil
 }
 
@@ -238,12 +241,16 @@ func (m nginxModel) Bound(p Policy, span time.Duration) (Bound, bool) {
 
 // newNginx returns the limiter of a configured location.
 func newNginx(m nginxModel) *Nginx {
-	return &Nginx{
+	l := &Nginx{
 		name:   m.name(),
 		zones:  m.zones,
 		stride: len(m.zones),
 		clock:  windowIndex{window: int64(time.Millisecond)},
 	}
+	for _, z := range m.zones {
+		l.delays = l.delays || z.delay != nginxNoDelay
+	}
+	return l
 }
 
 // Name returns the location's canonical spec.
@@ -270,7 +277,7 @@ func (z *nginxZone) delayOf(excess int64) time.Duration {
 	if excess <= z.delay {
 		return 0
 	}
-	return time.Duration((excess-z.delay)*1000/z.rate) * time.Millisecond
+	return time.Duration(z.perRate.div((excess-z.delay)*1000)) * time.Millisecond
 }
 
 // readyAt returns the first millisecond from which a request leaves node n an excess of
@@ -306,6 +313,39 @@ func (l *Nginx) Admit(key uint32, now int64, _ int64) (bool, time.Duration) {
 		return true, z.delayOf(e)
 	}
 	nodes := l.state[base : base+l.stride]
+	if l.stride > nginxZonesOnStack {
+		return l.admitMany(nodes, m)
+	}
+	// Every zone must admit before any is charged: the new nodes are worked out once.
+	var next [nginxZonesOnStack]nginxNode
+	zones := l.zones[:len(nodes)]
+	for i := range nodes {
+		z := &zones[i]
+		e, moves := z.excessAt(&nodes[i], m)
+		if e > z.burst {
+			return false, 0
+		}
+		next[i] = nginxNode{excess: e, last: nodes[i].last}
+		if moves {
+			next[i].last = m
+		}
+	}
+	copy(nodes, next[:len(nodes)])
+	var delay time.Duration
+	if l.delays {
+		for i := range zones {
+			delay = max(delay, zones[i].delayOf(next[i].excess))
+		}
+	}
+	return true, delay
+}
+
+// nginxZonesOnStack is how many zones Admit charges from excesses it keeps on the stack;
+// a location with more works each one out twice.
+const nginxZonesOnStack = 8
+
+// admitMany is Admit for a location with more than nginxZonesOnStack zones.
+func (l *Nginx) admitMany(nodes []nginxNode, m int64) (bool, time.Duration) {
 	for i := range l.zones {
 		if e, _ := l.zones[i].excessAt(&nodes[i], m); e > l.zones[i].burst {
 			return false, 0
