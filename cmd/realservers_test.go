@@ -361,6 +361,40 @@ func replayServed(t *testing.T, spec string, log []served, flags ...string) int6
 	return r.Results[0].Admitted
 }
 
+// checkBound holds what the server admitted for one key in any window of length span, on
+// the milliseconds it logged, to the model's analytic bound over span, the figure rlsim
+// worst-case reports: no traffic the tests drive through the real server gets more
+// through than the worst case says. It returns the peak.
+func checkBound(t *testing.T, spec string, log []served, span time.Duration) int64 {
+	t.Helper()
+	b, ok := algorithms.BoundOf(spec, algorithms.Policy{Limit: 1, Window: span}, span)
+	if !ok {
+		t.Fatalf("%s has no bound", spec)
+	}
+	byKey := map[string][]int64{}
+	for _, s := range log {
+		if s.allowed {
+			byKey[s.key] = append(byKey[s.key], s.at)
+		}
+	}
+	var peak int64
+	for key, ats := range byKey {
+		slices.Sort(ats)
+		first, keyPeak := 0, int64(0)
+		for i, at := range ats {
+			for ats[first] <= at-span.Milliseconds() {
+				first++
+			}
+			keyPeak = max(keyPeak, int64(i-first+1))
+		}
+		if keyPeak > b.MaxAdmitted() {
+			t.Errorf("%s: key %s: %d admitted in a window of %v, above the bound %v (%s)", spec, key, keyPeak, span, b.Value, b.Formula)
+		}
+		peak = max(peak, keyPeak)
+	}
+	return peak
+}
+
 // TestModelsReproduceRealServers sends rlsim's traffic through every nginx location and
 // HAProxy path .ci/run configures, all at once (the token-burst scenario's 1836 requests
 // over 65 s, the others' 535 over 17 s), reads the server's own decision for every
@@ -434,6 +468,10 @@ func TestModelsReproduceRealServers(t *testing.T) {
 			t.Logf("nginx %s %q: %d requests, nginx admitted %d, rlsim replay of its arrivals %d; the model reproduces %d decisions, %d of them only within 1 ms of a boundary, and not %d; nginx held admitted requests %.1f ms on average, the model delays them %.1f ms, nginx at most %v sooner and %v later",
 				limit.path, limit.spec, r.requests, r.admitted, replayed, r.requests-r.differ, r.boundary, r.differ, r.heldMeanMS, r.modelHeldMean, r.heldEarly, r.heldLate)
 			checkReplay(t, limit, j.run, r)
+			// nginx's log is on its wall clock, up to a millisecond off the clock it
+			// decides by: the bound over one more millisecond.
+			peak := checkBound(t, limit.spec, log, time.Second+time.Millisecond)
+			t.Logf("nginx %s: at most %d admitted for one key in a second", limit.path, peak)
 			if gap := replayed - int64(r.admitted); max(gap, -gap) > int64(r.boundary) {
 				t.Errorf("rlsim replay admits %d, nginx %d: more apart than the %d boundary cases", replayed, r.admitted, r.boundary)
 			}
@@ -462,6 +500,12 @@ func checkHAProxy(t *testing.T, limit realLimit, run realRun, log []served) {
 	t.Logf("haproxy %s %q: %d requests, HAProxy admitted %d, rlsim replay of its arrivals %d (the sliding window at %d per %s: %d); the model reproduces %d decisions, %d of them only within 1 ms of a boundary, and not %d",
 		limit.path, limit.spec, r.requests, r.admitted, replayed, pass, period, sliding, r.requests-r.differ, r.boundary, r.differ)
 	checkReplay(t, limit, run, r)
+	d, err := time.ParseDuration(period)
+	if err != nil {
+		t.Fatal(err)
+	}
+	peak := checkBound(t, limit.spec, log, d)
+	t.Logf("haproxy %s: at most %d admitted for one key in a window of %s", limit.path, peak, period)
 	if gap := replayed - int64(r.admitted); max(gap, -gap) > int64(r.boundary) {
 		t.Errorf("rlsim replay admits %d, HAProxy %d: more apart than the %d boundary cases", replayed, r.admitted, r.boundary)
 	}
