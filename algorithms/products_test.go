@@ -232,3 +232,43 @@ func zonesOf(lim Limiter) int {
 	}
 	return 1
 }
+
+// FuzzProductSpecs parses anything after a product's name: a spec that parses names its
+// limiter by its canonical text, which parses to itself, and the limiter decides a burst
+// of requests with every field in range; nothing panics.
+func FuzzProductSpecs(f *testing.F) {
+	for _, c := range productCases {
+		f.Add(c.spec)
+	}
+	for _, s := range []string{"nginx:rate=1r/m burst=1000000 delay=1000000", "nginx:rate=1000000000r/s",
+		"nginx:rate=10r/s+rate=1r/s+", "haproxy:period=2147483647 gt=1000000000", "haproxy:period=1 ge=0",
+		"nginx:rate=01r/s burst=007", "haproxy:period=1d ge=1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		s, err := Parse(in)
+		if err != nil {
+			return
+		}
+		again, err := Parse(s.Text)
+		if err != nil || again.Text != s.Text {
+			t.Fatalf("%q → %q → %v", in, s.Text, err)
+		}
+		lim, err := s.Model.New(Policy{Limit: 1, Window: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lim.Name() != s.Text {
+			t.Fatalf("%q builds %q", s.Text, lim.Name())
+		}
+		for i := range int64(20) {
+			d := lim.Allow(uint32(i%3), epoch+i*int64(7*ms)-int64(i%4)*int64(20*ms), 1)
+			if d.Remaining < 0 || d.Reset < 0 || d.Delay < 0 || (d.Allowed != (d.RetryAfter == 0)) {
+				t.Fatalf("%s: request %d: %+v", s.Text, i, d)
+			}
+		}
+		if b, ok := s.Model.Bound(Policy{Limit: 1, Window: time.Second}, 0); !ok || b.Value < 0 {
+			t.Fatalf("%s: bound %+v", s.Text, b)
+		}
+	})
+}
