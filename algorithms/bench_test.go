@@ -58,55 +58,80 @@ func BenchmarkAllow(b *testing.B) {
 // by the time it is asked again, in an order no branch predictor learns. A shortcut that
 // only a hot key takes is paid for there.
 func BenchmarkAdmit(b *testing.B) {
+	for _, name := range Defaults() {
+		benchAdmit(b, name, name)
+	}
+}
+
+// BenchmarkAdmitNginxHAProxy is BenchmarkAdmit for the nginx and HAProxy models, each
+// after the textbook algorithm nearest to it at the same rate, so that the ratio comes
+// from one run: nginx after GCRA (whose admissions its leaky bucket follows) and the leaky bucket
+// (which reports a delay as nginx without nodelay does), HAProxy after the two-counter
+// sliding window.
+func BenchmarkAdmitNginxHAProxy(b *testing.B) {
+	for _, pair := range []struct{ peer, spec string }{
+		{GCRAName, "nginx:rate=10r/s burst=10 nodelay"},
+		{LeakyBucketName, "nginx:rate=10r/s burst=10"},
+		{GCRAName, "nginx:rate=10r/s burst=10 nodelay + rate=2r/s burst=20 nodelay"},
+		{SlidingWindowName, "haproxy:period=1s gt=10"},
+	} {
+		benchAdmit(b, pair.peer, pair.peer)
+		benchAdmit(b, pair.spec, strings.ReplaceAll(pair.spec, " ", "_"))
+	}
+}
+
+var hotAndCold = func() (keys [8192]uint32) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	var hotAndCold [8192]uint32
-	for i := range hotAndCold {
+	for i := range keys {
 		if rng.IntN(2) == 1 {
-			hotAndCold[i] = 1 + rng.Uint32N(4095)
+			keys[i] = 1 + rng.Uint32N(4095)
 		}
 	}
-	for _, name := range Defaults() {
-		b.Run(name+"/1key", func(b *testing.B) {
-			lim, _ := New(name, benchPolicy)
-			admit := AdmitterOf(lim)
-			now := epoch
-			b.ReportAllocs()
-			for b.Loop() {
-				now += benchStep1Key
-				admit.Admit(0, now, 1)
+	return keys
+}()
+
+// benchAdmit runs BenchmarkAdmit's three workloads on the limiter spec names, as label.
+func benchAdmit(b *testing.B, spec, label string) {
+	b.Run(label+"/1key", func(b *testing.B) {
+		lim, _ := New(spec, benchPolicy)
+		admit := AdmitterOf(lim)
+		now := epoch
+		b.ReportAllocs()
+		for b.Loop() {
+			now += benchStep1Key
+			admit.Admit(0, now, 1)
+		}
+	})
+	b.Run(label+"/hot-and-cold", func(b *testing.B) {
+		lim, _ := New(spec, benchPolicy)
+		admit := AdmitterOf(lim)
+		now := epoch
+		var i uint
+		b.ReportAllocs()
+		for b.Loop() {
+			now += benchStep1Key / 2
+			admit.Admit(hotAndCold[i%uint(len(hotAndCold))], now, 1)
+			i++
+		}
+	})
+	b.Run(label+"/1Mkeys", func(b *testing.B) {
+		const keys = 1_000_000
+		lim, _ := New(spec, benchPolicy)
+		admit := AdmitterOf(lim)
+		now := epoch
+		for key := range uint32(keys) {
+			admit.Admit(key, now, 1)
+		}
+		var key uint32
+		b.ReportAllocs()
+		for b.Loop() {
+			now += 10
+			admit.Admit(key, now, 1)
+			if key++; key == keys {
+				key = 0
 			}
-		})
-		b.Run(name+"/hot-and-cold", func(b *testing.B) {
-			lim, _ := New(name, benchPolicy)
-			admit := AdmitterOf(lim)
-			now := epoch
-			var i uint
-			b.ReportAllocs()
-			for b.Loop() {
-				now += benchStep1Key / 2
-				admit.Admit(hotAndCold[i%uint(len(hotAndCold))], now, 1)
-				i++
-			}
-		})
-		b.Run(name+"/1Mkeys", func(b *testing.B) {
-			const keys = 1_000_000
-			lim, _ := New(name, benchPolicy)
-			admit := AdmitterOf(lim)
-			now := epoch
-			for key := range uint32(keys) {
-				admit.Admit(key, now, 1)
-			}
-			var key uint32
-			b.ReportAllocs()
-			for b.Loop() {
-				now += 10
-				admit.Admit(key, now, 1)
-				if key++; key == keys {
-					key = 0
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 // BenchmarkXTimeRateAllowN is the peer of BenchmarkAdmit/token-bucket/1key and

@@ -47,5 +47,5 @@ func ExampleNew_badPolicy() {
 	fmt.Println(err)
 	// Output:
 	// window must be positive, got 0s
-	// unknown algorithm "token_bucket" (want one of fixed-window, sliding-log, sliding-window, token-bucket, leaky-bucket, gcra, notes-sliding-window, notes-token-bucket, envoy-local:…, envoy-ratelimit:…, kong:…, traefik:…, aws-apigateway:…, spring-gateway:…, express-rate-limit:…, rate-limiter-flexible:…)
+	// unknown algorithm "token_bucket" (want one of fixed-window, sliding-log, sliding-window, token-bucket, leaky-bucket, gcra, notes-sliding-window, notes-token-bucket, nginx:…, haproxy:…, envoy-local:…, envoy-ratelimit:…, kong:…, traefik:…, aws-apigateway:…, spring-gateway:…, express-rate-limit:…, rate-limiter-flexible:…)
 }

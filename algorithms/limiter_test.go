@@ -250,6 +250,14 @@ func clone(t *testing.T, lim Limiter) Limiter {
 		c := *l
 		c.gcra.tat = slices.Clone(l.gcra.tat)
 		return &c
+	case *Nginx:
+		c := *l
+		c.state = slices.Clone(l.state)
+		return &c
+	case *HAProxy:
+		c := *l
+		c.state = slices.Clone(l.state)
+		return &c
 	}
 	t.Fatalf("clone: unknown limiter %T", lim)
 	return nil

@@ -38,6 +38,13 @@ type Kind struct {
 	// Configure builds the kind's model from a spec's parameters. args holds exactly the
 	// parameters the spec gave, each checked against Params (a flag's value is "").
 	Configure func(args Args) (Model, error)
+	// Stack, when set, lets one spec give several sets of parameters separated by "+",
+	// as a product applies several limits to one request (nginx's limit_req lines on one
+	// location: "nginx:rate=10r/s burst=5 + rate=1r/s"). Each set is checked against
+	// Params and configured by Configure on its own; Stack combines the models, in the
+	// order the spec wrote them. The canonical spec writes each set canonically, joined
+	// by " + ".
+	Stack func(models []Model) (Model, error)
 	// Bucket marks a burst-type kind, whose own promise is b + r·W rather than L.
 	Bucket bool
 	// Form is the shape of a key's state, as the distributed placements read it.
@@ -180,8 +187,9 @@ func Rank(spec string) int {
 var ErrUnknown = errors.New("unknown algorithm")
 
 // Parse reads a spec: a kind's name, optionally followed by a colon and the product's
-// parameters separated by spaces ("nginx:rate=10r/s burst=20 nodelay"). Every problem —
-// an unknown kind or parameter, a repeated one, a flag given a value, a value the model
+// parameters separated by spaces ("nginx:rate=10r/s burst=20 nodelay"), or, for a kind
+// that stacks (Kind.Stack), several sets of them separated by "+". Every problem — an
+// unknown kind or parameter, a repeated one, a flag given a value, a value the model
 // refuses — is one error naming the spec and the part at fault.
 func Parse(spec string) (Spec, error) {
 	text := strings.TrimSpace(spec)
@@ -190,33 +198,71 @@ func Parse(spec string) (Spec, error) {
 	if k == nil {
 		return Spec{}, fmt.Errorf("%w %q (want one of %s)", ErrUnknown, name, catalogue())
 	}
-	args := Args{}
 	if hasParams && len(k.Params) == 0 {
 		return Spec{}, fmt.Errorf("%s takes no parameters (its policy is --limit, --window and --burst), got %q", name, text)
 	}
-	for _, tok := range strings.Fields(rest) {
+	sets := []string{rest}
+	if k.Stack != nil {
+		sets = strings.Split(rest, "+")
+	} else if strings.Contains(rest, "+") {
+		return Spec{}, fmt.Errorf("%s: takes one set of parameters, not several joined by +", name)
+	}
+	models := make([]Model, 0, len(sets))
+	texts := make([]string, 0, len(sets))
+	for i, set := range sets {
+		args, err := parseArgs(k, set)
+		if err != nil {
+			return Spec{}, err
+		}
+		if hasParams && len(args) == 0 {
+			if len(sets) > 1 {
+				return Spec{}, fmt.Errorf("%s: set %d of the parameters joined by + is empty (want %s)", name, i+1, paramNames(k))
+			}
+			return Spec{}, fmt.Errorf("%s: no parameters after the colon (want %s)", name, paramNames(k))
+		}
+		m, err := k.Configure(args)
+		if err != nil {
+			if len(sets) > 1 {
+				return Spec{}, fmt.Errorf("%s: set %d (%s): %w", name, i+1, strings.TrimSpace(set), err)
+			}
+			return Spec{}, fmt.Errorf("%s: %w", name, err)
+		}
+		models = append(models, m)
+		texts = append(texts, paramsText(k, args))
+	}
+	m := models[0]
+	if len(models) > 1 {
+		var err error
+		if m, err = k.Stack(models); err != nil {
+			return Spec{}, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	text = name
+	if texts[0] != "" {
+		text += ":" + strings.Join(texts, " + ")
+	}
+	return Spec{Kind: k, Model: m, Text: text}, nil
+}
+
+// parseArgs reads one set of a spec's parameters, checked against k's Params.
+func parseArgs(k *Kind, set string) (Args, error) {
+	args := Args{}
+	for _, tok := range strings.Fields(set) {
 		key, val, valued := strings.Cut(tok, "=")
 		i := slices.IndexFunc(k.Params, func(p Param) bool { return p.Name == key })
 		switch {
 		case i < 0:
-			return Spec{}, fmt.Errorf("%s: unknown parameter %q (want %s)", name, key, paramNames(k))
+			return nil, fmt.Errorf("%s: unknown parameter %q (want %s)", k.Name, key, paramNames(k))
 		case args.Has(key):
-			return Spec{}, fmt.Errorf("%s: parameter %s given twice", name, key)
+			return nil, fmt.Errorf("%s: parameter %s given twice", k.Name, key)
 		case k.Params[i].Flag && valued:
-			return Spec{}, fmt.Errorf("%s: %s is a flag and takes no value, got %q", name, key, tok)
+			return nil, fmt.Errorf("%s: %s is a flag and takes no value, got %q", k.Name, key, tok)
 		case !k.Params[i].Flag && (!valued || val == ""):
-			return Spec{}, fmt.Errorf("%s: %s needs a value (%s=…)", name, key, key)
+			return nil, fmt.Errorf("%s: %s needs a value (%s=…)", k.Name, key, key)
 		}
 		args[key] = val
 	}
-	if hasParams && len(args) == 0 {
-		return Spec{}, fmt.Errorf("%s: no parameters after the colon (want %s)", name, paramNames(k))
-	}
-	m, err := k.Configure(args)
-	if err != nil {
-		return Spec{}, fmt.Errorf("%s: %w", name, err)
-	}
-	return Spec{Kind: k, Model: m, Text: canonical(k, args)}, nil
+	return args, nil
 }
 
 // Canonical returns spec in its canonical form, or spec itself when it does not parse.
@@ -234,10 +280,8 @@ func Known(spec string) bool {
 	return err == nil
 }
 
-func canonical(k *Kind, args Args) string {
-	if len(args) == 0 {
-		return k.Name
-	}
+// paramsText writes one set of parameters in k's order: "rate=10r/s burst=20 nodelay".
+func paramsText(k *Kind, args Args) string {
 	parts := make([]string, 0, len(args))
 	for _, p := range k.Params {
 		v, ok := args[p.Name]
@@ -249,7 +293,16 @@ func canonical(k *Kind, args Args) string {
 			parts = append(parts, p.Name+"="+v)
 		}
 	}
-	return k.Name + ":" + strings.Join(parts, " ")
+	return strings.Join(parts, " ")
+}
+
+// specText is the canonical spec of the registered kind name configured by one set of
+// parameters, for a product's limiter to name itself by.
+func specText(name string, args Args) string {
+	if t := paramsText(kinds[name], args); t != "" {
+		return name + ":" + t
+	}
+	return name
 }
 
 func paramNames(k *Kind) string {

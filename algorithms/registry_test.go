@@ -1,6 +1,7 @@
 package algorithms
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -80,22 +81,31 @@ func TestBoundsOfTheSix(t *testing.T) {
 	}
 }
 
-// registerToy adds, for one test, a product's model for the spec tests: "toy:rate=N
-// burst=N strict".
+// registerToy adds, for one test, two products' models for the spec tests: "toy:rate=N
+// burst=N strict", and "stack:" with the same parameters, which takes several sets of
+// them joined by "+" (and refuses more than three).
 func registerToy(tb testing.TB) {
+	params := []Param{{Name: "rate", Doc: "r/s"}, {Name: "burst", Doc: "units"}, {Name: "strict", Flag: true, Doc: "a flag"}}
+	configure := func(args Args) (Model, error) {
+		if v, ok := args["rate"]; ok && v == "0" {
+			return nil, errBadToy
+		}
+		return policyModel{build: func(p Policy) Limiter { return NewGCRA(p) }}, nil
+	}
+	Register(Kind{Name: "toy", Rank: 9998, Summary: "a test product", Params: params, Configure: configure})
 	Register(Kind{
-		Name: "toy", Rank: 9999, Summary: "a test product",
-		Params: []Param{{Name: "rate", Doc: "r/s"}, {Name: "burst", Doc: "units"}, {Name: "strict", Flag: true, Doc: "a flag"}},
-		Configure: func(args Args) (Model, error) {
-			if v, ok := args["rate"]; ok && v == "0" {
-				return nil, errBadToy
+		Name: "stack", Rank: 9999, Summary: "a test product of several limits", Params: params, Configure: configure,
+		Stack: func(models []Model) (Model, error) {
+			if len(models) > 3 {
+				return nil, errors.New("at most three limits")
 			}
-			return policyModel{build: func(p Policy) Limiter { return NewGCRA(p) }}, nil
+			return models[0], nil
 		},
 	})
 	tb.Cleanup(func() {
 		delete(kinds, "toy")
-		ranked = ranked[:len(ranked)-1]
+		delete(kinds, "stack")
+		ranked = ranked[:len(ranked)-2]
 	})
 }
 
@@ -122,6 +132,16 @@ func TestParseSpecs(t *testing.T) {
 		{"toy:rate", "", "toy: rate needs a value (rate=…)"},
 		{"toy:rate=", "", "toy: rate needs a value (rate=…)"},
 		{"toy:rate=0", "", "toy: rate must be positive"},
+		{"toy:rate=1 + rate=2", "", "toy: takes one set of parameters, not several joined by +"},
+		{"stack:rate=1", "stack:rate=1", ""},
+		{"stack:burst=2 rate=1 +strict  rate=3", "stack:rate=1 burst=2 + rate=3 strict", ""},
+		{"stack:rate=1+rate=2+rate=3", "stack:rate=1 + rate=2 + rate=3", ""},
+		{"stack:rate=1 + rate=2 + rate=3 + rate=4", "", "stack: at most three limits"},
+		{"stack:rate=1 +", "", "stack: set 2 of the parameters joined by + is empty (want rate, burst, strict)"},
+		{"stack:+ rate=1", "", "stack: set 1 of the parameters joined by + is empty"},
+		{"stack:rate=1 + rate=0", "", "stack: set 2 (rate=0): rate must be positive"},
+		{"stack:rate=1 + rate=2 rate=3", "", "stack: parameter rate given twice"},
+		{"stack:rate=1 + brust=2", "", `stack: unknown parameter "brust"`},
 	} {
 		s, err := Parse(c.in)
 		switch {
@@ -137,7 +157,8 @@ func TestParseSpecs(t *testing.T) {
 
 func FuzzParseSpec(f *testing.F) {
 	registerToy(f)
-	for _, s := range []string{"gcra", "toy:rate=10 burst=20 strict", "toy:=", "toy:rate==1", ":", "toy::"} {
+	for _, s := range []string{"gcra", "toy:rate=10 burst=20 strict", "toy:=", "toy:rate==1", ":", "toy::",
+		"stack:rate=1 + burst=2", "stack:++", "toy:+", "stack:rate=1+"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {

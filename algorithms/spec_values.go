@@ -74,10 +74,6 @@ func (a Args) seconds(name string, def, least int64) (int64, error) {
 	return ms, nil
 }
 
-// specText is the canonical spec of the product name with args, the name its limiters
-// report.
-func specText(name string, args Args) string { return canonical(kinds[name], args) }
-
 // msFloor is ⌊now/1ms⌋: the millisecond a clock of millisecond resolution (Date.now(),
 // nginx's) reads at now, in nanoseconds since the Unix epoch.
 func msFloor(now int64) int64 { return floorDiv(now, int64(time.Millisecond)) }

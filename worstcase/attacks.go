@@ -35,6 +35,12 @@ type attack struct {
 //   - pause-reset: greedy through one Unix second, silent until the second P whole
 //     seconds on, again (P = 2 s, 3 s) — against a limiter that throws away the state of a
 //     key idle for a TTL counted in whole seconds, and gives it back full (Traefik's).
+//   - primed-window-ends: 1 on an edge, then B a millisecond before the end of the
+//     second window after it and B before the end of each of the next n, each a
+//     millisecond earlier in its window, so all fit in one trailing window — against
+//     periods that follow each other from a key's first request and weigh the previous
+//     one by the time left (HAProxy's stick-table rate), which gives a burst at a
+//     period's very end almost none of the burst before it.
 func (s *searcher) structured() ([]attack, error) {
 	e, w, n, big := s.edge, s.w, s.windows, s.big
 	at := func(ns int64) time.Duration { return time.Duration(ns) }
@@ -52,6 +58,18 @@ func (s *searcher) structured() ([]attack, error) {
 	// user's script may): one request opens it, the rest of the burst fills its end,
 	// and a second burst comes as it expires.
 	add("primed-pair", Schedule{{at(e), 1}, {at(e + w - 1), big}, {at(e + w), big}})
+
+	// The step is a millisecond, the clock of the products that anchor periods this way,
+	// unless the windows are too short to hold n+2 of them.
+	step := int64(time.Millisecond)
+	if (n+2)*step >= w {
+		step = max(w/(2*(n+2)), 1)
+	}
+	primed := Schedule{{at(e), 1}}
+	for k := int64(1); k <= n+1; k++ {
+		primed = append(primed, Burst{at(e + (k+1)*w - k*step), big})
+	}
+	add("primed-window-ends", primed)
 
 	train := Schedule{{at(e - 1), big}}
 	for k := int64(0); k <= n; k++ {

@@ -1,0 +1,534 @@
+package cmd
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/probe"
+	"github.com/rlsim/rlsim/scenario"
+)
+
+// The real servers .ci/run starts, and the models that must reproduce them. Every limit
+// is keyed by the X-User header and refuses with 429; each location or path has a zone
+// or table of its own. .ci/run writes the same configurations: change both together.
+//
+// nginx (RLSIM_NGINX_URL) logs `$msec $request_time $limit_req_status $status $uri
+// $http_x_user` for every request to RLSIM_NGINX_LOG; HAProxy (RLSIM_HAPROXY_URL) logs
+// `date(0,ms) status sc_http_req_rate(0) path x-user`, the date and rate taken by
+// http-request rules when the request was tracked, to RLSIM_HAPROXY_LOG.
+var (
+	nginxLimits = []realLimit{
+		{"/nb/", "nginx:rate=10r/s", realTraffic},
+		{"/b/", "nginx:rate=10r/s burst=20", "token-burst"},
+		{"/bn/", "nginx:rate=10r/s burst=20 nodelay", "token-burst"},
+		{"/bd/", "nginx:rate=10r/s burst=12 delay=8", realTraffic},
+		{"/rm/", "nginx:rate=100r/m burst=3", realTraffic},
+		{"/two/", "nginx:rate=10r/s burst=5 nodelay + rate=2r/s burst=10", realTraffic},
+		{"/fast/", "nginx:rate=10r/s burst=5 nodelay", realTraffic},
+		{"/slow/", "nginx:rate=2r/s burst=10", realTraffic},
+	}
+	haproxyLimits = []realLimit{
+		{"/gt20-10s/", "haproxy:period=10s gt=20", realTraffic},
+		{"/ge20-10s/", "haproxy:period=10s ge=20", realTraffic},
+		{"/ge5-1s/", "haproxy:period=1s ge=5", realTraffic},
+		{"/gt8-2s/", "haproxy:period=2s gt=8", realTraffic},
+	}
+)
+
+// realTraffic is the traffic of most real-server tests: bursts and over-limit Poisson
+// arrivals on six keys over 17 s, 535 requests.
+var realTraffic = filepath.Join("testdata", "real-limits.yaml")
+
+type realLimit struct{ path, spec, scenario string }
+
+// served is one request as the server logged it.
+type served struct {
+	at      int64 // the server's clock when it decided, in milliseconds since the Unix epoch
+	key     string
+	allowed bool
+	// nginx: the time the request was held (its request time when delayed); HAProxy: 0.
+	held time.Duration
+	// delayed is nginx's DELAYED; rate is the rate HAProxy read.
+	delayed bool
+	rate    int64
+}
+
+// replayed is what a model made of a server's log.
+type replayed struct {
+	requests, admitted, modelAdmitted int
+	// boundary counts the requests the model decides as the server did only with their
+	// arrival moved by one millisecond, the server's clock resolution; differ counts
+	// those it cannot reproduce at all.
+	boundary, differ int
+	firstDiffer      string
+	// heldEarly and heldLate are how much sooner and later than the model's delay the
+	// server let a delayed request go, at most, and the means are of the time the
+	// server held admitted requests and of the model's delays.
+	heldEarly, heldLate       time.Duration
+	heldMeanMS, modelHeldMean float64
+}
+
+// replayLog runs a server's decisions through the model spec, in the order the server
+// decided them, and compares request by request: the decision, and for HAProxy (pass,
+// N for gt N and N − 1 for ge N, is not negative) the rate it read, which an admitted
+// request's Remaining gives as N − rate.
+//
+// The order: by the server's millisecond, then by key. Within one key and millisecond
+// the requests are alike, and the order they were decided in shows in what the server
+// did with them: nginx admits a prefix of them, each held longer than the one before,
+// and HAProxy's rate read grows by one with each.
+//
+// A request the model decides otherwise is tried again with its arrival a millisecond
+// earlier and later (the model replayed afresh up to it): the server's clock differs from
+// the one its log is written in by a fraction of a millisecond (nginx's monotonic clock
+// against its wall clock), so a decision within a millisecond of its boundary may fall
+// either way. When one of them reproduces the server's decision, the replay goes on from
+// it and the request counts as a boundary case; when neither does, as a difference.
+func replayLog(t *testing.T, spec string, log []served, pass int64) replayed {
+	t.Helper()
+	slices.SortStableFunc(log, func(a, b served) int {
+		if c := cmp.Compare(a.at, b.at); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		if a.allowed != b.allowed {
+			if a.allowed {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(cmp.Compare(a.held, b.held), cmp.Compare(a.rate, b.rate))
+	})
+	keys := map[string]uint32{}
+	for _, s := range log {
+		if _, ok := keys[s.key]; !ok {
+			keys[s.key] = uint32(len(keys))
+		}
+	}
+	policy := algorithms.Policy{Limit: 1, Window: time.Second}
+	fresh := func() algorithms.Limiter {
+		lim, err := algorithms.New(spec, policy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lim
+	}
+	at := make([]int64, len(log))
+	for i, s := range log {
+		at[i] = s.at * int64(time.Millisecond)
+	}
+	// agrees: the same decision, and for HAProxy (pass ≥ 0) an admitted request's
+	// Remaining is N − the rate HAProxy read.
+	agrees := func(d algorithms.Decision, s served) bool {
+		return d.Allowed == s.allowed && (pass < 0 || !s.allowed || d.Remaining == pass-s.rate)
+	}
+	var r replayed
+	var heldSum, modelSum time.Duration
+	lim := fresh()
+	for i, s := range log {
+		d := lim.Allow(keys[s.key], at[i], 1)
+		if !agrees(d, s) {
+			ok := false
+			for _, shift := range []int64{-int64(time.Millisecond), int64(time.Millisecond)} {
+				trial := fresh()
+				for j := range i {
+					trial.Allow(keys[log[j].key], at[j], 1)
+				}
+				if d2 := trial.Allow(keys[s.key], at[i]+shift, 1); agrees(d2, s) {
+					lim, d, ok = trial, d2, true
+					at[i] += shift
+					break
+				}
+			}
+			if !ok {
+				r.differ++
+				if r.firstDiffer == "" {
+					r.firstDiffer = fmt.Sprintf("request %d (key %s at %d ms): server allowed %v (rate read %d), model %+v", i, s.key, s.at, s.allowed, s.rate, d)
+				}
+				continue
+			}
+			r.boundary++
+		}
+		r.requests++
+		if !s.allowed {
+			continue
+		}
+		r.admitted++
+		r.modelAdmitted++
+		heldSum += s.held
+		modelSum += d.Delay
+		if s.delayed != (d.Delay > 0) {
+			r.differ++
+			if r.firstDiffer == "" {
+				r.firstDiffer = fmt.Sprintf("request %d (key %s at %d ms): server delayed %v (held %v), model delay %v", i, s.key, s.at, s.delayed, s.held, d.Delay)
+			}
+		}
+		if s.delayed {
+			r.heldEarly = max(r.heldEarly, d.Delay-s.held)
+			r.heldLate = max(r.heldLate, s.held-d.Delay)
+		}
+	}
+	r.requests += r.differ
+	if r.admitted > 0 {
+		r.heldMeanMS = float64(heldSum) / float64(r.admitted) / float64(time.Millisecond)
+		r.modelHeldMean = float64(modelSum) / float64(r.admitted) / float64(time.Millisecond)
+	}
+	return r
+}
+
+// realRun is one test's sending: a unique prefix for its keys, so that runs against
+// the same server never share a key's state, and the plan it sent.
+type realRun struct {
+	prefix string
+	plan   probe.Plan
+}
+
+// sendReal sends the traffic of limit.scenario to base+limit.path in real time, its keys
+// renamed apart, from the plan's first request on, and checks every request was answered
+// 200 or 429. It runs beside the other sendings, so it returns its error.
+func sendReal(base string, limit realLimit) (realRun, error) {
+	sc, err := scenario.Load(limit.scenario)
+	if err != nil {
+		return realRun{}, err
+	}
+	plan, err := probe.FromScenario(sc, sc.SeedOr(scenario.DefaultSeed), 1, 0, 5000)
+	if err != nil {
+		return realRun{}, err
+	}
+	var id [6]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		return realRun{}, err
+	}
+	run := realRun{prefix: hex.EncodeToString(id[:]) + "-", plan: plan}
+	first := plan.Requests[0].At
+	for i := range plan.Requests {
+		plan.Requests[i].Key = run.prefix + plan.Requests[i].Key
+		plan.Requests[i].At -= first
+	}
+	for i := range plan.Keys {
+		plan.Keys[i] = run.prefix + plan.Keys[i]
+	}
+	target := probe.Target{URL: base + limit.path, KeyHeader: "X-User", Timeout: 20 * time.Second,
+		Concurrency: 256, RefusedCodes: []int{429}}
+	xs, err := probe.Run(context.Background(), plan, target, probe.WallClock{}, time.Now().Add(300*time.Millisecond))
+	if err != nil {
+		return realRun{}, err
+	}
+	for _, x := range xs {
+		if x.Status != 200 && x.Status != 429 {
+			return realRun{}, fmt.Errorf("%s: a request got status %d (%s)", limit.path, x.Status, x.Err)
+		}
+	}
+	return run, nil
+}
+
+// readServed reads the lines of the log at path for run's keys, waiting up to 10 s for
+// all of them (a server writes its log line after the response), parsed by parse.
+func readServed(t *testing.T, path string, run realRun, parse func([]string) (served, error)) []served {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []served
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			fields := strings.Fields(sc.Text())
+			if len(fields) == 0 || !strings.HasPrefix(fields[len(fields)-1], run.prefix) {
+				continue
+			}
+			s, err := parse(fields)
+			if err != nil {
+				f.Close()
+				t.Fatalf("%s: %q: %v", path, sc.Text(), err)
+			}
+			out = append(out, s)
+		}
+		f.Close()
+		if err := sc.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if len(out) >= len(run.plan.Requests) || time.Now().After(deadline) {
+			if len(out) != len(run.plan.Requests) {
+				t.Fatalf("%s: %d lines for %d requests", path, len(out), len(run.plan.Requests))
+			}
+			return out
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// parseNginx reads `$msec $request_time $limit_req_status $status $uri $http_x_user`:
+// the request arrived at $msec − $request_time, both in milliseconds.
+func parseNginx(f []string) (served, error) {
+	if len(f) != 6 {
+		return served{}, fmt.Errorf("%d fields, want 6", len(f))
+	}
+	end, err1 := strconv.ParseFloat(f[0], 64)
+	took, err2 := strconv.ParseFloat(f[1], 64)
+	if err := cmp.Or(err1, err2); err != nil {
+		return served{}, err
+	}
+	endMS, tookMS := int64(math.Round(end*1000)), int64(math.Round(took*1000))
+	s := served{at: endMS - tookMS, key: f[5], held: time.Duration(tookMS) * time.Millisecond, rate: 0}
+	switch f[2] {
+	case "PASSED":
+		s.allowed = true
+	case "DELAYED":
+		s.allowed, s.delayed = true, true
+	case "REJECTED":
+	default:
+		return served{}, fmt.Errorf("limit_req_status %q", f[2])
+	}
+	if want := map[bool]string{true: "200", false: "429"}[s.allowed]; f[3] != want {
+		return served{}, fmt.Errorf("status %s with %s", f[3], f[2])
+	}
+	if !s.delayed {
+		s.held = 0 // a passed request's request time is its own handling, not a hold
+	}
+	return s, nil
+}
+
+// parseHAProxy reads `date(0,ms) status sc_http_req_rate(0) path x-user`.
+func parseHAProxy(f []string) (served, error) {
+	if len(f) != 5 {
+		return served{}, fmt.Errorf("%d fields, want 5", len(f))
+	}
+	at, err1 := strconv.ParseInt(f[0], 10, 64)
+	rate, err2 := strconv.ParseInt(f[2], 10, 64)
+	if err := cmp.Or(err1, err2); err != nil {
+		return served{}, err
+	}
+	s := served{at: at, key: f[4], rate: rate}
+	switch f[1] {
+	case "200":
+		s.allowed = true
+	case "429":
+	default:
+		return served{}, fmt.Errorf("status %s", f[1])
+	}
+	return s, nil
+}
+
+// checkReplay holds a replay to the models' promise: every decision reproduced, at most
+// 0.5% of them only by a millisecond's move, and no fewer requests than were sent.
+func checkReplay(t *testing.T, limit realLimit, run realRun, r replayed) {
+	t.Helper()
+	if r.differ > 0 {
+		t.Errorf("%s %s: %d decisions the model does not reproduce; the first: %s", limit.path, limit.spec, r.differ, r.firstDiffer)
+	}
+	if float64(r.boundary) > 0.005*float64(r.requests) {
+		t.Errorf("%s %s: %d of %d decisions only within 1 ms of a boundary, above 0.5%%", limit.path, limit.spec, r.boundary, r.requests)
+	}
+	if r.requests != len(run.plan.Requests) {
+		t.Errorf("%s: %d replayed of %d sent", limit.path, r.requests, len(run.plan.Requests))
+	}
+}
+
+// replayServed runs `rlsim replay` with spec on the arrivals a server logged, written as
+// a CSV access log (time to the millisecond, user = key), and returns what it admitted:
+// the product's model on the traffic the server saw.
+func replayServed(t *testing.T, spec string, log []served, flags ...string) int64 {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("time,user\n")
+	for _, s := range log {
+		fmt.Fprintf(&b, "%s,%s\n", time.UnixMilli(s.at).UTC().Format("2006-01-02T15:04:05.000Z07:00"), s.key)
+	}
+	path := filepath.Join(t.TempDir(), "served.csv")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runJSON(t, append([]string{"replay", path, "--key", "user", "--algorithms", spec, "--out", ""}, flags...)...)
+	return r.Results[0].Admitted
+}
+
+// checkBound holds what the server admitted for one key in any window of length span, on
+// the milliseconds it logged, to the model's analytic bound over span, the figure rlsim
+// worst-case reports: no traffic the tests drive through the real server gets more
+// through than the worst case says. It returns the peak.
+func checkBound(t *testing.T, spec string, log []served, span time.Duration) int64 {
+	t.Helper()
+	b, ok := algorithms.BoundOf(spec, algorithms.Policy{Limit: 1, Window: span}, span)
+	if !ok {
+		t.Fatalf("%s has no bound", spec)
+	}
+	byKey := map[string][]int64{}
+	for _, s := range log {
+		if s.allowed {
+			byKey[s.key] = append(byKey[s.key], s.at)
+		}
+	}
+	var peak int64
+	for key, ats := range byKey {
+		slices.Sort(ats)
+		first, keyPeak := 0, int64(0)
+		for i, at := range ats {
+			for ats[first] <= at-span.Milliseconds() {
+				first++
+			}
+			keyPeak = max(keyPeak, int64(i-first+1))
+		}
+		if keyPeak > b.MaxAdmitted() {
+			t.Errorf("%s: key %s: %d admitted in a window of %v, above the bound %v (%s)", spec, key, keyPeak, span, b.Value, b.Formula)
+		}
+		peak = max(peak, keyPeak)
+	}
+	return peak
+}
+
+// TestModelsReproduceRealServers sends rlsim's traffic through every nginx location and
+// HAProxy path .ci/run configures, all at once (the token-burst scenario's 1836 requests
+// over 65 s, the others' 535 over 17 s), reads the server's own decision for every
+// request from its log, and requires the model to reproduce each one (see replayLog), and
+// rlsim replay on the arrivals the server logged to admit what it admitted, give or take
+// the boundary cases. It skips a server whose URL and log are not set.
+//
+// nginx: the model must delay exactly the requests nginx delayed, never by more than 2 ms
+// longer than nginx held them, and by as long on average within 50 ms (nginx's timers
+// fire late on a busy machine, never early); rlsim compare on the token-burst scenario
+// itself, whose times real sending keeps only to within some milliseconds, must admit
+// what nginx admitted within 0.5%.
+//
+// HAProxy: the model must also read the rate HAProxy read for every admitted request.
+// The test logs what the two-counter sliding window admits on the same arrivals at as
+// many per period as HAProxy admits in one (N for gt N, N − 1 for ge N): HAProxy's
+// counting of refused requests takes it far below.
+func TestModelsReproduceRealServers(t *testing.T) {
+	type job struct {
+		server string
+		limit  realLimit
+		base   string
+		log    string
+		run    realRun
+		err    error
+	}
+	var jobs []*job
+	for _, server := range []struct {
+		name, urlVar, logVar string
+		limits               []realLimit
+	}{
+		{"nginx", "RLSIM_NGINX_URL", "RLSIM_NGINX_LOG", nginxLimits},
+		{"haproxy", "RLSIM_HAPROXY_URL", "RLSIM_HAPROXY_LOG", haproxyLimits},
+	} {
+		base, log := os.Getenv(server.urlVar), os.Getenv(server.logVar)
+		if base == "" || log == "" {
+			t.Logf("%s and %s not set: %s skipped (.ci/run starts it and sets them)", server.urlVar, server.logVar, server.name)
+			continue
+		}
+		for _, l := range server.limits {
+			jobs = append(jobs, &job{server: server.name, limit: l, base: strings.TrimSuffix(base, "/"), log: log})
+		}
+	}
+	if len(jobs) == 0 {
+		t.Skip("no real server (.ci/run starts nginx and HAProxy and sets RLSIM_NGINX_URL, RLSIM_NGINX_LOG, RLSIM_HAPROXY_URL and RLSIM_HAPROXY_LOG)")
+	}
+	t.Parallel()
+	// Every sending at once, so that the whole test takes as long as the longest.
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			j.run, j.err = sendReal(j.base, j.limit)
+		}()
+	}
+	wg.Wait()
+	for _, j := range jobs {
+		t.Run(j.server+strings.TrimSuffix(j.limit.path, "/"), func(t *testing.T) {
+			if j.err != nil {
+				t.Fatal(j.err)
+			}
+			limit := j.limit
+			if j.server == "haproxy" {
+				checkHAProxy(t, limit, j.run, readServed(t, j.log, j.run, parseHAProxy))
+				return
+			}
+			log := readServed(t, j.log, j.run, parseNginx)
+			r := replayLog(t, limit.spec, log, -1)
+			replayed := replayServed(t, limit.spec, log)
+			t.Logf("nginx %s %q: %d requests, nginx admitted %d, rlsim replay of its arrivals %d; the model reproduces %d decisions, %d of them only within 1 ms of a boundary, and not %d; nginx held admitted requests %.1f ms on average, the model delays them %.1f ms, nginx at most %v sooner and %v later",
+				limit.path, limit.spec, r.requests, r.admitted, replayed, r.requests-r.differ, r.boundary, r.differ, r.heldMeanMS, r.modelHeldMean, r.heldEarly, r.heldLate)
+			checkReplay(t, limit, j.run, r)
+			// nginx's log is on its wall clock, up to a millisecond off the clock it
+			// decides by: the bound over one more millisecond.
+			peak := checkBound(t, limit.spec, log, time.Second+time.Millisecond)
+			t.Logf("nginx %s: at most %d admitted for one key in a second", limit.path, peak)
+			if gap := replayed - int64(r.admitted); max(gap, -gap) > int64(r.boundary) {
+				t.Errorf("rlsim replay admits %d, nginx %d: more apart than the %d boundary cases", replayed, r.admitted, r.boundary)
+			}
+			if r.heldEarly > 2*time.Millisecond || r.heldMeanMS-r.modelHeldMean > 50 || r.modelHeldMean-r.heldMeanMS > 2 {
+				t.Errorf("nginx held requests %.1f ms on average, up to %v sooner than the model's delay; the model %.1f ms", r.heldMeanMS, r.heldEarly, r.modelHeldMean)
+			}
+			if limit.scenario == "token-burst" {
+				sim := compareJSON(t, "--scenario", "token-burst", "--algorithms", limit.spec).Results[0]
+				t.Logf("rlsim compare --scenario token-burst --algorithms %q admits %d of %d; nginx admitted %d of %d",
+					limit.spec, sim.Admitted, sim.Requests, r.admitted, r.requests)
+				if gap := sim.Admitted - int64(r.admitted); float64(max(gap, -gap)) > 0.005*float64(r.requests) {
+					t.Errorf("compare admits %d, nginx %d", sim.Admitted, r.admitted)
+				}
+			}
+		})
+	}
+}
+
+// checkHAProxy is TestModelsReproduceRealServers for one HAProxy path.
+func checkHAProxy(t *testing.T, limit realLimit, run realRun, log []served) {
+	t.Helper()
+	pass, period := haproxyPass(t, limit.spec)
+	r := replayLog(t, limit.spec, log, pass)
+	replayed := replayServed(t, limit.spec, log)
+	sliding := replayServed(t, "sliding-window", log, "--limit", strconv.FormatInt(pass, 10), "--window", period)
+	t.Logf("haproxy %s %q: %d requests, HAProxy admitted %d, rlsim replay of its arrivals %d (the sliding window at %d per %s: %d); the model reproduces %d decisions, %d of them only within 1 ms of a boundary, and not %d",
+		limit.path, limit.spec, r.requests, r.admitted, replayed, pass, period, sliding, r.requests-r.differ, r.boundary, r.differ)
+	checkReplay(t, limit, run, r)
+	d, err := time.ParseDuration(period)
+	if err != nil {
+		t.Fatal(err)
+	}
+	peak := checkBound(t, limit.spec, log, d)
+	t.Logf("haproxy %s: at most %d admitted for one key in a window of %s", limit.path, peak, period)
+	if gap := replayed - int64(r.admitted); max(gap, -gap) > int64(r.boundary) {
+		t.Errorf("rlsim replay admits %d, HAProxy %d: more apart than the %d boundary cases", replayed, r.admitted, r.boundary)
+	}
+}
+
+// haproxyPass returns N for gt N and N − 1 for ge N, what an admitted request's
+// Remaining counts down from, and the period.
+func haproxyPass(t *testing.T, spec string) (pass int64, period string) {
+	pass = -1
+	for _, f := range strings.Fields(strings.TrimPrefix(spec, "haproxy:")) {
+		op, v, _ := strings.Cut(f, "=")
+		n, err := strconv.ParseInt(v, 10, 64)
+		switch {
+		case op == "period":
+			period = v
+		case op == "gt" && err == nil:
+			pass = n
+		case op == "ge" && err == nil:
+			pass = n - 1
+		}
+	}
+	if pass < 0 || period == "" {
+		t.Fatalf("%s: no period, or no gt or ge", spec)
+	}
+	return pass, period
+}
