@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -13,10 +14,14 @@ import (
 // description and the flags wrapped at spaces, and each example command longer than a
 // line continued on the next with a backslash, so that it still runs when pasted.
 func setHelpTemplates(root *cobra.Command) {
-	width := report.DefaultWidth
-	cobra.AddTemplateFunc("wrapFlags", func(fs *pflag.FlagSet) string { return fs.FlagUsagesWrapped(width) })
-	cobra.AddTemplateFunc("wrapText", func(s string) string { return wrapParagraphs(s, width) })
-	cobra.AddTemplateFunc("wrapExample", func(s string) string { return wrapExample(s, width) })
+	// cobra keeps template functions in one map for the process: they are added once,
+	// not by each root (tests build roots concurrently).
+	addTemplateFuncs.Do(func() {
+		width := report.DefaultWidth
+		cobra.AddTemplateFunc("wrapFlags", func(fs *pflag.FlagSet) string { return fs.FlagUsagesWrapped(width) })
+		cobra.AddTemplateFunc("wrapText", func(s string) string { return wrapParagraphs(s, width) })
+		cobra.AddTemplateFunc("wrapExample", func(s string) string { return wrapExample(s, width) })
+	})
 	u := root.UsageTemplate()
 	u = strings.ReplaceAll(u, ".LocalFlags.FlagUsages", "wrapFlags .LocalFlags")
 	u = strings.ReplaceAll(u, ".InheritedFlags.FlagUsages", "wrapFlags .InheritedFlags")
@@ -26,6 +31,8 @@ func setHelpTemplates(root *cobra.Command) {
 	h = strings.ReplaceAll(h, "{{. | trimTrailingWhitespaces}}", "{{wrapText . | trimTrailingWhitespaces}}")
 	root.SetHelpTemplate(h)
 }
+
+var addTemplateFuncs sync.Once
 
 // wrapParagraphs wraps each line of s longer than width, keeping its indentation.
 func wrapParagraphs(s string, width int) string {
