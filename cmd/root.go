@@ -146,7 +146,7 @@ Exit status: 0 success, 1 a run that failed, 2 a bad command line, 130/143 inter
 	root.AddCommand(newReplayCmd(g, streams))
 	root.AddCommand(newWorstCaseCmd(g, streams))
 	root.AddCommand(newClaimsCmd(g, streams))
-	root.AddCommand(newMemoryCmd(g, streams))
+	root.AddCommand(newMemoryCmd(g, streams), newSlotsCmd(g, streams))
 	root.AddCommand(newSweepCmd(g, streams), newMergeCmd(g, streams))
 
 	root.SetHelpCommand(newHelpCmd())

@@ -189,7 +189,7 @@ func runFleets(sc *scenario.Scenario, rep *report.Report, pol algorithms.Policy,
 }
 
 func runFleet(sc *scenario.Scenario, v fleetVariant, vi int, alg string, pol algorithms.Policy, layers []scenario.LimitSpec, seed uint64, o Options) (_ report.Result, retErr error) {
-	st, carrier, err := fleetStore(sc, alg, pol, o)
+	st, carrier, err := fleetStore(sc, alg, pol, len(v.cfg.Reshards) > 0, o)
 	if err != nil {
 		return report.Result{}, err
 	}

@@ -92,7 +92,9 @@ func (r *Redis) keyInfos(names []string) ([]KeyInfo, error) {
 	}
 	for i := range out {
 		if values[i] != nil {
-			out[i].Value, _ = values[i].Int64()
+			// A GCRA's tat may carry its fraction of a ns after a colon: Value is its ns.
+			whole, _, _ := strings.Cut(values[i].Val(), ":")
+			out[i].Value, _ = strconv.ParseInt(whole, 10, 64)
 		}
 		if lengths[i] != nil {
 			out[i].Len = int(lengths[i].Val())

@@ -145,16 +145,20 @@ func (r *Redis) Eval(s *Script, keys []string, args ...int64) ([]int64, error) {
 
 // argv is a script's arguments as sent, the store's virtual time being now (ns). A now
 // argument asking for the store's clock goes to miniredis empty, so the script reads TIME
-// (the virtual clock), and to a real server as now in µs, its TIME being its wall clock.
-// On a real server keep grows by WallMargin, as its TTLs count wall time.
+// (the virtual clock, in µs), and to a real server as now in µs, its TIME being its wall
+// clock; either way the ns past that µs go as the last argument. On a real server keep
+// grows by WallMargin, as its TTLs count wall time.
 func (r *Redis) argv(args []int64, now int64) []any {
 	argv := make([]any, len(args))
+	store := len(args) > argNow && args[argNow] == storeTime
 	for i, a := range args {
 		switch {
-		case i == argNow && a == storeTime && r.mini != nil && !r.explicitClock:
+		case i == argNow && store && r.mini != nil && !r.explicitClock:
 			argv[i] = ""
-		case i == argNow && a == storeTime:
+		case i == argNow && store:
 			argv[i] = strconv.FormatInt(floorDiv(now, 1000), 10)
+		case i == argSub && store:
+			argv[i] = r.args.text(now - floorDiv(now, 1000)*1000)
 		case i == argKeep && r.mini == nil:
 			argv[i] = r.args.text(a + WallMargin.Milliseconds())
 		default:
@@ -167,10 +171,13 @@ func (r *Redis) argv(args []int64, now int64) []any {
 // wireArgs appends to into a script's arguments as a real server is sent them at the
 // store's virtual time now (ns): those of argv, as integers.
 func (r *Redis) wireArgs(into []int64, args []int64, now int64) []int64 {
+	store := len(args) > argNow && args[argNow] == storeTime
 	for i, a := range args {
 		switch {
-		case i == argNow && a == storeTime:
+		case i == argNow && store:
 			a = floorDiv(now, 1000)
+		case i == argSub && store:
+			a = now - floorDiv(now, 1000)*1000
 		case i == argKeep:
 			a += WallMargin.Milliseconds()
 		}
