@@ -404,7 +404,7 @@ func TestClusterUnreachableRedis(t *testing.T) {
 	if code != 1 || out != "" || !strings.Contains(errOut, "cluster.redis_url: store unavailable") || strings.Count(errOut, "\n") != 1 {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	if d := time.Since(start); d > 2*store.Timeout {
+	if d := time.Since(start); d > 2*store.DefaultTimeout {
 		t.Fatalf("took %s", d)
 	}
 }

@@ -35,10 +35,11 @@ type compareOptions struct {
 	yes bool
 	// redis and pipeline put cluster scenarios' shared store on a real Redis (pipeline.go);
 	// redis is also where --lua scripts run.
-	redis    string
-	pipeline int
-	own      ownOptions
-	tables   tableOptions
+	redis        string
+	pipeline     int
+	storeTimeout time.Duration
+	own          ownOptions
+	tables       tableOptions
 }
 
 func newCompareCmd(g *globalOptions, streams IO) *cobra.Command {
@@ -193,13 +194,16 @@ func runCompare(ctx context.Context, o *compareOptions, streams IO) error {
 	defer tuneGCForHeavy(loaded)()
 	ctx, stop := interruptible(ctx)
 	defer stop()
-	own, err := o.own.open(ctx, o.redis, streams)
+	bar := newProgress(streams.Err, streams.Out, o.format, len(loaded), o.out != "")
+	so, stopWatch := watchStore(o.storeTimeout, streams.Err, bar)
+	defer stopWatch()
+	own, err := o.own.open(ctx, o.redis, so, streams)
 	if err != nil {
 		return err
 	}
 	defer own.close(streams)
 	opts := run.Options{Algorithms: o.algorithms, Limit: o.limit, Window: o.window, Burst: o.burst, Workers: o.workers, Pipeline: o.pipeline, Context: ctx,
-		Own: own.makers}
+		Own: own.makers, Store: so}
 	var meter storeMeter
 	if o.seedSet {
 		opts.Seed = &o.seed
@@ -213,11 +217,11 @@ func runCompare(ctx context.Context, o *compareOptions, streams IO) error {
 		return err
 	}
 	opts.Decisions = dw
-	bar := newProgress(streams.Err, streams.Out, o.format, len(loaded), o.out != "")
 	if bar != nil {
 		opts.Progress = bar.simulating
 	}
 	reports, requests, err := compareScenarios(loaded, o, opts, &meter, bar, len(chartFormats) > 0, own, streams)
+	stopWatch()
 	if err == nil && dw != nil {
 		err = flushDecisions(dw, o.decisions)
 	}

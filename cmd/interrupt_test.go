@@ -225,7 +225,7 @@ traffic:
 		t.Errorf("%+v", r)
 	}
 	line := regexp.MustCompile(`^rlsim: store: \d+ script decisions in \d+ round trips \(pipeline 256\) over [0-9.]+s of wall time: \d+ decisions/s; then [0-9.]+s to audit the keys left and delete the (\d+) written\n$`)
-	m := line.FindStringSubmatch(errOut)
+	m := line.FindStringSubmatch(withoutWaits(errOut))
 	if m == nil || m[1] != fmt.Sprint(r.Keys) {
 		t.Errorf("stderr %q: want the store line, %d keys deleted", errOut, r.Keys)
 	}

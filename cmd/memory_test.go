@@ -101,7 +101,7 @@ func TestMemoryRefusedRedisIsQuickAndClear(t *testing.T) {
 	if code != 1 || out != "" || !strings.Contains(errOut, "store unavailable") || strings.Count(errOut, "\n") != 1 {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	if d := time.Since(start); d > 2*store.Timeout {
+	if d := time.Since(start); d > 2*store.DefaultTimeout {
 		t.Fatalf("took %s", d)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -55,7 +54,7 @@ func stageResults(outs *outputSet, dir string, formats []string, reports []*repo
 func stageOutFiles(outs *outputSet, dir string, files []outFile) error {
 	for _, f := range files {
 		path := filepath.Join(dir, f.path)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		if err := outs.mkdirAll(filepath.Dir(path)); err != nil {
 			return fmt.Errorf("--out %s: %w", dir, err)
 		}
 		if err := outs.add(path, f.data); err != nil {

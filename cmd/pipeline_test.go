@@ -60,7 +60,7 @@ func TestStoreFlagsBadInput(t *testing.T) {
 	}{
 		{[]string{"run", "cluster-shared", "--pipeline", "0"}, 2, "--pipeline: must be between 1 and 10000, got 0"},
 		{[]string{"run", "cluster-shared", "--pipeline", "10001"}, 2, "--pipeline: must be between 1 and 10000, got 10001"},
-		{[]string{"run", "cluster-shared", "--redis", "http://nope"}, 1, "--redis: redis URL"},
+		{[]string{"run", "cluster-shared", "--redis", "http://nope"}, 2, `for "--redis" flag: scheme "http" is not redis, rediss or unix`},
 		{[]string{"run", "cluster-shared", "--redis", down}, 1, "--redis: store unavailable"},
 	} {
 		out, errOut, code := rlsim(t, tc.args...)

@@ -41,7 +41,9 @@ type replayOptions struct {
 	timeScale  float64
 	own        ownOptions
 	redis      string
-	tables     tableOptions
+	// storeTimeout bounds each round trip to the store the --lua scripts run on.
+	storeTimeout time.Duration
+	tables       tableOptions
 }
 
 func newReplayCmd(g *globalOptions, streams IO) *cobra.Command {
@@ -83,7 +85,7 @@ under --out (a folder named after the log) and index.html over them.`,
 	f.Var(unitsValue{&o.burst}, "burst", "the bucket algorithms' burst (default: the limit)")
 	f.Float64Var(&o.timeScale, "time-scale", 1, "multiply the gaps between requests (0.5 plays the log twice as fast)")
 	addOwnFlags(c, &o.own)
-	addOwnRedisFlag(c, &o.redis)
+	addOwnRedisFlag(c, &o.redis, &o.storeTimeout)
 	g.addFormatFlag(c, allFormats...)
 	g.addOutFlags(c)
 	g.addSeedFlag(c)
@@ -155,7 +157,9 @@ func runReplay(ctx context.Context, o *replayOptions, streams IO) error {
 	}
 	ctx, stop := interruptible(ctx)
 	defer stop()
-	own, err := o.own.open(ctx, o.redis, streams)
+	so, stopWatch := watchStore(o.storeTimeout, streams.Err, nil)
+	defer stopWatch()
+	own, err := o.own.open(ctx, o.redis, so, streams)
 	if err != nil {
 		return err
 	}

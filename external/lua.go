@@ -25,6 +25,8 @@ type Lua struct {
 	// Batch is how many calls a real server gets in one pipeline (0: DefaultLuaBatch).
 	// miniredis takes one call at a time, its Lua being no faster in a pipeline.
 	Batch int
+	// Store is how each face talks to its server: the round-trip timeout and a watch.
+	Store store.Options
 
 	sessions atomic.Int64
 	mu       sync.Mutex
@@ -101,10 +103,10 @@ func (l *Lua) New(p algorithms.Policy) (algorithms.Limiter, error) {
 		prefix string
 	)
 	if l.RedisURL == "" {
-		r, err = store.NewMiniredis()
+		r, err = store.NewMiniredisWith(l.Store)
 		prefix = "rlsim:" + l.Script.Name + ":"
 	} else {
-		r, err = store.NewRedis(l.RedisURL)
+		r, err = store.NewRedisWith(l.RedisURL, l.Store)
 		prefix = "rlsim:" + strconv.Itoa(os.Getpid()) + ":" + l.Script.Name + ":" + strconv.FormatInt(n, 10) + ":"
 	}
 	if err != nil {
@@ -145,9 +147,9 @@ func (l *Lua) FleetStore(p algorithms.Policy, refuseCrossSlot bool) (*store.User
 		err error
 	)
 	if l.RedisURL == "" {
-		r, err = store.NewMiniredis()
+		r, err = store.NewMiniredisWith(l.Store)
 	} else {
-		r, err = store.NewRedis(l.RedisURL)
+		r, err = store.NewRedisWith(l.RedisURL, l.Store)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", l.Describe(), err)

@@ -162,7 +162,7 @@ func fleetStore(sc *scenario.Scenario, alg string, pol algorithms.Policy, cluste
 		}
 		return u, ownFleetCarrier, nil
 	}
-	st, err = openStore(sc)
+	st, err = openStore(sc, o.Store)
 	return st, alg, err
 }
 

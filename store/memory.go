@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -201,12 +202,15 @@ func LoadAndMeasure(r *Redis, algorithm string, p algorithms.Policy, clients int
 	m = Measurement{Algorithm: algorithm, Clients: clients}
 	var written []string
 	defer func() {
-		derr := r.Delete(written...)
-		if derr != nil && err == nil {
-			err = fmt.Errorf("deleting the keys rlsim wrote: %w", derr)
+		left, derr := r.deleteKeys(written)
+		switch {
+		case derr != nil && err == nil:
+			err = &LeftError{Err: errors.New("measuring " + algorithm), Left: left, Prefix: prefix, DeleteErr: derr}
+		case derr != nil:
+			err = &LeftError{Err: err, Left: left, Prefix: prefix, DeleteErr: derr}
 		}
-		if derr == nil && h.Deleted != nil {
-			h.Deleted(len(written))
+		if h.Deleted != nil {
+			h.Deleted(len(written) - left)
 		}
 	}()
 	c := r.client

@@ -14,9 +14,11 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Timeout bounds every round trip to a Redis server, connecting included, so a server that
-// refuses or stalls gives an error within a few seconds instead of a hang.
-const Timeout = 2 * time.Second
+// DefaultTimeout bounds every round trip to a Redis server, connecting included, unless
+// Options.Timeout (--store-timeout) says otherwise, so a server that stalls gives an error
+// within a few seconds instead of a hang. A server that is busy but alive can take
+// longer than that (a CPU-starved machine, a run of many keys): give it more.
+const DefaultTimeout = 2 * time.Second
 
 // Redis is the store face that runs the embedded Lua scripts on a Redis server: a real one
 // (NewRedis) or an embedded miniredis (NewMiniredis) whose clock follows the virtual time.
@@ -31,6 +33,9 @@ type Redis struct {
 	// explicitClock sends miniredis the store's time as ARGV[1], as a real server is
 	// sent it, instead of leaving the script to read TIME (tests prove the two alike).
 	explicitClock bool
+	// timeout bounds every round trip; watch follows them (Options).
+	timeout time.Duration
+	watch   *Watch
 
 	faceCounters
 	laneState
@@ -42,23 +47,31 @@ type Redis struct {
 
 var _ Store = (*Redis)(nil)
 
-// NewRedis connects to the Redis server at url ("redis://127.0.0.1:6379/0") and checks it
-// answers PING within Timeout (else the error wraps ErrUnavailable). A later round trip
-// without a reply within Timeout wraps ErrTimeout; a connection lost, ErrUnavailable.
-func NewRedis(url string) (*Redis, error) {
-	opt, err := redis.ParseURL(url)
+// NewRedis connects to the Redis server at url ("redis://127.0.0.1:6379/0") with the
+// default Options (NewRedisWith).
+func NewRedis(url string) (*Redis, error) { return NewRedisWith(url, Options{}) }
+
+// NewRedisWith connects to the Redis server at url (see ParseURL) and checks it answers
+// PING within o's timeout (else the error wraps ErrUnavailable). A later round trip
+// without a reply within the timeout wraps ErrTimeout; a connection lost, ErrUnavailable.
+// Nothing is ever sent twice: a script call without a reply may have run on the server,
+// and sending it again could count a request twice (see Redis.wrap).
+func NewRedisWith(url string, o Options) (*Redis, error) {
+	opt, err := ParseURL(url)
 	if err != nil {
-		return nil, fmt.Errorf("redis URL %q: %w", url, err)
+		return nil, err
 	}
-	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = Timeout, Timeout, Timeout
-	opt.MaxRetries = -1 // one attempt: a retry would double the time to a clear error
+	timeout := o.timeout()
+	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = timeout, timeout, timeout
+	opt.MaxRetries = -1 // never resend: a script call may have run without its reply
 	opt.DialerRetries = 1
 	quietOnce.Do(func() { redis.SetLogger(quietLogger{}) })
 	opt.PoolSize = poolSize
 	opt.DisableIdentity = true
-	r := &Redis{client: redis.NewClient(opt), name: "redis"}
+	r := &Redis{client: redis.NewClient(opt), name: "redis", timeout: timeout, watch: o.Watch}
 	r.SetLanes(DefaultLanes)
-	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	o.Watch.connected("redis at " + opt.Addr)
+	ctx, cancel := r.ctx()
 	defer cancel()
 	if err := r.client.Ping(ctx).Err(); err != nil {
 		r.client.Close()
@@ -79,19 +92,26 @@ func (quietLogger) Printf(context.Context, string, ...any) {}
 
 var quietOnce sync.Once
 
-// NewMiniredis starts an embedded miniredis on a loopback port and connects to it. Its
+// NewMiniredis starts an embedded miniredis on a loopback port and connects to it, with
+// the default Options (NewMiniredisWith).
+func NewMiniredis() (*Redis, error) { return NewMiniredisWith(Options{}) }
+
+// NewMiniredisWith starts an embedded miniredis on a loopback port and connects to it. Its
 // clock stays at the Unix epoch until SetNow moves it.
-func NewMiniredis() (*Redis, error) {
+func NewMiniredisWith(o Options) (*Redis, error) {
 	m := miniredis.NewMiniRedis()
 	if err := m.StartAddr("127.0.0.1:0"); err != nil {
 		return nil, fmt.Errorf("starting miniredis: %w", err)
 	}
+	timeout := o.timeout()
 	r := &Redis{
-		client: redis.NewClient(&redis.Options{Addr: m.Addr(), DialTimeout: Timeout, ReadTimeout: Timeout,
-			WriteTimeout: Timeout, MaxRetries: -1, PoolSize: poolSize, DisableIdentity: true}),
+		client: redis.NewClient(&redis.Options{Addr: m.Addr(), DialTimeout: timeout, ReadTimeout: timeout,
+			WriteTimeout: timeout, MaxRetries: -1, PoolSize: poolSize, DisableIdentity: true}),
 		mini:      m,
 		name:      "miniredis",
 		loadEvery: true,
+		timeout:   timeout,
+		watch:     o.Watch,
 	}
 	r.SetLanes(DefaultLanes)
 	if err := r.registerClock(); err != nil {
@@ -107,9 +127,11 @@ func (r *Redis) Client() *redis.Client { return r.client }
 // Name returns "redis" or "miniredis".
 func (r *Redis) Name() string { return r.name }
 
-// wrap marks an error of the server: a round trip without a reply within Timeout wraps
-// ErrTimeout, a connection that failed otherwise (closed by the server included)
-// ErrUnavailable; a reply that is an error (a script's, WRONGTYPE) stays as it is.
+// wrap marks an error of the server: a round trip without a reply within the face's
+// timeout wraps ErrTimeout — a server that is slow, or stalled, but was there — and a
+// connection that failed otherwise (refused, closed by the server) ErrUnavailable, a
+// server that is not; a reply that is an error (a script's, WRONGTYPE) stays as it is.
+// Neither is sent again: the calls of a round trip without a reply may have run.
 func (r *Redis) wrap(err error) error {
 	if err == nil {
 		return nil
@@ -117,16 +139,30 @@ func (r *Redis) wrap(err error) error {
 	var nerr net.Error
 	switch {
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &nerr) && nerr.Timeout():
-		return fmt.Errorf("%w (%w within %s)", err, ErrTimeout, Timeout)
+		return fmt.Errorf("%w (%w within %s, the store's timeout: a slow server may need more, --store-timeout)", err, ErrTimeout, r.timeout)
 	case errors.As(err, &nerr), errors.Is(err, redis.ErrClosed), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	return err
 }
 
+// ctx is the context of one round trip: its deadline the face's timeout; the watch counts
+// it on its way until cancel.
 func (r *Redis) ctx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), Timeout)
+	return r.ctxFor(r.timeout)
 }
+
+func (r *Redis) ctxFor(d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	end := r.watch.Begin()
+	return ctx, func() {
+		end()
+		cancel()
+	}
+}
+
+// Timeout is the face's round-trip deadline.
+func (r *Redis) Timeout() time.Duration { return r.timeout }
 
 // Eval runs s by EVALSHA, loading it with EVAL the first time.
 func (r *Redis) Eval(s *Script, keys []string, args ...int64) ([]int64, error) {

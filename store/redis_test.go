@@ -22,12 +22,12 @@ func TestRedisRefusedIsClearAndQuick(t *testing.T) {
 	if err == nil || !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("want ErrUnavailable, got %v", err)
 	}
-	if d := time.Since(start); d > 2*Timeout {
+	if d := time.Since(start); d > 2*DefaultTimeout {
 		t.Fatalf("took %s to report %v", d, err)
 	}
 }
 
-// A server that accepts and never answers times out within the store's Timeout.
+// A server that accepts and never answers times out within the store's DefaultTimeout.
 func TestRedisStalledTimesOut(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -48,7 +48,7 @@ func TestRedisStalledTimesOut(t *testing.T) {
 	if err == nil || !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("want ErrUnavailable, got %v", err)
 	}
-	if d := time.Since(start); d > 2*Timeout {
+	if d := time.Since(start); d > 2*DefaultTimeout {
 		t.Fatalf("took %s to report %v", d, err)
 	}
 	t.Log(err)

@@ -118,7 +118,7 @@ func Now(now int64) At { return At{Store: now, Node: now} }
 var ErrUnavailable = errors.New("store unavailable")
 
 // ErrTimeout wraps the error of a round trip to a store that sent no reply in time
-// (store.Timeout): a stalled or overloaded server, told apart from one that is down.
+// (Options.Timeout): a stalled or overloaded server, told apart from one that is down.
 var ErrTimeout = errors.New("no reply")
 
 // maxExact is 2^53, the first integer a float64 cannot tell from its neighbour.

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -233,7 +232,7 @@ func (f *UserFace) Eval(calls []UserCall, out []UserResult) error {
 		}
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), Timeout+time.Duration(len(calls))*time.Millisecond)
+	ctx, cancel := f.r.ctxFor(f.r.timeout + time.Duration(len(calls))*time.Millisecond)
 	defer cancel()
 	pipe := f.r.client.Pipeline()
 	cmds := make([]*redis.Cmd, len(calls))

@@ -235,7 +235,7 @@ func fakeFace(t *testing.T, url string) *Redis {
 		t.Fatal(err)
 	}
 	opt.MaxRetries = -1
-	r := &Redis{client: redis.NewClient(opt), name: "redis"}
+	r := &Redis{client: redis.NewClient(opt), name: "redis", timeout: DefaultTimeout}
 	t.Cleanup(func() { r.Close() })
 	return r
 }
@@ -382,7 +382,7 @@ func TestWireErrorRepliesKeepTheConnection(t *testing.T) {
 		t.Fatalf("before the server closed the wire: %d calls, %v", n, err)
 	}
 	for start := time.Now(); s.closed.Load() == 0; time.Sleep(time.Millisecond) {
-		if time.Since(start) > Timeout {
+		if time.Since(start) > DefaultTimeout {
 			t.Fatal("the server did not close the connection")
 		}
 	}
@@ -421,7 +421,7 @@ func TestWireLostAndStalled(t *testing.T) {
 	r = fakeFace(t, "redis://"+stalled.ln.Addr().String())
 	start := time.Now()
 	_, err := r.wirePipeline(calls, clocks, lane, make([][]int64, 3))
-	if !errors.Is(err, ErrTimeout) || time.Since(start) > 2*Timeout {
+	if !errors.Is(err, ErrTimeout) || time.Since(start) > 2*DefaultTimeout {
 		t.Fatalf("stalled server: %v after %s", err, time.Since(start))
 	}
 }
