@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/rlsim/rlsim/internal/testnet"
 	"github.com/rlsim/rlsim/scenarios"
 )
 
@@ -138,7 +138,7 @@ func storeForTest(t *testing.T) (url string, keys func(prefix string) (all, noTT
 			return all, noTTL
 		}
 	}
-	m := miniredis.RunT(t)
+	m := testnet.Miniredis(t)
 	return "redis://" + m.Addr(), func(prefix string) (all, noTTL int) {
 		for _, k := range m.Keys() {
 			if strings.HasPrefix(k, prefix) {

@@ -1,13 +1,13 @@
 package cmd
 
 import (
-	"net"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rlsim/rlsim/internal/testnet"
 	"github.com/rlsim/rlsim/run"
 	"github.com/rlsim/rlsim/store"
 )
@@ -47,12 +47,7 @@ func TestRunOnRedisFlag(t *testing.T) {
 }
 
 func TestStoreFlagsBadInput(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	down := "redis://" + ln.Addr().String()
-	ln.Close()
+	down := "redis://" + testnet.RefusedAddr(t)
 	for _, tc := range []struct {
 		args []string
 		code int

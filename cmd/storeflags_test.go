@@ -14,8 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
-
+	"github.com/rlsim/rlsim/internal/testnet"
 	"github.com/rlsim/rlsim/store"
 )
 
@@ -24,10 +23,7 @@ import (
 // more goes either way.
 func stallingProxy(t *testing.T, target string, after int64) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := testnet.Listen(t)
 	var mu sync.Mutex
 	var conns []net.Conn
 	var sent int64
@@ -125,7 +121,7 @@ func TestStoreFlagsRefuseBadValues(t *testing.T) {
 // nothing, against the --store-timeout it is given — and, once that passes, the run fails
 // with no reply within that timeout (exit 1), not as a store that is down.
 func TestStalledStoreIsSlowThenTimesOut(t *testing.T) {
-	mr := miniredis.RunT(t)
+	mr := testnet.Miniredis(t)
 	addr := stallingProxy(t, mr.Addr(), 60_000)
 	start := time.Now()
 	out, errOut, code := rlsim(t, "run", "cluster-shared", "--redis", "redis://"+addr, "--store-timeout", "2500ms", "--pipeline", "1")

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/internal/testnet"
 	"github.com/rlsim/rlsim/response"
 )
 
@@ -52,9 +53,8 @@ func newTestServerWith(t *testing.T, alg string, pol algorithms.Policy, cfg Conf
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewUnstartedServer(nil)
-	srv.Config = NewServer(h).srv
-	srv.Start() // httptest listens on 127.0.0.1
+	srv := &httptest.Server{Listener: testnet.Listen(t), Config: NewServer(h).srv}
+	srv.Start() // on 127.0.0.1
 	t.Cleanup(srv.Close)
 	return srv, h
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -100,7 +101,12 @@ func NewMiniredis() (*Redis, error) { return NewMiniredisWith(Options{}) }
 // clock stays at the Unix epoch until SetNow moves it.
 func NewMiniredisWith(o Options) (*Redis, error) {
 	m := miniredis.NewMiniRedis()
-	if err := m.StartAddr("127.0.0.1:0"); err != nil {
+	// On a busy machine every ephemeral port can be taken for a moment: ask again.
+	err := m.StartAddr("127.0.0.1:0")
+	for tries := 1; err != nil && tries < 20 && (errors.Is(err, syscall.EADDRINUSE) || errors.Is(err, syscall.EADDRNOTAVAIL)); tries++ {
+		err = m.StartAddr("127.0.0.1:0")
+	}
+	if err != nil {
 		return nil, fmt.Errorf("starting miniredis: %w", err)
 	}
 	timeout := o.timeout()

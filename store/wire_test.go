@@ -18,6 +18,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/internal/testnet"
 )
 
 // wireOf is a wire reading the replies in text.
@@ -146,10 +147,7 @@ type fakeServer struct {
 }
 
 func newFakeServer(t *testing.T, answer func(conn int, cmd []string) string) *fakeServer {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := testnet.Listen(t)
 	s := &fakeServer{ln: ln}
 	t.Cleanup(func() { ln.Close() })
 	go func() {
