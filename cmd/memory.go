@@ -140,7 +140,7 @@ func runMemory(ctx context.Context, o *memoryOptions, streams IO) error {
 		}
 		defer r.Close()
 		if err := store.CheckEmpty(r, o.prefix, o.prefixSet); err != nil {
-			return fmt.Errorf("--redis %s: %w", o.redisURL, err)
+			return fmt.Errorf("--redis %s: %w", store.RedactURL(o.redisURL), err)
 		}
 		opts.Redis = r
 	}
