@@ -77,11 +77,12 @@ func run(sockets int, mode string, limit time.Duration, command []string) int {
 		}
 	}()
 	held, ports := 0, 0
-	for held < sockets {
+	least := 1 // the fewest sockets a holder holds: a listener, or one with a pair
+	if mode == "pairs" {
+		least = 3
+	}
+	for sockets-held >= least {
 		n := min(per, sockets-held)
-		if mode == "pairs" {
-			n -= n % 2
-		}
 		h := exec.Command(os.Args[0], "-child", "-sockets", strconv.Itoa(n), "-mode", mode)
 		h.Stderr = os.Stderr
 		out, err := h.StdoutPipe()
@@ -158,7 +159,7 @@ func runChild(n int, mode string) int {
 			return 1
 		}
 		lns = append(lns, ln)
-		for len(keep) < n-2 {
+		for len(keep)+3 <= n { // the listener and the pairs so far, and one more pair
 			c, err := net.Dial("tcp", ln.Addr().String())
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "holdsockets: after %d sockets: %v\n", len(keep), err)
