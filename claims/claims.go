@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Verdict is what the measurements say about a claim: one of the five values below.
@@ -126,6 +127,9 @@ type Config struct {
 	// then carry --redis); when empty they use the store's model calibrated on Redis 7,
 	// and say so.
 	RedisURL string
+	// StoreTimeout, when not zero, is the round-trip timeout of the commands that talk to
+	// RedisURL (their --store-timeout).
+	StoreTimeout time.Duration
 }
 
 // MemoryPrefix is where the memory claims write on a real server (rlsim memory --prefix):

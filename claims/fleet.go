@@ -710,3 +710,79 @@ func measureOutage(s *session) (Measurement, error) {
 	}
 	return m, nil
 }
+
+// clusterSlots is whether the notes' two-counter script's keys, named as the notes name
+// them, share a Redis Cluster hash slot call after call, against the same keys with the
+// client key as their hash tag.
+type clusterSlots struct {
+	client      string
+	calls       int
+	untagged    int // calls whose two untagged keys share a slot
+	tagged      int // the same with the hash tag (rlsim's sliding-window)
+	first       []string
+	firstSlots  []int
+	taggedFirst []string
+}
+
+// untaggedRunShare is the share of calls an untagged pair may keep in one slot and the
+// claim still hold: below it a cluster refuses practically every call.
+const untaggedRunShare = 0.01
+
+// Judge: holds when the untagged names put at most untaggedRunShare of the calls in one
+// slot and the tagged ones every call; does not hold when the untagged names keep nearly
+// every call in one slot (no tag needed); holds with a caveat in between, or when even
+// the tagged names part.
+func (m clusterSlots) Judge() Judgement {
+	share := float64(m.untagged) / float64(m.calls)
+	switch {
+	case share >= 1-untaggedRunShare:
+		return Judgement{DoesNotHold, fmt.Sprintf("the untagged names share a slot in %d of %d calls: a cluster runs them as written", m.untagged, m.calls)}
+	case m.tagged < m.calls:
+		return Judgement{HoldsWithCaveat, fmt.Sprintf("even with the hash tag %d of %d calls span slots", m.calls-m.tagged, m.calls)}
+	case share > untaggedRunShare:
+		return Judgement{HoldsWithCaveat, fmt.Sprintf("without a tag %s of the calls still run, their two keys falling in one slot by chance", pct(share))}
+	}
+	return Judgement{Holds, "on Redis Cluster; a single Redis server runs the script as written"}
+}
+
+func (m clusterSlots) Text() string {
+	return fmt.Sprintf("the previous and the current window's counters named as the notes name keys (rl:%s: and the window's start in seconds, as in their INCR example): %d of %d consecutive windows' pairs share a Redis Cluster hash slot (the first: %s in slot %d, %s in slot %d), and a cluster answers CROSSSLOT to every call whose keys do not; with the client key as the keys' hash tag (%s, rlsim's scripts) %d of %d do",
+		m.client, m.untagged, m.calls, m.first[0], m.firstSlots[0], m.first[1], m.firstSlots[1], strings.Join(m.taggedFirst, " and "), m.tagged, m.calls)
+}
+
+func measureClusterSlots(s *session) (Measurement, error) {
+	var rep struct {
+		Key     string `json:"key"`
+		Results []struct {
+			Script         string   `json:"script"`
+			Naming         string   `json:"naming"`
+			KeysPerCall    int      `json:"keys_per_call"`
+			Calls          int      `json:"calls"`
+			CallsInOneSlot int      `json:"calls_in_one_slot"`
+			FirstKeys      []string `json:"first_keys"`
+			FirstSlots     []int    `json:"first_slots"`
+		} `json:"results"`
+	}
+	ev, err := s.decode(&rep, "slots", "--key", "user_8812", "--calls", "10000")
+	if err != nil {
+		return nil, err
+	}
+	m := clusterSlots{client: rep.Key}
+	found := 0
+	for _, r := range rep.Results {
+		switch {
+		case r.Script == "notes-sliding-window" && len(r.FirstKeys) == 2:
+			m.calls, m.untagged, m.first, m.firstSlots = r.Calls, r.CallsInOneSlot, r.FirstKeys, r.FirstSlots
+			ev.cite("notes-sliding-window", "2", cellInt(int64(r.Calls)), cellInt(int64(r.CallsInOneSlot)))
+			found++
+		case r.Script == "sliding-window":
+			m.tagged, m.taggedFirst = r.CallsInOneSlot, r.FirstKeys
+			ev.cite("rl:{<client>}:sw:", "2", cellInt(int64(r.Calls)), cellInt(int64(r.CallsInOneSlot)))
+			found++
+		}
+	}
+	if found != 2 || m.calls == 0 {
+		return nil, fmt.Errorf("%s: no rows for the notes' names and rlsim's sliding-window", ev)
+	}
+	return m, nil
+}

@@ -205,6 +205,15 @@ var flips = map[string]func(Measurement) []flip{
 		}
 		return []flip{{at(unitSlack, 0), Holds}, {at(0, 1), Depends}, {at(unitSlack+1, 0), Depends}, {at(unitSlack+1, 1), DoesNotHold}}
 	},
+	"notes-script-cluster-slots": func(x Measurement) []flip {
+		m := x.(clusterSlots)
+		at := func(untagged, tagged int) clusterSlots {
+			c := m
+			c.untagged, c.tagged = untagged, tagged
+			return c
+		}
+		return []flip{{at(0, m.calls), Holds}, {at(m.calls, m.calls), DoesNotHold}, {at(m.calls/10, m.calls), HoldsWithCaveat}, {at(0, m.calls-1), HoldsWithCaveat}}
+	},
 	"local-limits-routing": func(x Measurement) []flip {
 		m := x.(localRouting)
 		at := func(even, hashed int64) localRouting {

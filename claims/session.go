@@ -65,6 +65,9 @@ func (s *session) exec(args ...string) ([]byte, *Evidence, error) {
 			run[i] = s.cfg.RedisURL
 		}
 	}
+	if s.cfg.StoreTimeout > 0 && slices.Contains(run, "--redis") {
+		run = append(run, "--store-timeout", s.cfg.StoreTimeout.String())
+	}
 	run = append(run, "--format", "json")
 	out, err := s.cfg.Run(run)
 	if err != nil {

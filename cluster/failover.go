@@ -19,17 +19,14 @@ type Failover struct {
 }
 
 // Reshard moves a share of a Redis Cluster's hash slots to another node over [At, At+For):
-// the keys of the moving slots (Fraction of the 16384 slots, by CRC16 of the key name, as
-// Redis Cluster hashes a key without a hash tag) are read empty on the new node until the
-// move completes, then the migrated keys replace what was written there meanwhile
-// (MIGRATE … REPLACE).
+// the keys of the moving slots (Fraction of the 16384 slots, by store.Slot: CRC16 of the
+// key's hash tag, the client key, so the keys of one call move together) are read empty
+// on the new node until the move completes, then the migrated keys replace what was
+// written there meanwhile (MIGRATE … REPLACE).
 type Reshard struct {
 	At, For  time.Duration
 	Fraction float64
 }
-
-// slots is the number of Redis Cluster hash slots.
-const slots = 16384
 
 // replicatedStore is the shared store with failovers and slot moves. Each failover i has a
 // keyspace of its own on the same store, the replica that takes over at it (the keys
@@ -70,7 +67,7 @@ func (s *replicatedStore) keyName(key string, gen int) string {
 	}
 	elapsed := time.Duration(s.now - s.epoch)
 	for i, r := range s.reshards {
-		if elapsed >= r.At && elapsed < r.At+r.For && float64(crc16(key)%slots) < r.Fraction*slots {
+		if elapsed >= r.At && elapsed < r.At+r.For && float64(store.Slot(key)) < r.Fraction*store.Slots {
 			name += "#m" + strconv.Itoa(i)
 		}
 	}
@@ -233,23 +230,6 @@ func (s *replicatedStore) SetBucket(key string, t, v, ms int64) error {
 		return err
 	}
 	return s.replicate(func(g int) error { return rw.SetBucket(s.keyName(key, g), t, v, ms) })
-}
-
-// crc16 is the CRC16-CCITT (XMODEM) Redis Cluster hashes key names with (HASH_SLOT =
-// CRC16(key) mod 16384).
-func crc16(s string) uint16 {
-	var crc uint16
-	for i := 0; i < len(s); i++ {
-		crc ^= uint16(s[i]) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return crc
 }
 
 // validateFailovers checks failovers and reshards, naming the field.

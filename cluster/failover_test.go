@@ -3,6 +3,7 @@ package cluster
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,14 +11,29 @@ import (
 	"github.com/rlsim/rlsim/store"
 )
 
-// Redis Cluster's key hash: CRC16-CCITT (XMODEM), whose check value is 0x31C3.
-func TestCRC16(t *testing.T) {
-	if got := crc16("123456789"); got != 0x31c3 {
-		t.Errorf("crc16(123456789) = %#x, want 0x31c3", got)
+// A slot move moves the keys of one call together: the two counters of the two-counter
+// window share their client key's hash tag, so for every client either both are on the
+// move or neither, whatever share of the slots moves.
+func TestReshardMovesACallsKeysTogether(t *testing.T) {
+	lim, err := store.NewLimiter(store.NewModel(), "sliding-window", perMinute, "rl:")
+	if err != nil {
+		t.Fatal(err)
 	}
-	// HASH_SLOT("foo") = 12182, from the Redis Cluster specification's examples.
-	if got := crc16("foo") % slots; got != 12182 {
-		t.Errorf("slot of foo = %d, want 12182", got)
+	s := newReplicatedStore(store.NewModel(), Config{Epoch: epoch, Reshards: []Reshard{{At: 0, For: time.Minute, Fraction: 0.5}}})
+	s.now = epoch
+	moved := 0
+	for i := range 2000 {
+		keys := s.names(lim.Keys(fmt.Sprintf("user_%d", i), epoch+int64(i)*int64(time.Second)), 0)
+		a, b := strings.HasSuffix(keys[0], "#m0"), strings.HasSuffix(keys[1], "#m0")
+		if a != b {
+			t.Fatalf("client user_%d: %q and %q, one on the move without the other", i, keys[0], keys[1])
+		}
+		if a {
+			moved++
+		}
+	}
+	if moved < 800 || moved > 1200 {
+		t.Errorf("%d of 2000 clients on the move with half the slots moving", moved)
 	}
 }
 
@@ -66,7 +82,7 @@ func TestReshardReadsMovingKeysEmpty(t *testing.T) {
 	if d.FreePasses != 50 || res.EffectiveLimit != 150 {
 		t.Errorf("every slot moving for 1 s at 50/s: %d free passes, effective %d; want 50 and 150", d.FreePasses, res.EffectiveLimit)
 	}
-	c.Reshards[0].Fraction = 1.0 / slots // one slot: not this key's, most likely
+	c.Reshards[0].Fraction = 1.0 / store.Slots // one slot: not this key's, most likely
 	f, res = driveFleet(t, c, "sliding-log", perMinute, 1, 50, 3*time.Minute)
 	if d := f.Designs(); d.FreePasses != 0 || res.EffectiveLimit != 100 {
 		t.Errorf("one slot moving: %d free passes, effective %d; want none and 100", d.FreePasses, res.EffectiveLimit)

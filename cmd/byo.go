@@ -12,6 +12,7 @@ import (
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/external"
 	"github.com/rlsim/rlsim/run"
+	"github.com/rlsim/rlsim/store"
 	"github.com/rlsim/rlsim/worstcase"
 )
 
@@ -33,10 +34,11 @@ func addOwnFlags(c *cobra.Command, o *ownOptions) {
 	f.BoolVar(&o.clockCheck, "limiter-clock-check", true, "before the run, check that each --limiter-exec program decides by the request's t_ns rather than its own clock")
 }
 
-// addOwnRedisFlag registers --redis on a command whose only store is the one --lua
-// scripts run on (replay, worst-case).
-func addOwnRedisFlag(c *cobra.Command, url *string) {
-	c.Flags().StringVar(url, "redis", "", "run the --lua scripts on this Redis server (redis://host:port/db) instead of an embedded miniredis; their keys go under a prefix of the run's and are deleted afterwards")
+// addOwnRedisFlag registers --redis and --store-timeout on a command whose only store is
+// the one --lua scripts run on (replay, worst-case).
+func addOwnRedisFlag(c *cobra.Command, url *string, timeout *time.Duration) {
+	addRedisFlag(c, url, "run the --lua scripts on this Redis server (redis://host:port/db) instead of an embedded miniredis; their keys go under a prefix of the run's and are deleted afterwards")
+	addStoreTimeoutFlag(c, timeout)
 }
 
 // args are the flags that bring the same limiters again, for a command line that
@@ -78,7 +80,7 @@ type owned struct {
 // --redis), names the programs, and refuses two limiters of one name or a name of a
 // built-in algorithm. When ctx ends by an interrupt (see interruptible), the programs are
 // killed at once, so the run stops without waiting for their answers.
-func (o *ownOptions) open(ctx context.Context, redisURL string, streams IO) (*owned, error) {
+func (o *ownOptions) open(ctx context.Context, redisURL string, so store.Options, streams IO) (*owned, error) {
 	w := &owned{stop: func() bool { return false }}
 	if o.timeout <= 0 {
 		return nil, usagef("--limiter-timeout: must be positive, got %s", o.timeout)
@@ -99,6 +101,7 @@ func (o *ownOptions) open(ctx context.Context, redisURL string, streams IO) (*ow
 		if err != nil {
 			return nil, fmt.Errorf("--lua %w", err)
 		}
+		l.Store = so
 		if err := name(l.Name(), "--lua", path); err != nil {
 			return nil, err
 		}

@@ -7,18 +7,21 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rlsim/rlsim/claims"
 	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/store"
 )
 
 type claimsOptions struct {
 	*globalOptions
-	redisURL string
-	ids      []string
-	columns  []string
+	redisURL     string
+	storeTimeout time.Duration
+	ids          []string
+	columns      []string
 }
 
 // claimsWidth is the terminal width the text output keeps to.
@@ -58,12 +61,16 @@ wrote.`,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if !c.Flags().Changed("redis") {
 				o.redisURL = os.Getenv("RLSIM_REDIS_URL")
+				if _, err := store.ParseURL(o.redisURL); o.redisURL != "" && err != nil {
+					return fmt.Errorf("RLSIM_REDIS_URL: %w", err)
+				}
 			}
 			return runClaims(o, streams, claims.All())
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&o.redisURL, "redis", "", "measure the Redis memory claims on this server (default $RLSIM_REDIS_URL; unset: the calibrated model)")
+	addRedisFlag(c, &o.redisURL, "measure the Redis memory claims on this server (default $RLSIM_REDIS_URL; unset: the calibrated model)")
+	addStoreTimeoutFlag(c, &o.storeTimeout)
 	f.StringArrayVar(&o.ids, "claim", nil, "run only the claim with this ID (repeatable)")
 	f.StringSliceVar(&o.columns, "columns", nil, "fields to print, comma-separated: "+strings.Join(claims.Columns, ",")+" (default: all)")
 	g.addFormatFlag(c, allFormats...)
@@ -86,7 +93,7 @@ func runClaims(o *claimsOptions, streams IO, checks []claims.Check) error {
 			return usagef("--columns: unknown field %q (want %s)", c, strings.Join(claims.Columns, ", "))
 		}
 	}
-	results, err := claims.Run(checks, claims.Config{Run: inProcess, RedisURL: o.redisURL})
+	results, err := claims.Run(checks, claims.Config{Run: inProcess, RedisURL: o.redisURL, StoreTimeout: o.storeTimeout})
 	if err != nil {
 		return err
 	}

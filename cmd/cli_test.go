@@ -41,6 +41,7 @@ func TestCommonFlagsOnlyWhereUsed(t *testing.T) {
 		"rlsim memory":         {"format", "out", "charts"},
 		"rlsim probe":          {"format", "seed"},
 		"rlsim claims":         {"format"},
+		"rlsim slots":          {"format"},
 		"rlsim headers":        {"format"},
 		"rlsim scenarios":      {"format"},
 		"rlsim scenarios list": {"format"},

@@ -3,7 +3,6 @@ package cmd
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rlsim/rlsim/internal/testnet"
 	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/scenario"
 	"github.com/rlsim/rlsim/store"
@@ -389,12 +389,7 @@ func TestClusterGolden(t *testing.T) {
 
 // A scenario whose Redis refuses connections fails at once with one line.
 func TestClusterUnreachableRedis(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testnet.RefusedAddr(t)
 	data, _ := os.ReadFile("../scenarios/cluster-shared.yaml")
 	text := strings.Replace(string(data), "  placement: shared\n", "  placement: shared\n  store: redis\n  redis_url: redis://"+addr+"\n", 1)
 	file := filepath.Join(t.TempDir(), "down.yaml")
@@ -404,7 +399,7 @@ func TestClusterUnreachableRedis(t *testing.T) {
 	if code != 1 || out != "" || !strings.Contains(errOut, "cluster.redis_url: store unavailable") || strings.Count(errOut, "\n") != 1 {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	if d := time.Since(start); d > 2*store.Timeout {
+	if d := time.Since(start); d > 2*store.DefaultTimeout {
 		t.Fatalf("took %s", d)
 	}
 }

@@ -35,11 +35,12 @@ type compareOptions struct {
 	yes bool
 	// redis and pipeline put cluster scenarios' shared store on a real Redis (pipeline.go);
 	// redis is also where --lua scripts run.
-	redis    string
-	pipeline int
-	own      ownOptions
-	imp      importFlags
-	tables   tableOptions
+	redis        string
+	pipeline     int
+	storeTimeout time.Duration
+	own          ownOptions
+	imp          importFlags
+	tables       tableOptions
 }
 
 func newCompareCmd(g *globalOptions, streams IO) *cobra.Command {
@@ -208,7 +209,10 @@ func runCompare(ctx context.Context, o *compareOptions, streams IO) error {
 	defer tuneGCForHeavy(loaded)()
 	ctx, stop := interruptible(ctx)
 	defer stop()
-	own, err := o.own.open(ctx, o.redis, streams)
+	bar := newProgress(streams.Err, streams.Out, o.format, len(loaded), o.out != "")
+	so, stopWatch := watchStore(o.storeTimeout, streams.Err, bar)
+	defer stopWatch()
+	own, err := o.own.open(ctx, o.redis, so, streams)
 	if err != nil {
 		return err
 	}
@@ -218,7 +222,7 @@ func runCompare(ctx context.Context, o *compareOptions, streams IO) error {
 		runAlgs = withImported(runAlgs, imp)
 	}
 	opts := run.Options{Algorithms: runAlgs, Limit: o.limit, Window: o.window, Burst: o.burst, Workers: o.workers, Pipeline: o.pipeline, Context: ctx,
-		Own: own.makers}
+		Own: own.makers, Store: so}
 	var meter storeMeter
 	if o.seedSet {
 		opts.Seed = &o.seed
@@ -232,11 +236,11 @@ func runCompare(ctx context.Context, o *compareOptions, streams IO) error {
 		return err
 	}
 	opts.Decisions = dw
-	bar := newProgress(streams.Err, streams.Out, o.format, len(loaded), o.out != "")
 	if bar != nil {
 		opts.Progress = bar.simulating
 	}
 	reports, requests, err := compareScenarios(loaded, o, opts, &meter, bar, len(chartFormats) > 0, own, streams)
+	stopWatch()
 	if err == nil && dw != nil {
 		err = flushDecisions(dw, o.decisions)
 	}

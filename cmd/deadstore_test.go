@@ -9,17 +9,14 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/alicebob/miniredis/v2"
+	"github.com/rlsim/rlsim/internal/testnet"
 )
 
 // dyingProxy forwards connections to target until its clients have sent it after bytes,
 // then dies as a server does: every connection closed, no new one accepted.
 func dyingProxy(t *testing.T, target string, after int64) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := testnet.Listen(t)
 	var mu sync.Mutex
 	var conns []net.Conn
 	var sent int64
@@ -84,7 +81,7 @@ func dyingProxy(t *testing.T, target string, after int64) string {
 // which command failed and that the keys it wrote may be left on the server (it could
 // not delete them), exit 1, no report, no file.
 func TestDeadStoreFailsInOneLine(t *testing.T) {
-	mr := miniredis.RunT(t)
+	mr := testnet.Miniredis(t)
 	addr := dyingProxy(t, mr.Addr(), 200_000)
 	dir := t.TempDir()
 	decisions := filepath.Join(dir, "d.csv")

@@ -25,6 +25,31 @@ type outputSet struct {
 	// in place (see stageOutFiles), and, under root, the folders that leaves empty.
 	stale []string
 	root  string
+	// made are the folders mkdirAll created for the staged files, parents first: discard
+	// removes those left empty, so a failed run leaves no empty folder behind either.
+	made []string
+}
+
+// mkdirAll creates dir and its missing parents for a staged file, remembering which it
+// made.
+func (s *outputSet) mkdirAll(dir string) error {
+	var missing []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil || !os.IsNotExist(err) {
+			break
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		s.made = append(s.made, missing[i])
+	}
+	return nil
 }
 
 type stagedFile struct {
@@ -138,7 +163,7 @@ func (s *outputSet) commit() error {
 		}
 		sf.temp = ""
 	}
-	s.files = nil
+	s.files, s.made = nil, nil
 	for _, path := range s.stale {
 		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
 			return fmt.Errorf("removing %s, a file of the run before: %w", path, err)
@@ -168,6 +193,9 @@ func (s *outputSet) discard() []string {
 		}
 		dropped = append(dropped, sf.path)
 	}
-	s.files, s.prepared = nil, false
+	for i := len(s.made) - 1; i >= 0; i-- {
+		os.Remove(s.made[i]) // only an empty folder goes: one someone filled meanwhile stays
+	}
+	s.files, s.prepared, s.made = nil, false, nil
 	return dropped
 }

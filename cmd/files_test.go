@@ -162,3 +162,39 @@ func TestFailedStdoutWritesNoFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A run that fails after staging its results folder leaves no folder it made behind:
+// not out/ nor the scenario's folder under it, however deep; a folder that was there
+// before stays, and so does one someone filled meanwhile.
+func TestFailedRunLeavesNoEmptyFolders(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "new", "deeper", "out")
+	var errb strings.Builder
+	code := Main([]string{"run", "boundary-burst", "--out", out, "--charts", "svg"},
+		IO{In: strings.NewReader(""), Out: failingWriter{}, Err: &errb})
+	if code != 1 {
+		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("left in the folder the run was given: %v", entries)
+	}
+
+	var s outputSet
+	kept := filepath.Join(dir, "kept")
+	if err := os.Mkdir(kept, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := stageOutFiles(&s, kept, []outFile{{"a/b/c.txt", []byte("x")}, {"a/d.txt", []byte("y")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(kept, "a", "theirs.txt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.discard()
+	if _, err := os.Stat(filepath.Join(kept, "a", "b")); !os.IsNotExist(err) {
+		t.Errorf("the empty folder a/b stays: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(kept, "a", "theirs.txt")); err != nil {
+		t.Errorf("a folder holding someone's file went: %v", err)
+	}
+}

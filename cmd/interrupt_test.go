@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/rlsim/rlsim/internal/testnet"
 	"github.com/rlsim/rlsim/scenarios"
 )
 
@@ -138,7 +138,7 @@ func storeForTest(t *testing.T) (url string, keys func(prefix string) (all, noTT
 			return all, noTTL
 		}
 	}
-	m := miniredis.RunT(t)
+	m := testnet.Miniredis(t)
 	return "redis://" + m.Addr(), func(prefix string) (all, noTTL int) {
 		for _, k := range m.Keys() {
 			if strings.HasPrefix(k, prefix) {
@@ -225,7 +225,7 @@ traffic:
 		t.Errorf("%+v", r)
 	}
 	line := regexp.MustCompile(`^rlsim: store: \d+ script decisions in \d+ round trips \(pipeline 256\) over [0-9.]+s of wall time: \d+ decisions/s; then [0-9.]+s to audit the keys left and delete the (\d+) written\n$`)
-	m := line.FindStringSubmatch(errOut)
+	m := line.FindStringSubmatch(withoutWaits(errOut))
 	if m == nil || m[1] != fmt.Sprint(r.Keys) {
 		t.Errorf("stderr %q: want the store line, %d keys deleted", errOut, r.Keys)
 	}

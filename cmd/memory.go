@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -25,6 +26,7 @@ type memoryOptions struct {
 	window     time.Duration
 	algorithms []string
 	redisURL   string
+	timeout    time.Duration
 	prefix     string
 	prefixSet  bool
 	load       int
@@ -72,7 +74,8 @@ key in-process beside Redis, a log scale, the Redis bars labelled measured or mo
 		}
 		return nil
 	})
-	f.StringVar(&o.redisURL, "redis", "", "measure on this Redis server (redis://host:port/db) instead of the model")
+	addRedisFlag(c, &o.redisURL, "measure on this Redis server (redis://host:port/db) instead of the model")
+	addStoreTimeoutFlag(c, &o.timeout)
 	f.IntVar(&o.load, "load", 100_000, "with --redis: clients loaded per algorithm, at most --keys (totals scale the measured mean to --keys)")
 	f.StringVar(&o.prefix, "prefix", defaultMemoryPrefix, "with --redis: write only keys under this prefix (allows a non-empty database)")
 	g.addFormatFlag(c, allFormats...)
@@ -129,18 +132,30 @@ func runMemory(ctx context.Context, o *memoryOptions, streams IO) error {
 		// The wall clock is read here, in the command: the pause lets the server shrink
 		// its tables between two measurements.
 		opts.MeasureHooks = store.MeasureHooks{Context: ctx, Pause: time.Sleep, Deleted: func(n int) { deleted += n }}
-		r, err := store.NewRedis(o.redisURL)
+		so, stopWatch := watchStore(o.timeout, streams.Err, nil)
+		defer stopWatch()
+		r, err := store.NewRedisWith(o.redisURL, so)
 		if err != nil {
 			return fmt.Errorf("--redis: %w", err)
 		}
 		defer r.Close()
 		if err := store.CheckEmpty(r, o.prefix, o.prefixSet); err != nil {
-			return fmt.Errorf("--redis %s: %w", o.redisURL, err)
+			return fmt.Errorf("--redis %s: %w", store.RedactURL(o.redisURL), err)
 		}
 		opts.Redis = r
 	}
 	rep, err := store.Size(opts)
 	if err != nil {
+		var left *store.LeftError
+		if errors.As(err, &left) {
+			if cmd, note := store.CleanupCommand(o.redisURL, o.prefix); cmd != "" {
+				err = fmt.Errorf("%w; once the server answers, delete them with: %s", err, cmd)
+				if note != "" {
+					err = fmt.Errorf("%w (%s)", err, note)
+				}
+			}
+			return interruption(ctx, err, fmt.Sprintf("deleted %d keys of those it had written; up to %d are left under %q", deleted, left.Left, o.prefix))
+		}
 		return interruption(ctx, err, fmt.Sprintf("deleted the %d keys it had written under %q", deleted, o.prefix))
 	}
 	var buf bytes.Buffer

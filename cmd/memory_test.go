@@ -4,15 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/rlsim/rlsim/internal/testnet"
 	"github.com/rlsim/rlsim/store"
 )
 
@@ -90,18 +89,13 @@ func TestMemoryBadFlags(t *testing.T) {
 }
 
 func TestMemoryRefusedRedisIsQuickAndClear(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testnet.RefusedAddr(t)
 	start := time.Now()
 	out, errOut, code := rlsim(t, "memory", "--redis", "redis://"+addr)
 	if code != 1 || out != "" || !strings.Contains(errOut, "store unavailable") || strings.Count(errOut, "\n") != 1 {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	if d := time.Since(start); d > 2*store.Timeout {
+	if d := time.Since(start); d > 2*store.DefaultTimeout {
 		t.Fatalf("took %s", d)
 	}
 }
@@ -133,7 +127,7 @@ func TestMemoryTableDisturbedUsedMemory(t *testing.T) {
 
 // A database that holds keys is refused without --prefix, and nothing is touched.
 func TestMemoryRefusesNonEmptyDatabase(t *testing.T) {
-	m := miniredis.RunT(t)
+	m := testnet.Miniredis(t)
 	m.Set("someone-elses", "1")
 	_, errOut, code := rlsim(t, "memory", "--keys", "10", "--redis", "redis://"+m.Addr())
 	if code != 1 || !strings.Contains(errOut, "holds 1 keys") {

@@ -88,7 +88,7 @@ func stageOutFiles(outs *outputSet, dir string, files []outFile) error {
 	files = append(files, outFile{path: manifestName, data: []byte(strings.Join(names, "\n") + "\n")})
 	for _, f := range files {
 		path := filepath.Join(dir, f.path)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		if err := outs.mkdirAll(filepath.Dir(path)); err != nil {
 			return fmt.Errorf("--out %s: %w", dir, err)
 		}
 		if err := outs.add(path, f.data); err != nil {

@@ -17,7 +17,8 @@ import (
 // addStoreFlags adds the flags that put a cluster scenario's shared store on a real Redis.
 func addStoreFlags(c *cobra.Command, o *compareOptions) {
 	f := c.Flags()
-	f.StringVar(&o.redis, "redis", "", "run cluster scenarios' shared store, and the --lua scripts, on this Redis server (redis://host:port/db); keys go under the run's prefix, which must be unused, and are deleted afterwards")
+	addRedisFlag(c, &o.redis, "run cluster scenarios' shared store, and the --lua scripts, on this Redis server (redis://host:port/db); keys go under the run's prefix, which must be unused, and are deleted afterwards")
+	addStoreTimeoutFlag(c, &o.storeTimeout)
 	f.IntVar(&o.pipeline, "pipeline", run.DefaultPipeline, "script calls a fleet on Redis sends per round trip where no decision depends on an earlier reply (1: one at a time)")
 }
 
@@ -30,7 +31,7 @@ func (o *compareOptions) checkStoreFlags() error {
 	if o.redis == "" {
 		return nil
 	}
-	r, err := store.NewRedis(o.redis)
+	r, err := store.NewRedisWith(o.redis, store.Options{Timeout: o.storeTimeout})
 	if err != nil {
 		return fmt.Errorf("--redis: %w", err)
 	}

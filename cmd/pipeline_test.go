@@ -1,13 +1,13 @@
 package cmd
 
 import (
-	"net"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rlsim/rlsim/internal/testnet"
 	"github.com/rlsim/rlsim/run"
 	"github.com/rlsim/rlsim/store"
 )
@@ -47,12 +47,7 @@ func TestRunOnRedisFlag(t *testing.T) {
 }
 
 func TestStoreFlagsBadInput(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	down := "redis://" + ln.Addr().String()
-	ln.Close()
+	down := "redis://" + testnet.RefusedAddr(t)
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -60,7 +55,7 @@ func TestStoreFlagsBadInput(t *testing.T) {
 	}{
 		{[]string{"run", "cluster-shared", "--pipeline", "0"}, 2, "--pipeline: must be between 1 and 10000, got 0"},
 		{[]string{"run", "cluster-shared", "--pipeline", "10001"}, 2, "--pipeline: must be between 1 and 10000, got 10001"},
-		{[]string{"run", "cluster-shared", "--redis", "http://nope"}, 1, "--redis: redis URL"},
+		{[]string{"run", "cluster-shared", "--redis", "http://nope"}, 2, `for "--redis" flag: scheme "http" is not redis, rediss or unix`},
 		{[]string{"run", "cluster-shared", "--redis", down}, 1, "--redis: store unavailable"},
 	} {
 		out, errOut, code := rlsim(t, tc.args...)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/internal/testnet"
 	"github.com/rlsim/rlsim/worstcase"
 )
 
@@ -185,7 +185,7 @@ func TestProbeReadsWorstCaseSchedules(t *testing.T) {
 // flag, and no request sent.
 func TestProbeRefusesBadInputAndSendsNothing(t *testing.T) {
 	var hits atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
+	srv := testnet.HTTPServer(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
 	defer srv.Close()
 	boundary := filepath.Join("testdata", "probe-boundary-1s.yaml")
 	for _, tt := range []struct {
@@ -223,7 +223,7 @@ func TestProbeRefusesBadInputAndSendsNothing(t *testing.T) {
 // sending, exits 130, and prints no results.
 func TestProbeStopsOnSIGINT(t *testing.T) {
 	var hits atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
+	srv := testnet.HTTPServer(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
 	defer srv.Close()
 	type result struct {
 		out, errOut string

@@ -16,7 +16,7 @@ import (
 
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
+	"github.com/rlsim/rlsim/internal/testnet"
 )
 
 // The tests here run rlsim as its own process, built with go build, to do to it what a
@@ -151,10 +151,7 @@ type pausableProxy struct {
 
 func newPausableProxy(t *testing.T, target string) *pausableProxy {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := testnet.Listen(t)
 	p := &pausableProxy{ln: ln}
 	t.Cleanup(func() {
 		ln.Close()
@@ -242,7 +239,7 @@ func TestSecondSignalExitsAtOnce(t *testing.T) {
 		t.Skip("the nameless staged file is Linux's")
 	}
 	bin := rlsimBinary(t)
-	m := miniredis.RunT(t)
+	m := testnet.Miniredis(t)
 	proxy := newPausableProxy(t, m.Addr())
 	dir := t.TempDir()
 	file, prefix := nonatomicOnPrefix(t, dir)

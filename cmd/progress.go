@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -43,6 +44,10 @@ type progress struct {
 	bar       *progressbar.ProgressBar // nil until the run has gone on for progressDelay
 	done      int64                    // units done
 	label     string
+	// silent says the store has sent nothing for a while (storeWatch), "" while it
+	// answers; mu guards the fields, as the watch reports from its own goroutine.
+	silent string
+	mu     sync.Mutex
 }
 
 // newProgress returns the progress of a run of scenarios that prints format on out and
@@ -103,9 +108,28 @@ func (p *progress) drawing(index, file, files int, name string) {
 	p.set(base+int64(index)*progressUnits+int64(file)*progressUnits/int64(max(files, 1)), "drawing "+name)
 }
 
+// storeSilent shows on the bar that the store has sent nothing for a while (msg), or
+// that it answers again (""), and redraws it, so a run waiting on a slow store goes on
+// showing how long it has waited.
+func (p *progress) storeSilent(msg string) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.silent = msg
+	p.setLocked(p.done, p.label)
+}
+
 // set moves the bar to done units with label, drawing it once the run has gone on for
 // progressDelay.
 func (p *progress) set(done int64, label string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.setLocked(done, label)
+}
+
+func (p *progress) setLocked(done int64, label string) {
 	p.done, p.label = max(p.done, min(done, p.total()-1)), label
 	if p.bar == nil {
 		if p.now().Sub(p.start) < progressDelay {
@@ -121,7 +145,11 @@ func (p *progress) set(done int64, label string) {
 			progressbar.OptionSetTheme(progressbar.Theme{Saucer: "=", SaucerPadding: " ", BarStart: "[", BarEnd: "]"}),
 		)
 	}
-	p.bar.Describe(p.label)
+	if p.silent != "" {
+		p.bar.Describe(p.label + " — " + p.silent)
+	} else {
+		p.bar.Describe(p.label)
+	}
 	// The bar writes to a terminal; a failed write there is nothing the run can act on.
 	_ = p.bar.Set64(p.done)
 }
@@ -131,6 +159,8 @@ func (p *progress) finish(requests int64) {
 	if p == nil {
 		return
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.bar != nil {
 		_ = p.bar.Clear()
 		fmt.Fprint(p.w, "\r\033[K")

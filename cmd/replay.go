@@ -43,7 +43,9 @@ type replayOptions struct {
 	imp        importFlags
 	keySet     bool // --key was given, so an imported key does not replace it
 	redis      string
-	tables     tableOptions
+	// storeTimeout bounds each round trip to the store the --lua scripts run on.
+	storeTimeout time.Duration
+	tables       tableOptions
 }
 
 func newReplayCmd(g *globalOptions, streams IO) *cobra.Command {
@@ -90,7 +92,7 @@ under --out (a folder named after the log) and index.html over them.`,
 	f.Float64Var(&o.timeScale, "time-scale", 1, "multiply the gaps between requests (0.5 plays the log twice as fast)")
 	o.imp.add(c, importRunUsage)
 	addOwnFlags(c, &o.own)
-	addOwnRedisFlag(c, &o.redis)
+	addOwnRedisFlag(c, &o.redis, &o.storeTimeout)
 	g.addFormatFlag(c, allFormats...)
 	g.addOutFlags(c)
 	g.addSeedFlag(c)
@@ -167,7 +169,9 @@ func runReplay(ctx context.Context, o *replayOptions, streams IO) error {
 	}
 	ctx, stop := interruptible(ctx)
 	defer stop()
-	own, err := o.own.open(ctx, o.redis, streams)
+	so, stopWatch := watchStore(o.storeTimeout, streams.Err, nil)
+	defer stopWatch()
+	own, err := o.own.open(ctx, o.redis, so, streams)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -146,7 +147,7 @@ Exit status: 0 success, 1 a run that failed, 2 a bad command line, 130/143 inter
 	root.AddCommand(newReplayCmd(g, streams), newImportCmd(g, streams))
 	root.AddCommand(newWorstCaseCmd(g, streams))
 	root.AddCommand(newClaimsCmd(g, streams))
-	root.AddCommand(newMemoryCmd(g, streams))
+	root.AddCommand(newMemoryCmd(g, streams), newSlotsCmd(g, streams))
 	root.AddCommand(newSweepCmd(g, streams), newMergeCmd(g, streams))
 
 	root.AddCommand(newAlgorithmsCmd(g, streams))
@@ -194,8 +195,12 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 
 // flagError turns a flag the command line got wrong (unknown, a bad value, a missing
 // value) into a one-line usage error naming the flag and the command.
+// passwordInURL finds the password of a URL in a message: scheme://user:PASSWORD@.
+var passwordInURL = regexp.MustCompile(`([a-z][a-z0-9+.-]*://[^:/@\s"]*:)[^@\s"]*@`)
+
 func flagError(c *cobra.Command, err error) error {
-	msg := err.Error()
+	// A flag's error quotes its value: a Redis URL's password must not be shown.
+	msg := passwordInURL.ReplaceAllString(err.Error(), "${1}xxxxx@")
 	if name, ok := strings.CutPrefix(msg, "unknown flag: "); ok {
 		msg = fmt.Sprintf("unknown flag %s for %q", name, c.CommandPath())
 	} else if short, ok := strings.CutPrefix(msg, "unknown shorthand flag: "); ok {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -33,9 +34,11 @@ type sweepOptions struct {
 	params     []string
 	algorithms []string
 	workers    int
-	shard      string
-	chart      chartOptions
-	formatSet  bool
+	// storeTimeout bounds each round trip to the store a cluster scenario names.
+	storeTimeout time.Duration
+	shard        string
+	chart        chartOptions
+	formatSet    bool
 }
 
 func newSweepCmd(g *globalOptions, streams IO) *cobra.Command {
@@ -69,6 +72,7 @@ results file (JSON); ` + "`rlsim merge`" + ` combines the N files into the resul
 	addAlgorithmsFlag(c, &o.algorithms, "algorithms to run (default: the scenario's, else the six)", nil)
 	f.IntVar(&o.workers, "workers", 0, "grid points run at once (default: GOMAXPROCS; results do not depend on it)")
 	f.StringVar(&o.shard, "shard", "", "K/N: run only the K-th of N shares of the grid and print a partial results file")
+	addStoreTimeoutFlag(c, &o.storeTimeout)
 	o.chart.addFlags(c)
 	g.addFormatFlag(c, allFormats...)
 	g.addOutFlags(c)
@@ -103,7 +107,9 @@ func runSweep(ctx context.Context, o *sweepOptions, streams IO) error {
 	if o.workers < 0 {
 		return usagef("--workers: must not be negative, got %d", o.workers)
 	}
-	opts := sweep.Options{Algorithms: o.algorithms, Workers: o.workers}
+	so, stopWatch := watchStore(o.storeTimeout, streams.Err, nil)
+	defer stopWatch()
+	opts := sweep.Options{Algorithms: o.algorithms, Workers: o.workers, Store: so}
 	if o.shard != "" {
 		sh, err := sweep.ParseShard(o.shard)
 		if err != nil {

@@ -40,6 +40,8 @@ type worstCaseOptions struct {
 	own         ownOptions
 	imp         importFlags
 	redis       string
+	// storeTimeout bounds each round trip to the store the --lua scripts run on.
+	storeTimeout time.Duration
 }
 
 func newWorstCaseCmd(g *globalOptions, streams IO) *cobra.Command {
@@ -83,7 +85,7 @@ curve of the most admitted in any window of length T against T (--charts png,svg
 	f.StringVar(&o.scheduleOut, "schedule-out", "", "write each algorithm's worst schedule as a scenario file worst-ALGORITHM.yaml into this folder")
 	o.imp.add(c, "also attack the rate limits of a gateway's configuration (nginx.conf, haproxy.cfg, Envoy, Kong, Traefik; see rlsim import)")
 	addOwnFlags(c, &o.own)
-	addOwnRedisFlag(c, &o.redis)
+	addOwnRedisFlag(c, &o.redis, &o.storeTimeout)
 	g.addFormatFlag(c, allFormats...)
 	g.addOutFlags(c)
 	g.addSeedFlag(c)
@@ -156,7 +158,9 @@ func runWorstCase(ctx context.Context, o *worstCaseOptions, streams IO) error {
 	// written after the search, and a user's limiter is cleaned up once it has stopped.
 	ctx, stop := interruptible(ctx)
 	defer stop()
-	own, err := o.own.open(ctx, o.redis, streams)
+	so, stopWatch := watchStore(o.storeTimeout, streams.Err, nil)
+	defer stopWatch()
+	own, err := o.own.open(ctx, o.redis, so, streams)
 	if err != nil {
 		return err
 	}

@@ -25,10 +25,15 @@ type Lua struct {
 	// Batch is how many calls a real server gets in one pipeline (0: DefaultLuaBatch).
 	// miniredis takes one call at a time, its Lua being no faster in a pipeline.
 	Batch int
+	// Store is how each face talks to its server: the round-trip timeout and a watch.
+	Store store.Options
 
 	sessions atomic.Int64
 	mu       sync.Mutex
 	readTime string // the first request seen reading TIME on miniredis
+	// crossSlot is the first call seen on miniredis touching a key in another Redis
+	// Cluster slot than its KEYS[1]'s.
+	crossSlot string
 }
 
 // DefaultLuaBatch is the pipeline a real server is sent.
@@ -69,7 +74,7 @@ func (l *Lua) Warnings() []string {
 	var out []string
 	s := l.Script
 	l.mu.Lock()
-	seen := l.readTime
+	seen, cross := l.readTime, l.crossSlot
 	l.mu.Unlock()
 	switch {
 	case s.ReadsTime > 0 && l.RedisURL != "":
@@ -80,6 +85,9 @@ func (l *Lua) Warnings() []string {
 			where = " (" + seen + ")"
 		}
 		out = append(out, fmt.Sprintf("%s%s reads TIME: miniredis answers with the virtual clock, but a real Redis answers with its wall clock, which virtual time cannot reach; take now from ARGV[1] to be judged alike on both", s.Path, where))
+	}
+	if cross != "" {
+		out = append(out, fmt.Sprintf("%s touches a key outside its KEYS[1]'s Redis Cluster hash slot (%s): on a Redis Cluster that call fails with CROSSSLOT; name every key from KEYS[1], whose client key in braces is its hash tag, so they share its slot", s.Path, cross))
 	}
 	if s.SetsTTL > 0 && l.RedisURL != "" {
 		out = append(out, fmt.Sprintf("%s:%d sets a TTL: a real server counts it on its wall clock while the run moves in virtual time, so a key outlives its virtual lifetime (a 1m TTL spans as much virtual time as the run covers in a wall minute); its decisions can differ from miniredis's, which counts TTLs in virtual time", s.Path, s.SetsTTL))
@@ -99,10 +107,10 @@ func (l *Lua) New(p algorithms.Policy) (algorithms.Limiter, error) {
 		prefix string
 	)
 	if l.RedisURL == "" {
-		r, err = store.NewMiniredis()
+		r, err = store.NewMiniredisWith(l.Store)
 		prefix = "rlsim:" + l.Script.Name + ":"
 	} else {
-		r, err = store.NewRedis(l.RedisURL)
+		r, err = store.NewRedisWith(l.RedisURL, l.Store)
 		prefix = "rlsim:" + strconv.Itoa(os.Getpid()) + ":" + l.Script.Name + ":" + strconv.FormatInt(n, 10) + ":"
 	}
 	if err != nil {
@@ -133,16 +141,19 @@ func (l *Lua) New(p algorithms.Policy) (algorithms.Limiter, error) {
 
 // FleetStore is the script on a face of its own as a fleet's shared store: a fleet of the
 // shared placement calls it for every decision (store.UserStore). A real server is
-// reached at RedisURL; the fleet names its keys under its own prefix.
-func (l *Lua) FleetStore(p algorithms.Policy) (*store.UserStore, error) {
+// reached at RedisURL; the fleet names its keys under its own prefix. A call whose script
+// touches a key outside its KEYS[1]'s Redis Cluster slot is warned about (Warnings), or,
+// when the fleet's store is a cluster moving slots (refuseCrossSlot), an error that ends
+// the run.
+func (l *Lua) FleetStore(p algorithms.Policy, refuseCrossSlot bool) (*store.UserStore, error) {
 	var (
 		r   *store.Redis
 		err error
 	)
 	if l.RedisURL == "" {
-		r, err = store.NewMiniredis()
+		r, err = store.NewMiniredisWith(l.Store)
 	} else {
-		r, err = store.NewRedis(l.RedisURL)
+		r, err = store.NewRedisWith(l.RedisURL, l.Store)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", l.Describe(), err)
@@ -152,7 +163,16 @@ func (l *Lua) FleetStore(p algorithms.Policy) (*store.UserStore, error) {
 		r.Close()
 		return nil, fmt.Errorf("%s: %w", l.Describe(), err)
 	}
+	u.WatchSlots(refuseCrossSlot, l.sawCrossSlot)
 	return u, nil
+}
+
+func (l *Lua) sawCrossSlot(what string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.crossSlot == "" {
+		l.crossSlot = what
+	}
 }
 
 func (l *Lua) sawTime(r request) {
@@ -217,7 +237,7 @@ func (x *luaLimiter) Send(key uint32, now, cost int64) {
 		return
 	}
 	name := x.names[key]
-	x.calls = append(x.calls, store.UserCall{Key: x.prefix + name, Now: now, Cost: cost})
+	x.calls = append(x.calls, store.UserCall{Key: store.TaggedKey(x.prefix, name), Now: now, Cost: cost})
 	x.reqs = append(x.reqs, request{key: name, now: now, cost: cost, index: x.sent})
 	if len(x.calls) >= x.batch {
 		x.flush()
@@ -244,6 +264,9 @@ func (x *luaLimiter) flush() {
 	for i, res := range x.results {
 		if res.ReadTime {
 			x.l.sawTime(x.reqs[i])
+		}
+		if res.CrossSlot != "" {
+			x.l.sawCrossSlot(res.CrossSlot)
 		}
 		if res.Err != nil && x.err == nil {
 			x.err = fmt.Errorf("%s: %s: %w", x.l.Describe(), x.reqs[i], res.Err)

@@ -309,3 +309,58 @@ func TestLuaConventionCheck(t *testing.T) {
 		}
 	}
 }
+
+// A script whose keys leave its KEYS[1]'s Redis Cluster slot is warned about, naming the
+// key; one that derives its keys from KEYS[1], whose client key is its hash tag, is not.
+// In a fleet that moves slots the same script is refused at its first such call.
+func TestLuaCrossSlotIsWarnedAndRefusedInACluster(t *testing.T) {
+	p := algorithms.Policy{Limit: 10, Window: time.Second}
+	derived := "local n = redis.call('INCR', KEYS[1] .. ':prev')\nreturn 1"
+	global := "redis.call('INCR', KEYS[1])\nredis.call('INCR', 'rl:all-users')\nreturn 1"
+	run := func(src string) *Lua {
+		l, err := NewLua(writeScript(t, "slots.lua", src), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lim, err := l.New(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, name := range []string{"alice", "bob", "carol"} {
+			lim.(Limiter).SetName(uint32(i), name)
+			lim.Allow(uint32(i), int64(i+1)*int64(time.Second), 1)
+		}
+		if err := lim.(Limiter).Close(); err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	if w := run(derived).Warnings(); len(w) != 0 {
+		t.Errorf("a script deriving its keys from KEYS[1] is warned: %q", w)
+	}
+	w := strings.Join(run(global).Warnings(), "\n")
+	for _, want := range []string{"slots.lua touches a key outside its KEYS[1]'s Redis Cluster hash slot", "INCR rl:all-users (slot", "CROSSSLOT"} {
+		if !strings.Contains(w, want) {
+			t.Errorf("warnings %q lack %q", w, want)
+		}
+	}
+
+	for _, refuse := range []bool{false, true} {
+		l, err := NewLua(writeScript(t, "slots.lua", global), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := l.FleetStore(p, refuse)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = u.Eval(nil, []string{store.TaggedKey("rl:", "alice") + ":tb"}, 1_000_000, 10, 1_000_000, 10, 1, 0, 0)
+		u.Close()
+		if refuse != (err != nil) || refuse && !strings.Contains(err.Error(), "CROSSSLOT") {
+			t.Errorf("refuse %v: %v", refuse, err)
+		}
+		if got := strings.Join(l.Warnings(), "\n"); !refuse && !strings.Contains(got, "CROSSSLOT") {
+			t.Errorf("a fleet store's cross-slot call is not warned about: %q", got)
+		}
+	}
+}

@@ -35,7 +35,9 @@ func TestEvictionScenarioMatchesARealServer(t *testing.T) {
 	o := Options{}
 	pol, layers, seed := o.Policy(sc), layerPolicies(sc, o), sc.SeedOr(scenario.DefaultSeed)
 	variants := fleetVariants(sc, pol)
-	const alg, prefix = "fixed-window", "rlsim-eviction-test:"
+	// A prefix short enough that every counter's name, "{account_N}:fw:" and the window
+	// index after it, takes the 48-byte allocation perKey counts.
+	const alg, prefix = "fixed-window", "rlsim-evict:"
 	ctx := context.Background()
 	for _, name := range []string{"lru-224kb", "noeviction-open"} {
 		i := slices.IndexFunc(variants, func(v fleetVariant) bool { return v.name == name })
@@ -49,8 +51,8 @@ func TestEvictionScenarioMatchesARealServer(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer r.Close()
-		// The memory model's count of one key: a counter named prefix + "fw:account_N:" +
-		// the window index, with a TTL; its own integer object under an LRU policy.
+		// The memory model's count of one key: a counter named prefix + "{account_N}:fw:"
+		// + the window index, with a TTL; its own integer object under an LRU policy.
 		perKey := int64(48 + 32 + 32)
 		if ev.Policy == "allkeys-lru" {
 			perKey += 16

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/rlsim/rlsim/algorithms"
@@ -144,13 +143,13 @@ func keep(algs, supported []string) []string {
 	return out
 }
 
-// openStore opens the scenario's store face for one run.
-func openStore(s *scenario.Scenario) (store.Store, error) {
+// openStore opens the scenario's store face for one run, talking to a server as o says.
+func openStore(s *scenario.Scenario, o store.Options) (store.Store, error) {
 	switch s.Cluster.Store {
 	case "miniredis":
-		return store.NewMiniredis()
+		return store.NewMiniredisWith(o)
 	case "redis":
-		r, err := store.NewRedis(s.Cluster.RedisURL)
+		r, err := store.NewRedisWith(s.Cluster.RedisURL, o)
 		if err != nil {
 			return nil, fmt.Errorf("scenario %s: cluster.redis_url: %w", s.Name, err)
 		}
@@ -165,10 +164,18 @@ func scenarioPrefix(sc *scenario.Scenario) string {
 	return fmt.Sprintf("%s%s:", sc.Cluster.Prefix, sc.Name)
 }
 
-// escapeGlob quotes the glob characters of a SCAN pattern, for the command a message
-// suggests.
-func escapeGlob(s string) string {
-	return strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`, "]", `\]`, "'", `'\''`).Replace(s)
+// cleanupAdvice is the sentence that tells how to delete what runs of sc wrote on its
+// Redis server: redis-cli with the server's host, port and database.
+func cleanupAdvice(sc *scenario.Scenario) string {
+	cmd, note := store.CleanupCommand(sc.Cluster.RedisURL, scenarioPrefix(sc))
+	if cmd == "" {
+		return ""
+	}
+	advice := "If a run killed outright left them, delete what runs of this scenario wrote with: " + cmd
+	if note != "" {
+		advice += " (" + note + ")"
+	}
+	return advice
 }
 
 // runFleets runs every fleet variant with every algorithm it takes.
@@ -194,7 +201,7 @@ func runFleets(sc *scenario.Scenario, rep *report.Report, pol algorithms.Policy,
 }
 
 func runFleet(sc *scenario.Scenario, v fleetVariant, vi int, alg string, pol algorithms.Policy, layers []scenario.LimitSpec, seed uint64, o Options) (_ report.Result, retErr error) {
-	st, carrier, err := fleetStore(sc, alg, pol, o)
+	st, carrier, err := fleetStore(sc, alg, pol, len(v.cfg.Reshards) > 0, o)
 	if err != nil {
 		return report.Result{}, err
 	}
@@ -223,9 +230,8 @@ func runFleet(sc *scenario.Scenario, v fleetVariant, vi int, alg string, pol alg
 			return report.Result{}, fmt.Errorf("scenario %s: looking for keys under %q on the Redis server: %w", sc.Name, cfg.Prefix, err)
 		}
 		if first != "" {
-			return report.Result{}, fmt.Errorf("scenario %s: keys under %q already exist on the Redis server (%s, ...); refusing to touch them. "+
-				"If a run killed outright left them, delete what runs of this scenario wrote with: redis-cli --scan --pattern '%s*' | xargs redis-cli unlink",
-				sc.Name, cfg.Prefix, first, escapeGlob(scenarioPrefix(sc)))
+			return report.Result{}, fmt.Errorf("scenario %s: keys under %q already exist on the Redis server (%s, ...); refusing to touch them. %s",
+				sc.Name, cfg.Prefix, first, cleanupAdvice(sc))
 		}
 		defer func() {
 			var n int64

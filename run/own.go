@@ -30,7 +30,9 @@ type Maker interface {
 // scenario runs it on each fleet variant of the shared placement.
 type fleetScript interface {
 	Maker
-	FleetStore(p algorithms.Policy) (*store.UserStore, error)
+	// FleetStore opens the script's store; refuseCrossSlot fails a call that touches a
+	// key in another Redis Cluster slot than its KEYS[1]'s (a fleet moving slots).
+	FleetStore(p algorithms.Policy, refuseCrossSlot bool) (*store.UserStore, error)
 }
 
 // aheadLimiter decides requests written ahead of the decisions read: open-loop traffic
@@ -146,20 +148,21 @@ func ownFleets(v fleetVariant, o Options) []fleetScript {
 const ownFleetCarrier = algorithms.TokenBucketName
 
 // fleetStore opens the store of one fleet run of alg: the scenario's, or, when alg is a
-// user's script of o.Own, that script on its own face (miniredis, or --redis).
-func fleetStore(sc *scenario.Scenario, alg string, pol algorithms.Policy, o Options) (st store.Store, carrier string, err error) {
+// user's script of o.Own, that script on its own face (miniredis, or --redis), refusing
+// calls that span Redis Cluster slots when the fleet moves slots (clustered).
+func fleetStore(sc *scenario.Scenario, alg string, pol algorithms.Policy, clustered bool, o Options) (st store.Store, carrier string, err error) {
 	for _, m := range o.Own {
 		fs, ok := m.(fleetScript)
 		if !ok || m.Name() != alg {
 			continue
 		}
-		u, err := fs.FleetStore(pol)
+		u, err := fs.FleetStore(pol, clustered)
 		if err != nil {
 			return nil, "", fmt.Errorf("scenario %s: %w", sc.Name, err)
 		}
 		return u, ownFleetCarrier, nil
 	}
-	st, err = openStore(sc)
+	st, err = openStore(sc, o.Store)
 	return st, alg, err
 }
 

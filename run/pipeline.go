@@ -18,7 +18,8 @@ import (
 const DefaultPipeline = 256
 
 // MaxPipeline bounds a pipeline so that one round trip stays well inside the store's
-// timeout (store.Timeout, 2 s): 10000 calls take about 0.15 s on a loopback Redis.
+// timeout (--store-timeout, 2 s by default): 10000 calls take about 0.15 s on a loopback
+// Redis.
 const MaxPipeline = 10000
 
 // StoreStats counts what the runs of a scenario sent to a Redis store (miniredis or a real

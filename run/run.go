@@ -15,6 +15,7 @@ import (
 	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/scenario"
 	"github.com/rlsim/rlsim/sim"
+	"github.com/rlsim/rlsim/store"
 	"github.com/rlsim/rlsim/traffic"
 )
 
@@ -45,6 +46,9 @@ type Options struct {
 	Pipeline int
 	// StoreStats, when not nil, is told what the runs sent to a Redis store.
 	StoreStats *StoreStats
+	// Store is how the runs talk to a Redis store (miniredis or a real server): the
+	// round-trip timeout, and the watch a command reports a silent store from.
+	Store store.Options
 	// Own are limiters the user brings (a Lua script, a program), run after the
 	// algorithms on open-loop traffic and, where they can be a fleet's shared script, on
 	// the shared fleet variants of a cluster scenario. Closed-loop clients run the

@@ -172,21 +172,28 @@ if [[ -n ${RLSIM_REDIS_URL:-} ]] && command -v redis-benchmark > /dev/null; then
   done
   for lanes in 1 4; do
     variants+=("^BenchmarkPipeline\$/^redis\$/^batch=256\$/^lanes=$lanes\$")
+    variants+=("PipelineManyKeys/^keys=140000\$/^lanes=$lanes\$")
   done
+  # peer NAME KEYS: redis-benchmark sending the same script call for KEYS clients drawn at
+  # random (the two-counter window of 100/min, its seven arguments), its line appended.
+  peer() {
+    local before after rb
+    before=$(servercpu)
+    rb=$(/usr/bin/time -f 'client-cpu %U %S' -o "$tmp/client" redis-benchmark -h "$host" -p "$port" -P 100 -n 200000 -r "$2" -q --csv \
+      EVALSHA "$sha" 2 'rlsim-bench:rb:{__rand_int__}:sw:a' 'rlsim-bench:rb:{__rand_int__}:sw:b' "$now" 100 60000000 100 1 0 0 |
+      awk -F'","' 'NR > 1 {gsub(/"/, "", $2); print $2}')
+    after=$(servercpu)
+    awk -v name="$1" -v rb="$rb" -v a="$before" -v b="$after" '$1 == "client-cpu" {
+      printf "Benchmark%s-1 200000 %s decisions/s %.2f server-us/decision %.2f client-us/decision\n", name, rb, (b - a) / 200000 * 1e6, ($2 + $3) / 200000 * 1e6}' "$tmp/client" >> "$tmp/redis"
+  }
   for _ in $(seq "$rounds"); do
     for v in "${variants[@]}"; do
       served "$v" >> "$tmp/redis"
     done
-    # The same script for 100 clients (random keys), the two-counter window of 100/min.
-    before=$(servercpu)
-    rb=$(/usr/bin/time -f 'client-cpu %U %S' -o "$tmp/client" redis-benchmark -h "$host" -p "$port" -P 100 -n 200000 -r 100 -q --csv \
-      EVALSHA "$sha" 2 rlsim-bench:rb:__rand_int__:a rlsim-bench:rb:__rand_int__:b "$now" 100 60000000 100 1 0 |
-      awk -F'","' 'NR > 1 {gsub(/"/, "", $2); print $2}')
-    after=$(servercpu)
-    awk -v rb="$rb" -v a="$before" -v b="$after" '$1 == "client-cpu" {
-      printf "BenchmarkRedisBenchmarkEVALSHA-1 200000 %s decisions/s %.2f server-us/decision %.2f client-us/decision\n", rb, (b - a) / 200000 * 1e6, ($2 + $3) / 200000 * 1e6}' "$tmp/client" >> "$tmp/redis"
+    peer RedisBenchmarkEVALSHA 100
+    peer RedisBenchmarkEVALSHAManyKeys 140000
+    redis-cli -h "$host" -p "$port" --scan --pattern 'rlsim-bench:rb:*' | xargs -r redis-cli -h "$host" -p "$port" DEL > /dev/null
   done
-  redis-cli -h "$host" -p "$port" --scan --pattern 'rlsim-bench:rb:*' | xargs -r redis-cli -h "$host" -p "$port" DEL > /dev/null
   [[ -n ${REDIS_ONLY:-} ]] && : > "$out"
   cat "$tmp/redis" >> "$out"
   # line LABEL BENCH: its medians, its ratio to redis-benchmark, and how busy the server was
@@ -195,7 +202,7 @@ if [[ -n ${RLSIM_REDIS_URL:-} ]] && command -v redis-benchmark > /dev/null; then
     local busy
     busy=$(paste <(values "$tmp/redis" "$2" decisions/s) <(values "$tmp/redis" "$2" server-us/decision) | awk '{print $1 * $2 / 1e4}' | median)
     printf '  %-50s %7.0f/s %5.2fx  server %5.2f us/decision, busy %3.0f%%' "$1" \
-      "$(values "$tmp/redis" "$2" decisions/s | median)" "$(ratio "$tmp/redis" "$2" RedisBenchmarkEVALSHA decisions/s)" \
+      "$(values "$tmp/redis" "$2" decisions/s | median)" "$(ratio "$tmp/redis" "$2" "${3:-RedisBenchmarkEVALSHA}" decisions/s)" \
       "$(values "$tmp/redis" "$2" server-us/decision | median)" "$busy"
     printf ', client %5.2f us/decision\n' "$(values "$tmp/redis" "$2" client-us/decision | median)"
   }
@@ -217,6 +224,11 @@ if [[ -n ${RLSIM_REDIS_URL:-} ]] && command -v redis-benchmark > /dev/null; then
   done
   for lanes in 1 4; do
     line "batch 256 on $lanes connection(s), calls 1 ms apart" "Pipeline/redis/batch=256/lanes=$lanes"
+  done
+  echo "over 140000 keys, each call's client drawn at random (the peer: redis-benchmark -r 140000):"
+  line "redis-benchmark EVALSHA -P 100 -r 140000 (the peer)" RedisBenchmarkEVALSHAManyKeys RedisBenchmarkEVALSHAManyKeys
+  for lanes in 4 1; do
+    line "batch 256 on $lanes connection(s), 140000 keys" "PipelineManyKeys/keys=140000/lanes=$lanes" RedisBenchmarkEVALSHAManyKeys
   done
 fi
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"

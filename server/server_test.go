@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/internal/testnet"
 	"github.com/rlsim/rlsim/response"
 )
 
@@ -52,9 +53,8 @@ func newTestServerWith(t *testing.T, alg string, pol algorithms.Policy, cfg Conf
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewUnstartedServer(nil)
-	srv.Config = NewServer(h).srv
-	srv.Start() // httptest listens on 127.0.0.1
+	srv := &httptest.Server{Listener: testnet.Listen(t), Config: NewServer(h).srv}
+	srv.Start() // on 127.0.0.1
 	t.Cleanup(srv.Close)
 	return srv, h
 }
@@ -273,5 +273,39 @@ func TestHeaderNamesOnTheWire(t *testing.T) {
 		if !strings.Contains(string(raw), "\r\n"+name) {
 			t.Errorf("the response lacks %q:\n%s", name, raw)
 		}
+	}
+}
+
+// The 431 starts where the docs say, at 16 KiB: a request head (request line, header
+// fields, the blank line) of 16384 bytes is served, one of 16385 is refused.
+func TestHeaderLimitIs16KiB(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)}
+	srv, _ := newTestServer(t, "gcra", algorithms.Policy{Limit: 100, Window: time.Second}, "ip", clock)
+	head := func(size int) string {
+		start, end := "GET / HTTP/1.1\r\nHost: x\r\nX-Pad: ", "\r\n\r\n"
+		return start + strings.Repeat("a", size-len(start)-len(end)) + end
+	}
+	for _, tc := range []struct {
+		size int
+		want string
+	}{{MaxHeaderBytes - 1000, "HTTP/1.1 200"}, {MaxHeaderBytes, "HTTP/1.1 200"}, {MaxHeaderBytes + 1, "HTTP/1.1 431"}} {
+		conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn.SetDeadline(time.Now().Add(5 * time.Second))
+		req := head(tc.size)
+		if len(req) != tc.size {
+			t.Fatalf("a head of %d bytes, want %d", len(req), tc.size)
+		}
+		io.WriteString(conn, req)
+		line, _ := bufio.NewReader(conn).ReadString('\n')
+		conn.Close()
+		if !strings.HasPrefix(line, tc.want) {
+			t.Errorf("a request head of %d bytes: %q, want %s", tc.size, line, tc.want)
+		}
+	}
+	if MaxHeaderBytes != 16<<10 {
+		t.Errorf("MaxHeaderBytes = %d, the docs say 16 KiB", MaxHeaderBytes)
 	}
 }

@@ -30,14 +30,24 @@ type trackedConn struct {
 
 type connKey struct{}
 
-// NewServer wraps h: headers of at most 16 KiB (larger ones get 431 from net/http before
-// h runs), and timeouts so that slow or idle connections cannot pile up; the write
-// timeout leaves room for h's longest queueing delay.
+// MaxHeaderBytes is the most a request head may hold — the request line, the header
+// fields and the blank line that ends them — before the server answers 431 Request Header
+// Fields Too Large, without running the limiter: 16 KiB.
+const MaxHeaderBytes = 16 << 10
+
+// headSlack is what net/http reads beyond http.Server.MaxHeaderBytes before it answers
+// 431 (its bufio slop, net/http's initialReadLimitSize): the server's setting is that much
+// below MaxHeaderBytes, so the 431 starts where MaxHeaderBytes says.
+const headSlack = 4096
+
+// NewServer wraps h: request heads of at most MaxHeaderBytes (larger ones get 431 from
+// net/http before h runs), and timeouts so that slow or idle connections cannot pile up;
+// the write timeout leaves room for h's longest queueing delay.
 func NewServer(h *Handler) *Server {
 	s := &Server{handler: h, conns: map[net.Conn]*trackedConn{}}
 	s.srv = &http.Server{
 		Handler:           http.HandlerFunc(s.serveHTTP),
-		MaxHeaderBytes:    16 << 10,
+		MaxHeaderBytes:    MaxHeaderBytes - headSlack,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       10 * time.Second,
 		WriteTimeout:      10*time.Second + h.cfg.MaxDelay,

@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"testing"
 	"time"
@@ -67,14 +68,25 @@ func BenchmarkScript(b *testing.B) {
 // that one's replies are waited for once the next has left; without, EvalBatch sends a
 // batch and waits for its replies before the next is made.
 func benchmarkPipelined(b *testing.B, st Store, prefix string, batch int, step time.Duration, overlap bool) {
+	benchmarkPipelinedKeys(b, st, prefix, batch, step, overlap, 0)
+}
+
+// benchmarkPipelinedKeys is benchmarkPipelined over keys clients, each call's client drawn
+// at random, as redis-benchmark -r keys draws its keys; keys 0 is 100 clients in turn.
+func benchmarkPipelinedKeys(b *testing.B, st Store, prefix string, batch int, step time.Duration, overlap bool, keys int) {
 	lim, err := NewLimiter(st, "sliding-window", algorithms.Policy{Limit: 100, Window: time.Minute}, prefix)
 	if err != nil {
 		b.Fatal(err)
 	}
 	now := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC).UnixNano()
-	clients := make([]string, 100)
+	clients := make([]string, max(keys, 100))
 	for i := range clients {
 		clients[i] = ClientName(i)
+	}
+	pick := func(i int) string { return clients[i%len(clients)] }
+	if keys > 0 {
+		rng := rand.New(rand.NewPCG(1, 2))
+		pick = func(int) string { return clients[rng.IntN(len(clients))] }
 	}
 	stream := NewStream(st)
 	var away *Pending
@@ -98,7 +110,7 @@ func benchmarkPipelined(b *testing.B, st Store, prefix string, batch int, step t
 	i := 0
 	for b.Loop() {
 		at := now + int64(i)*int64(step)
-		c := clients[i%len(clients)]
+		c := pick(i)
 		i++
 		if batch == 1 {
 			if _, err := lim.Allow(c, Now(at), 1); err != nil {
@@ -184,10 +196,31 @@ func BenchmarkPipelineOneWindow(b *testing.B) {
 	}
 }
 
+// BenchmarkPipelineManyKeys is BenchmarkPipelineOneWindow over a fleet's worth of keys,
+// the peer of redis-benchmark -P 100 -r 140000 (scripts/bench.sh): each call's client
+// drawn at random among 140000, as redis-benchmark draws __rand_int__, so both create
+// about as many keys and look them up in as large a keyspace; batches of 256, and of 1024
+// ("batch=1024"), four times as many calls on their way.
+func BenchmarkPipelineManyKeys(b *testing.B) {
+	url := os.Getenv("RLSIM_REDIS_URL")
+	for _, lanes := range []int{1, DefaultLanes} {
+		b.Run(fmt.Sprintf("keys=140000/lanes=%d", lanes), func(b *testing.B) {
+			benchmarkOnRedisKeys(b, url, "keys", 256, lanes, time.Microsecond, true, 140000)
+		})
+		b.Run(fmt.Sprintf("keys=140000/batch=1024/lanes=%d", lanes), func(b *testing.B) {
+			benchmarkOnRedisKeys(b, url, "keys", 1024, lanes, time.Microsecond, true, 140000)
+		})
+	}
+}
+
 // benchmarkOnRedis runs benchmarkPipelined on the real server at url (skipped without
 // one) with batch calls per pipeline on lanes connections, calls step apart, under a
 // prefix of its own that it deletes afterwards.
 func benchmarkOnRedis(b *testing.B, url, kind string, batch, lanes int, step time.Duration, overlap bool) {
+	benchmarkOnRedisKeys(b, url, kind, batch, lanes, step, overlap, 0)
+}
+
+func benchmarkOnRedisKeys(b *testing.B, url, kind string, batch, lanes int, step time.Duration, overlap bool, keys int) {
 	if url == "" {
 		b.Skip("RLSIM_REDIS_URL not set")
 	}
@@ -198,11 +231,6 @@ func benchmarkOnRedis(b *testing.B, url, kind string, batch, lanes int, step tim
 	defer r.Close()
 	r.SetLanes(lanes)
 	prefix := fmt.Sprintf("rlsim-bench:%s:%d:%d:%t:%d:", kind, batch, lanes, overlap, time.Now().UnixNano())
-	benchmarkPipelined(b, r, prefix, batch, step, overlap)
-	keys, _ := r.Keys(prefix)
-	names := make([]string, len(keys))
-	for i, k := range keys {
-		names[i] = k.Name
-	}
-	r.Delete(names...)
+	benchmarkPipelinedKeys(b, r, prefix, batch, step, overlap, keys)
+	r.DeleteUnder(prefix)
 }

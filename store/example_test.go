@@ -29,6 +29,6 @@ func ExampleLimiter() {
 	// Output:
 	// true 0
 	// false 0
-	// rl:sw:user_8812:29454360 84 45s
-	// rl:sw:user_8812:29454361 37 1m45s
+	// rl:{user_8812}:sw:29454360 84 45s
+	// rl:{user_8812}:sw:29454361 37 1m45s
 }

@@ -13,7 +13,7 @@ import (
 
 // scanCount is how many keys one SCAN step asks the server to look at, and about how many
 // names one pipeline of a listing, an audit or a cleanup carries. Each step and each
-// pipeline is one round trip with its own deadline (Timeout), so a million keys take a
+// pipeline is one round trip with its own deadline (Options.Timeout), so a million keys take a
 // thousand short round trips, never one long one.
 const scanCount = 1000
 
@@ -92,7 +92,9 @@ func (r *Redis) keyInfos(names []string) ([]KeyInfo, error) {
 	}
 	for i := range out {
 		if values[i] != nil {
-			out[i].Value, _ = values[i].Int64()
+			// A GCRA's tat may carry its fraction of a ns after a colon: Value is its ns.
+			whole, _, _ := strings.Cut(values[i].Val(), ":")
+			out[i].Value, _ = strconv.ParseInt(whole, 10, 64)
 		}
 		if lengths[i] != nil {
 			out[i].Len = int(lengths[i].Val())
@@ -240,18 +242,40 @@ func (r *Redis) DeleteUnder(prefix string) (int64, error) {
 // UNLINK, so the memory is back before the next measurement reads used_memory; each DEL
 // of up to scanCount keys has its own deadline.
 func (r *Redis) Delete(keys ...string) error {
+	_, err := r.deleteKeys(keys)
+	return err
+}
+
+// deleteKeys is Delete, and how many of keys may be left when it failed: those of the DEL
+// that failed (it may have run) and of the ones after it.
+func (r *Redis) deleteKeys(keys []string) (left int, err error) {
 	for len(keys) > 0 {
 		n := min(len(keys), scanCount)
 		ctx, cancel := r.ctx()
 		err := r.client.Del(ctx, keys[:n]...).Err()
 		cancel()
 		if err != nil {
-			return r.wrap(fmt.Errorf("DEL of %d keys (%s ...): %w", n, keys[0], err))
+			return len(keys), r.wrap(fmt.Errorf("DEL of %d keys (%s ...): %w", n, keys[0], err))
 		}
 		keys = keys[n:]
 	}
-	return nil
+	return 0, nil
 }
+
+// LeftError is the error of a measurement that stopped (Err) and then could not delete
+// every key it wrote: Left of them, under Prefix, may still be on the server.
+type LeftError struct {
+	Err       error
+	Left      int
+	Prefix    string
+	DeleteErr error
+}
+
+func (e *LeftError) Error() string {
+	return fmt.Sprintf("%v; up to %d keys it wrote under %q are left on the server (deleting them: %v)", e.Err, e.Left, e.Prefix, e.DeleteErr)
+}
+
+func (e *LeftError) Unwrap() error { return e.Err }
 
 // memoryUsage sums MEMORY USAGE of the named keys, in pipelines of scanCount (a real
 // server only: miniredis has no such command).

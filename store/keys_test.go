@@ -185,7 +185,7 @@ func TestAuditOfStalledServerSaysWhat(t *testing.T) {
 			t.Errorf("error %q does not say %q", err, part)
 		}
 	}
-	if d := time.Since(start); d > 2*Timeout {
+	if d := time.Since(start); d > 2*DefaultTimeout {
 		t.Errorf("took %s to fail", d)
 	}
 }

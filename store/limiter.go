@@ -47,14 +47,16 @@ func replyOf(v []int64) Reply {
 }
 
 // Limiter decides requests through a store's atomic script for one algorithm: every
-// decision is one round trip. Keys are named prefix + tag + ":" + client key, with the
-// window index appended for the window algorithms (the names of the notes' script).
+// decision is one round trip. Keys are named prefix + "{" + client key + "}:" + tag, with
+// the window index appended for the window algorithms (the names of the notes' script):
+// rl:{user_8812}:sw:29454361. The client key is the name's hash tag (see Slot), so every
+// key one call touches is in one Redis Cluster slot.
 type Limiter struct {
 	st     Store
 	script *Script
 	tag    string
 	prefix string
-	args   [argCount]int64 // now, limit, window (µs), burst, cost, keep (ms)
+	args   [argCount]int64 // now (µs), limit, window (µs), burst, cost, keep (ms), now's ns past its µs
 	window int64           // µs
 	clock  Clock
 }
@@ -66,6 +68,9 @@ func NewLimiter(st Store, algorithm string, p algorithms.Policy, prefix string) 
 	if err := CheckPolicy(p); err != nil {
 		return nil, err
 	}
+	if err := checkPrefix(prefix); err != nil {
+		return nil, err
+	}
 	l := &Limiter{st: st, prefix: prefix, window: p.Window.Microseconds(), clock: NodeClock}
 	if algorithm == Lease {
 		l.script, l.tag = LeaseScript, Lease
@@ -75,8 +80,20 @@ func NewLimiter(st Store, algorithm string, p algorithms.Policy, prefix string) 
 	if l.script == nil {
 		return nil, fmt.Errorf("the store has no script for %q (want one of %s)", algorithm, strings.Join(Algorithms(), ", "))
 	}
-	l.args = [argCount]int64{0, p.Limit, l.window, p.EffectiveBurst(), 0, 0}
+	l.args = [argCount]int64{0, p.Limit, l.window, p.EffectiveBurst(), 0, 0, 0}
 	return l, nil
+}
+
+// checkPrefix refuses a key prefix whose own braces would take the place of the client
+// key's hash tag badly: one that makes Redis Cluster hash the whole name ("rl{}:"), which
+// would put the keys of one call in different slots. A prefix with a tag of its own
+// ("{rl}:") puts every key in one slot, and is taken.
+func checkPrefix(prefix string) error {
+	a, b := prefix+"{k}:a", prefix+"{k}:b"
+	if Slot(a) != Slot(b) {
+		return fmt.Errorf("key prefix %q: its braces leave Redis Cluster an empty hash tag, so the keys of one call would fall in different slots; remove them or put a name between them", prefix)
+	}
+	return nil
 }
 
 // SetClock makes the limiter decide by c: the node's clock (At.Node, the default) or the
@@ -101,24 +118,24 @@ func (l *Limiter) Keys(key string, now int64) []string {
 	return keys
 }
 
-// keys is Keys and the client the call is for (the limiter's tag and key), all cut from
-// one string: a batch makes them for every call, and one allocation is cheaper than one
-// per piece.
+// keys is Keys and the client the call is for (the client key's tag and the limiter's
+// tag), all cut from one string: a batch makes them for every call, and one allocation is
+// cheaper than one per piece.
 func (l *Limiter) keys(key string, now int64) (keys []string, client string) {
 	var stack [128]byte
 	b := append(stack[:0], l.prefix...)
-	b = append(b, l.tag...)
+	b = appendTagged(b, key)
 	b = append(b, ':')
-	b = append(b, key...)
+	b = append(b, l.tag...)
 	base := len(b)
 	switch l.script {
 	case FixedWindowScript:
 		b = append(b, ':')
-		b = strconv.AppendInt(b, floorDiv(now/1000, l.window), 10)
+		b = strconv.AppendInt(b, floorDiv(floorDiv(now, 1000), l.window), 10)
 		s := string(b)
 		return []string{s}, s[len(l.prefix):base]
 	case SlidingWindowScript:
-		i := floorDiv(now/1000, l.window)
+		i := floorDiv(floorDiv(now, 1000), l.window)
 		b = append(b, ':')
 		b = strconv.AppendInt(b, i-1, 10)
 		first := len(b)
@@ -191,10 +208,11 @@ func (n *NonAtomic) SetKeep(keep time.Duration) { n.keep = keepMillis(keep) }
 
 // Key is the counter a request for key at now (on the clock that names windows) lands on.
 func (n *NonAtomic) Key(key string, now int64) string {
+	name := string(appendTagged([]byte(n.prefix), key)) + ":nx"
 	if n.TTLWindow {
-		return n.prefix + "nx:" + key
+		return name
 	}
-	return n.prefix + "nx:" + key + ":" + strconv.FormatInt(floorDiv(now/1000, n.window), 10)
+	return name + ":" + strconv.FormatInt(floorDiv(floorDiv(now, 1000), n.window), 10)
 }
 
 // NonAtomicResult is one non-atomic decision.

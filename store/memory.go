@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -47,7 +48,7 @@ var formBytes = map[algorithms.StateForm]struct {
 	algorithms.FormWindowCount:     {88, "int"},
 	algorithms.FormTwoWindowCounts: {176, "int"},
 	algorithms.FormBucket:          {104, "listpack"},
-	algorithms.FormTAT:             {72, "int"},
+	algorithms.FormTAT:             {88, "int"},
 	algorithms.FormTimestamps:      {},
 }
 
@@ -61,27 +62,28 @@ const ZsetListpackEntries = 128
 //
 // Calibration (measured with `rlsim memory --redis`, 2000 clients per algorithm, limit
 // 100 per minute): redis-server 7.0.15 (Debian 12 package, jemalloc 5.3.0, 64-bit),
-// default configuration, key names "rlsim-memory:<tag>:user_0000001" (28–30 bytes) plus
-// ":<window index>" for the window algorithms (37 bytes), each with the TTL its script
+// default configuration, key names "rlsim-memory:{user_0000001}:<tag>" (30–32 bytes) plus
+// ":<window index>" for the window algorithms (39 bytes), each with the TTL its script
 // sets. MEMORY USAGE per client, and the growth of INFO used_memory per client:
 //
-//	fixed-window    string, int encoding            88 B   (used_memory +147 B)
+//	fixed-window    string, int encoding            88 B   (used_memory +184 B)
 //	sliding-window  two such strings                176 B  (+240 B)
 //	token-bucket    hash {t, s}, listpack           104 B  (+144 B)
-//	leaky-bucket    the same hash                   104 B  (+129 B)
-//	gcra            string, int encoding (tat)      72 B   (+112 B)
-//	sliding-log     zset of n "<µs>:<i>" members:
-//	                  listpack  n=1 120, 2 152, 16 584, 32 1096, 64 2120, 100 3656,
-//	                            120 4168, 128 4168
-//	                  skiplist  n=129 16967, 200 24729, 256 30856, 500 59598, 1000 118336
+//	leaky-bucket    the same hash                   104 B  (+144 B)
+//	gcra            string, int encoding (tat)      88 B   (+128 B)
+//	sliding-log     zset of n "<ns>:<i>" members:
+//	                  listpack  n=1 120, 2 152, 16 712, 32 1352, 64 2632, 100 3656,
+//	                            120 5192, 128 5192
+//	                  skiplist  n=129 16968, 200 24729, 256 30854, 500 59582, 1000 118352
 //
 // At n=100 the sorted set takes 3656 B, 20.8 times the two counters' 176 B. Past 128
 // members (zset-max-listpack-entries) the set becomes a skiplist plus hash table and its
-// cost jumps 4.1 times at once (4168 B at 128, 16967 B at 129), about 118 B per member
+// cost jumps 3.3 times at once (5192 B at 128, 16968 B at 129), about 118 B per member
 // from then on. MEMORY USAGE rounds allocations up to jemalloc's size classes, so the
 // listpack grows in steps (120 and 128 share one class); the model interpolates linearly
 // between the measured points of each encoding and extends the last segment beyond them.
-// Other key name lengths move each key by about the difference, rounded to 8 bytes.
+// Other key name lengths move each key by about the difference, rounded to 8 bytes (the
+// GCRA's 32-byte name takes a 48-byte allocation where one of 31 takes 32).
 //
 // The model goes by the form of an algorithm's state (algorithms.Kind.Form), not its name:
 // an algorithm whose keys are one of these forms is sized with no change here.
@@ -146,8 +148,8 @@ func jemallocClass(n int64) int64 {
 
 // The measured (members, bytes) points of the sorted-set calibration, ascending.
 var (
-	listpackPoints = [][2]int64{{1, 120}, {2, 152}, {16, 584}, {32, 1096}, {64, 2120}, {100, 3656}, {120, 4168}, {128, 4168}}
-	skiplistPoints = [][2]int64{{129, 16967}, {200, 24729}, {256, 30856}, {500, 59598}, {1000, 118336}}
+	listpackPoints = [][2]int64{{1, 120}, {2, 152}, {16, 712}, {32, 1352}, {64, 2632}, {100, 3656}, {120, 5192}, {128, 5192}}
+	skiplistPoints = [][2]int64{{129, 16968}, {200, 24729}, {256, 30854}, {500, 59582}, {1000, 118352}}
 )
 
 // interpolate is linear between the points around n and extends the last segment beyond.
@@ -234,12 +236,15 @@ func LoadAndMeasure(r *Redis, algorithm string, p algorithms.Policy, clients int
 	m = Measurement{Algorithm: algorithm, Clients: clients}
 	var written []string
 	defer func() {
-		derr := r.Delete(written...)
-		if derr != nil && err == nil {
-			err = fmt.Errorf("deleting the keys rlsim wrote: %w", derr)
+		left, derr := r.deleteKeys(written)
+		switch {
+		case derr != nil && err == nil:
+			err = &LeftError{Err: errors.New("measuring " + algorithm), Left: left, Prefix: prefix, DeleteErr: derr}
+		case derr != nil:
+			err = &LeftError{Err: err, Left: left, Prefix: prefix, DeleteErr: derr}
 		}
-		if derr == nil && h.Deleted != nil {
-			h.Deleted(len(written))
+		if h.Deleted != nil {
+			h.Deleted(len(written) - left)
 		}
 	}()
 	c := r.client
@@ -417,9 +422,10 @@ func CheckEmpty(r *Redis, prefix string, userPrefix bool) error {
 // measurement begun once the server had shrunk the tables the one before emptied): at
 // limit 100 and 100000 clients, used_memory grew per client by fixed-window 138 B
 // (MEMORY USAGE 88), sliding-window 276 (176), token-bucket and leaky-bucket 170 (104),
-// gcra 133 (72), sliding-log 3717 (3656) — a listpack set the same 61 B above. A skiplist
+// gcra 149 (88), sliding-log 3717 (3656) — a listpack set the same 61 B above. A skiplist
 // set leaves out about 8 B more per member (at 20000 clients: 129 members +1113 B,
-// 200 +1683, 256 +2130, 500 +4094, 1000 +8093).
+// 500 +4086; before the names took a hash tag and the members their ns, 200 +1683,
+// 256 +2130, 1000 +8093).
 func ModelUsedMemory(algorithm string, limit int64) (int64, error) {
 	b, enc, err := ModelBytes(algorithm, limit)
 	if err != nil {

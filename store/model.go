@@ -30,6 +30,9 @@ func (m *Model) Eval(s *Script, keys []string, args ...int64) ([]int64, error) {
 	if len(args) > argNow && args[argNow] == storeTime {
 		args = append([]int64(nil), args...)
 		args[argNow] = floorDiv(m.ks.now, 1000)
+		if len(args) > argSub {
+			args[argSub] = m.ks.now - args[argNow]*1000
+		}
 	}
 	return s.twin(&m.ks, keys, args), nil
 }
@@ -89,14 +92,15 @@ const (
 	kindCounter      // a hash with field c and, once expired by command, e (nonatomic_*.lua)
 )
 
-// zmember is a sliding-log member "<score>:<seq>".
-type zmember struct{ score, seq int64 }
+// zmember is a sliding-log member "<ns>:<seq>", its time in ns: Redis scores it by the
+// whole µs and orders the members of one score by their ns digits, the same order.
+type zmember struct{ ns, seq int64 }
 
 type entry struct {
 	kind     kind
-	value    int64     // string counter, the bucket's s, or the counter hash's c
-	t        int64     // the bucket's t, or the counter hash's e (0: none)
-	zset     []zmember // the sorted set's members, ascending by score
+	value    int64     // string counter or tat (ns), the bucket's s, or the counter hash's c
+	t        int64     // a tat's L-ths of a ns, the bucket's t, or the counter hash's e (0: none)
+	zset     []zmember // the sorted set's members, ascending by time
 	expireAt int64     // ns on the virtual clock; 0 = no TTL
 }
 
@@ -143,6 +147,12 @@ func (ks *keyspace) get(key string) int64 {
 
 func (ks *keyspace) set(key string, v int64) {
 	ks.add(key, &entry{kind: kindString, value: v})
+}
+
+// setCell sets the string at key to gcra.lua's tat: ns, and frac L-ths of a ns past them
+// (a text "<ns>" or "<ns>:<frac>" on a Redis face).
+func (ks *keyspace) setCell(key string, ns, frac int64) {
+	ks.add(key, &entry{kind: kindString, value: ns, t: frac})
 }
 
 func (ks *keyspace) del(key string) { delete(ks.keys, key) }
@@ -205,42 +215,44 @@ func (ks *keyspace) setCounterExpiry(key string, at int64) {
 	}
 }
 
-// zNewest is the highest score (ZRANGE key -1 -1 WITHSCORES).
+// zNewest is the latest time (ZRANGE key -1 -1 WITHSCORES, and the member's ns).
 func (ks *keyspace) zNewest(key string) (int64, bool) {
 	e := ks.lookup(key)
 	if e == nil || len(e.zset) == 0 {
 		return 0, false
 	}
-	return e.zset[len(e.zset)-1].score, true
+	return e.zset[len(e.zset)-1].ns, true
 }
 
-// zCountAbove counts the members scored above cutoff (ZCOUNT key (cutoff +inf).
+// zCountAbove counts the members timed after cutoff (ZCOUNT key (cutoff +inf, and the
+// members of cutoff's µs with more ns).
 func (ks *keyspace) zCountAbove(key string, cutoff int64) int64 {
 	e := ks.lookup(key)
 	if e == nil {
 		return 0
 	}
-	i, _ := slices.BinarySearchFunc(e.zset, cutoff+1, func(z zmember, t int64) int { return cmp.Compare(z.score, t) })
+	i, _ := slices.BinarySearchFunc(e.zset, cutoff+1, func(z zmember, t int64) int { return cmp.Compare(z.ns, t) })
 	return int64(len(e.zset) - i)
 }
 
-// zScoreAbove is the score of the k-th member (from 1) scored above cutoff, as
-// ZRANGEBYSCORE key (cutoff +inf WITHSCORES LIMIT k−1 1 reads it; the caller knows there
-// are k.
+// zScoreAbove is the time of the k-th member (from 1) timed after cutoff, as
+// ZRANGEBYSCORE key cutoff +inf WITHSCORES LIMIT reads it past the members of cutoff's µs
+// that are not; the caller knows there are k.
 func (ks *keyspace) zScoreAbove(key string, cutoff, k int64) int64 {
 	e := ks.lookup(key)
-	i, _ := slices.BinarySearchFunc(e.zset, cutoff+1, func(z zmember, t int64) int { return cmp.Compare(z.score, t) })
-	return e.zset[i+int(k)-1].score
+	i, _ := slices.BinarySearchFunc(e.zset, cutoff+1, func(z zmember, t int64) int { return cmp.Compare(z.ns, t) })
+	return e.zset[i+int(k)-1].ns
 }
 
-// zTrim drops scores <= cutoff (ZREMRANGEBYSCORE -inf cutoff).
+// zTrim drops the members timed at or before cutoff (ZREMRANGEBYSCORE -inf (cutoff, and
+// ZREM of those of cutoff's µs).
 func (ks *keyspace) zTrim(key string, cutoff int64) {
 	e := ks.lookup(key)
 	if e == nil {
 		return
 	}
 	i := 0
-	for i < len(e.zset) && e.zset[i].score <= cutoff {
+	for i < len(e.zset) && e.zset[i].ns <= cutoff {
 		i++
 	}
 	e.zset = e.zset[i:]
@@ -249,9 +261,9 @@ func (ks *keyspace) zTrim(key string, cutoff int64) {
 	}
 }
 
-// zAdd adds the members "<at>:<base+1>" … "<at>:<base+n>" scored at, as sliding_log.lua
-// does. Like ZADD, a member already in the set is not added twice, and members stay
-// sorted by score.
+// zAdd adds the members "<at>:<base+1>" … "<at>:<base+n>" timed at (ns), as
+// sliding_log.lua does. Like ZADD, a member already in the set is not added twice, and members stay
+// sorted by time.
 func (ks *keyspace) zAdd(key string, at, base, n int64) {
 	e := ks.lookup(key)
 	if e == nil {
@@ -259,10 +271,10 @@ func (ks *keyspace) zAdd(key string, at, base, n int64) {
 		ks.add(key, e)
 	}
 	for j := int64(1); j <= n; j++ {
-		m := zmember{score: at, seq: base + j}
-		lo, _ := slices.BinarySearchFunc(e.zset, at, func(z zmember, t int64) int { return cmp.Compare(z.score, t) })
+		m := zmember{ns: at, seq: base + j}
+		lo, _ := slices.BinarySearchFunc(e.zset, at, func(z zmember, t int64) int { return cmp.Compare(z.ns, t) })
 		hi := lo
-		for hi < len(e.zset) && e.zset[hi].score == at {
+		for hi < len(e.zset) && e.zset[hi].ns == at {
 			hi++
 		}
 		if slices.Contains(e.zset[lo:hi], m) {

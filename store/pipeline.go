@@ -63,8 +63,9 @@ func (l *Limiter) Call(key string, at At, cost int64) Call {
 	args := l.args
 	named := at.Node
 	args[argNow] = floorDiv(at.Node, 1000)
+	args[argSub] = at.Node - args[argNow]*1000
 	if l.clock == StoreClock {
-		named, args[argNow] = at.Store, storeTime
+		named, args[argNow], args[argSub] = at.Store, storeTime, 0 // the face sends the store's
 	}
 	args[argCost] = max(cost, 1)
 	keys, client := l.keys(key, named)

@@ -8,15 +8,18 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 )
 
-// Timeout bounds every round trip to a Redis server, connecting included, so a server that
-// refuses or stalls gives an error within a few seconds instead of a hang.
-const Timeout = 2 * time.Second
+// DefaultTimeout bounds every round trip to a Redis server, connecting included, unless
+// Options.Timeout (--store-timeout) says otherwise, so a server that stalls gives an error
+// within a few seconds instead of a hang. A server that is busy but alive can take
+// longer than that (a CPU-starved machine, a run of many keys): give it more.
+const DefaultTimeout = 2 * time.Second
 
 // Redis is the store face that runs the embedded Lua scripts on a Redis server: a real one
 // (NewRedis) or an embedded miniredis (NewMiniredis) whose clock follows the virtual time.
@@ -31,6 +34,9 @@ type Redis struct {
 	// explicitClock sends miniredis the store's time as ARGV[1], as a real server is
 	// sent it, instead of leaving the script to read TIME (tests prove the two alike).
 	explicitClock bool
+	// timeout bounds every round trip; watch follows them (Options).
+	timeout time.Duration
+	watch   *Watch
 
 	faceCounters
 	laneState
@@ -42,23 +48,31 @@ type Redis struct {
 
 var _ Store = (*Redis)(nil)
 
-// NewRedis connects to the Redis server at url ("redis://127.0.0.1:6379/0") and checks it
-// answers PING within Timeout (else the error wraps ErrUnavailable). A later round trip
-// without a reply within Timeout wraps ErrTimeout; a connection lost, ErrUnavailable.
-func NewRedis(url string) (*Redis, error) {
-	opt, err := redis.ParseURL(url)
+// NewRedis connects to the Redis server at url ("redis://127.0.0.1:6379/0") with the
+// default Options (NewRedisWith).
+func NewRedis(url string) (*Redis, error) { return NewRedisWith(url, Options{}) }
+
+// NewRedisWith connects to the Redis server at url (see ParseURL) and checks it answers
+// PING within o's timeout (else the error wraps ErrUnavailable). A later round trip
+// without a reply within the timeout wraps ErrTimeout; a connection lost, ErrUnavailable.
+// Nothing is ever sent twice: a script call without a reply may have run on the server,
+// and sending it again could count a request twice (see Redis.wrap).
+func NewRedisWith(url string, o Options) (*Redis, error) {
+	opt, err := ParseURL(url)
 	if err != nil {
-		return nil, fmt.Errorf("redis URL %q: %w", url, err)
+		return nil, err
 	}
-	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = Timeout, Timeout, Timeout
-	opt.MaxRetries = -1 // one attempt: a retry would double the time to a clear error
+	timeout := o.timeout()
+	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = timeout, timeout, timeout
+	opt.MaxRetries = -1 // never resend: a script call may have run without its reply
 	opt.DialerRetries = 1
 	quietOnce.Do(func() { redis.SetLogger(quietLogger{}) })
 	opt.PoolSize = poolSize
 	opt.DisableIdentity = true
-	r := &Redis{client: redis.NewClient(opt), name: "redis"}
+	r := &Redis{client: redis.NewClient(opt), name: "redis", timeout: timeout, watch: o.Watch}
 	r.SetLanes(DefaultLanes)
-	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	o.Watch.connected("redis at " + opt.Addr)
+	ctx, cancel := r.ctx()
 	defer cancel()
 	if err := r.client.Ping(ctx).Err(); err != nil {
 		r.client.Close()
@@ -79,19 +93,31 @@ func (quietLogger) Printf(context.Context, string, ...any) {}
 
 var quietOnce sync.Once
 
-// NewMiniredis starts an embedded miniredis on a loopback port and connects to it. Its
+// NewMiniredis starts an embedded miniredis on a loopback port and connects to it, with
+// the default Options (NewMiniredisWith).
+func NewMiniredis() (*Redis, error) { return NewMiniredisWith(Options{}) }
+
+// NewMiniredisWith starts an embedded miniredis on a loopback port and connects to it. Its
 // clock stays at the Unix epoch until SetNow moves it.
-func NewMiniredis() (*Redis, error) {
+func NewMiniredisWith(o Options) (*Redis, error) {
 	m := miniredis.NewMiniRedis()
-	if err := m.StartAddr("127.0.0.1:0"); err != nil {
+	// On a busy machine every ephemeral port can be taken for a moment: ask again.
+	err := m.StartAddr("127.0.0.1:0")
+	for tries := 1; err != nil && tries < 20 && (errors.Is(err, syscall.EADDRINUSE) || errors.Is(err, syscall.EADDRNOTAVAIL)); tries++ {
+		err = m.StartAddr("127.0.0.1:0")
+	}
+	if err != nil {
 		return nil, fmt.Errorf("starting miniredis: %w", err)
 	}
+	timeout := o.timeout()
 	r := &Redis{
-		client: redis.NewClient(&redis.Options{Addr: m.Addr(), DialTimeout: Timeout, ReadTimeout: Timeout,
-			WriteTimeout: Timeout, MaxRetries: -1, PoolSize: poolSize, DisableIdentity: true}),
+		client: redis.NewClient(&redis.Options{Addr: m.Addr(), DialTimeout: timeout, ReadTimeout: timeout,
+			WriteTimeout: timeout, MaxRetries: -1, PoolSize: poolSize, DisableIdentity: true}),
 		mini:      m,
 		name:      "miniredis",
 		loadEvery: true,
+		timeout:   timeout,
+		watch:     o.Watch,
 	}
 	r.SetLanes(DefaultLanes)
 	if err := r.registerClock(); err != nil {
@@ -107,9 +133,11 @@ func (r *Redis) Client() *redis.Client { return r.client }
 // Name returns "redis" or "miniredis".
 func (r *Redis) Name() string { return r.name }
 
-// wrap marks an error of the server: a round trip without a reply within Timeout wraps
-// ErrTimeout, a connection that failed otherwise (closed by the server included)
-// ErrUnavailable; a reply that is an error (a script's, WRONGTYPE) stays as it is.
+// wrap marks an error of the server: a round trip without a reply within the face's
+// timeout wraps ErrTimeout — a server that is slow, or stalled, but was there — and a
+// connection that failed otherwise (refused, closed by the server) ErrUnavailable, a
+// server that is not; a reply that is an error (a script's, WRONGTYPE) stays as it is.
+// Neither is sent again: the calls of a round trip without a reply may have run.
 func (r *Redis) wrap(err error) error {
 	if err == nil {
 		return nil
@@ -117,16 +145,30 @@ func (r *Redis) wrap(err error) error {
 	var nerr net.Error
 	switch {
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &nerr) && nerr.Timeout():
-		return fmt.Errorf("%w (%w within %s)", err, ErrTimeout, Timeout)
+		return fmt.Errorf("%w (%w within %s, the store's timeout: a slow server may need more, --store-timeout)", err, ErrTimeout, r.timeout)
 	case errors.As(err, &nerr), errors.Is(err, redis.ErrClosed), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	return err
 }
 
+// ctx is the context of one round trip: its deadline the face's timeout; the watch counts
+// it on its way until cancel.
 func (r *Redis) ctx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), Timeout)
+	return r.ctxFor(r.timeout)
 }
+
+func (r *Redis) ctxFor(d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	end := r.watch.Begin()
+	return ctx, func() {
+		end()
+		cancel()
+	}
+}
+
+// Timeout is the face's round-trip deadline.
+func (r *Redis) Timeout() time.Duration { return r.timeout }
 
 // Eval runs s by EVALSHA, loading it with EVAL the first time.
 func (r *Redis) Eval(s *Script, keys []string, args ...int64) ([]int64, error) {
@@ -145,16 +187,20 @@ func (r *Redis) Eval(s *Script, keys []string, args ...int64) ([]int64, error) {
 
 // argv is a script's arguments as sent, the store's virtual time being now (ns). A now
 // argument asking for the store's clock goes to miniredis empty, so the script reads TIME
-// (the virtual clock), and to a real server as now in µs, its TIME being its wall clock.
-// On a real server keep grows by WallMargin, as its TTLs count wall time.
+// (the virtual clock, in µs), and to a real server as now in µs, its TIME being its wall
+// clock; either way the ns past that µs go as the last argument. On a real server keep
+// grows by WallMargin, as its TTLs count wall time.
 func (r *Redis) argv(args []int64, now int64) []any {
 	argv := make([]any, len(args))
+	store := len(args) > argNow && args[argNow] == storeTime
 	for i, a := range args {
 		switch {
-		case i == argNow && a == storeTime && r.mini != nil && !r.explicitClock:
+		case i == argNow && store && r.mini != nil && !r.explicitClock:
 			argv[i] = ""
-		case i == argNow && a == storeTime:
+		case i == argNow && store:
 			argv[i] = strconv.FormatInt(floorDiv(now, 1000), 10)
+		case i == argSub && store:
+			argv[i] = r.args.text(now - floorDiv(now, 1000)*1000)
 		case i == argKeep && r.mini == nil:
 			argv[i] = r.args.text(a + WallMargin.Milliseconds())
 		default:
@@ -167,10 +213,13 @@ func (r *Redis) argv(args []int64, now int64) []any {
 // wireArgs appends to into a script's arguments as a real server is sent them at the
 // store's virtual time now (ns): those of argv, as integers.
 func (r *Redis) wireArgs(into []int64, args []int64, now int64) []int64 {
+	store := len(args) > argNow && args[argNow] == storeTime
 	for i, a := range args {
 		switch {
-		case i == argNow && a == storeTime:
+		case i == argNow && store:
 			a = floorDiv(now, 1000)
+		case i == argSub && store:
+			a = now - floorDiv(now, 1000)*1000
 		case i == argKeep:
 			a += WallMargin.Milliseconds()
 		}

@@ -2,38 +2,29 @@ package store
 
 import (
 	"errors"
-	"net"
 	"testing"
 	"time"
 
 	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/internal/testnet"
 )
 
 // A server that refuses connections gives a clear error at once.
 func TestRedisRefusedIsClearAndQuick(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // nothing listens there now
+	addr := testnet.RefusedAddr(t) // nothing listens there, nor can
 	start := time.Now()
-	_, err = NewRedis("redis://" + addr)
+	_, err := NewRedis("redis://" + addr)
 	if err == nil || !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("want ErrUnavailable, got %v", err)
 	}
-	if d := time.Since(start); d > 2*Timeout {
+	if d := time.Since(start); d > 2*DefaultTimeout {
 		t.Fatalf("took %s to report %v", d, err)
 	}
 }
 
-// A server that accepts and never answers times out within the store's Timeout.
+// A server that accepts and never answers times out within the store's DefaultTimeout.
 func TestRedisStalledTimesOut(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	ln := testnet.Listen(t)
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -44,11 +35,11 @@ func TestRedisStalledTimesOut(t *testing.T) {
 		}
 	}()
 	start := time.Now()
-	_, err = NewRedis("redis://" + ln.Addr().String())
+	_, err := NewRedis("redis://" + ln.Addr().String())
 	if err == nil || !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("want ErrUnavailable, got %v", err)
 	}
-	if d := time.Since(start); d > 2*Timeout {
+	if d := time.Since(start); d > 2*DefaultTimeout {
 		t.Fatalf("took %s to report %v", d, err)
 	}
 	t.Log(err)

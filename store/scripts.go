@@ -11,10 +11,19 @@ import (
 var luaFS embed.FS
 
 // Script is one atomic Lua script and its in-process twin. The Redis face runs Source;
-// the model runs twin on its keyspace. Every script takes the same six arguments —
-// now (µs, or the store's clock), limit, window (µs), burst, cost, keep (ms) — and
-// returns integers: four for a decision (allowed, remaining, retry_after µs or never,
-// reset µs), three for a lease (granted, remaining, reset µs).
+// the model runs twin on its keyspace. Every script takes the same seven arguments —
+// now (µs, or the store's clock), limit, window (µs), burst, cost, keep (ms), and the ns
+// of now past its µs (0–999) — and returns integers: four for a decision (allowed,
+// remaining, retry_after µs or never, reset µs), three for a lease (granted, remaining,
+// reset µs).
+//
+// Time comes in two parts because Lua's numbers are doubles, exact below 2^53: the µs
+// since the Unix epoch are (2^53 µs is the year 2255), the ns are not. A script that
+// reads TIME gets µs only, and ARGV[7] then carries the ns of the store's clock. The
+// sliding log and the two-counter window decide to the ns (a unit leaves the log exactly
+// W after it came; the previous window's weight decays by the ns), the fixed window's
+// counter is named by the caller from the time in ns, and the token bucket and the GCRA
+// decide at the µs of now, the resolution of their stored state (see their scripts).
 type Script struct {
 	// Name is the script's file name without .lua ("sliding_window").
 	Name string
@@ -36,6 +45,7 @@ const (
 	argBurst         // units
 	argCost          // units (the lease: tokens wanted)
 	argKeep          // ms a key outlives the moment its data goes stale
+	argSub           // ns of now past its µs, 0–999 (with storeTime: the store's)
 	argCount
 )
 
@@ -137,13 +147,13 @@ func fixedWindowTwin(ks *keyspace, keys []string, a []int64) []int64 {
 }
 
 func slidingWindowTwin(ks *keyspace, keys []string, a []int64) []int64 {
-	now, limit, window, cost, keep := a[argNow], a[argLimit], a[argWindow], a[argCost], a[argKeep]
+	now, limit, window, cost, keep, sub := a[argNow], a[argLimit], a[argWindow], a[argCost], a[argKeep], a[argSub]
 	start := floorDiv(now, window) * window
 	elapsed := now - start
 	prev := ks.get(keys[0])
 	curr := ks.get(keys[1])
 	carried := prev * (window - elapsed)
-	if carried+(curr+cost)*window > limit*window {
+	if over := carried + (curr+cost)*window - limit*window; over > 0 && (over >= prev || over*1000 > prev*sub) {
 		return []int64{0, SlidingWindowRemaining(limit, window, prev, curr, elapsed), SlidingWindowRetry(limit, window, prev, curr, elapsed, cost), SlidingWindowReset(window, prev, curr, elapsed)}
 	}
 	curr = ks.incrBy(keys[1], cost)
@@ -201,8 +211,10 @@ func SlidingWindowReset(window, prev, curr, elapsed int64) int64 {
 	return 0
 }
 
-// BucketRetry is token_bucket.lua's retry_after for a refused request of cost from a
-// bucket of level token·µs whose clock is t: it refills from t on.
+// BucketRetry is the retry_after, in whole µs, of a refused request of cost from a
+// bucket of level token·µs whose clock is t (µs): it refills from t on. It is the
+// arithmetic of a node that decides by itself on the bucket hash (cluster's shared-racy
+// placement), token_bucket.lua's at the µs.
 func BucketRetry(limit, window, burst, level, t, now, cost int64) int64 {
 	if cost > burst {
 		return never
@@ -210,19 +222,20 @@ func BucketRetry(limit, window, burst, level, t, now, cost int64) int64 {
 	return t - now + ceilDiv(cost*window-level, limit)
 }
 
-// BucketFull is when a bucket of level token·µs whose clock is t is full again.
+// BucketFull is when a bucket of level token·µs whose clock is t (µs) is full again, as
+// BucketRetry reckons it.
 func BucketFull(limit, capacity, level, t int64) int64 { return t + ceilDiv(capacity-level, limit) }
 
-// bucketLevel is the refill step shared by token_bucket.lua and lease.lua: the level at
-// now, and the bucket's clock max(t stored, now).
+// bucketLevel is the refill step shared by token_bucket.lua and lease.lua, in the
+// scripts' units to the ns: the level at now (ns) in thousandths of a token·µs — a ns
+// refills limit of them — and the bucket's clock max(t stored, now) in ns.
 func bucketLevel(ks *keyspace, key string, now, limit, window, burst int64) (level, t int64) {
-	capacity := burst * window
+	capacity := burst * window * 1000
 	level, t = capacity, now
 	if last, s, ok := ks.bucket(key); ok {
 		level = s
 		t = max(last, now)
-		elapsed := now - last
-		if elapsed >= ceilDiv(capacity-level, limit) {
+		if elapsed := now - last; elapsed >= ceilDiv(capacity-level, limit) {
 			level = capacity
 		} else if elapsed > 0 {
 			level += elapsed * limit
@@ -231,56 +244,113 @@ func bucketLevel(ks *keyspace, key string, now, limit, window, burst int64) (lev
 	return level, t
 }
 
+// untilLevel is the scripts' until_level: the time from now until a bucket of level
+// (thousandths of a token·µs) whose clock is t (ns) holds need token·µs, in µs rounded up.
+func untilLevel(limit, level, t, now, need int64) int64 {
+	return ceilDiv(t-now+ceilDiv(need*1000-level, limit), 1000)
+}
+
 func tokenBucketTwin(ks *keyspace, keys []string, a []int64) []int64 {
-	now, limit, window, burst, cost, keep := a[argNow], a[argLimit], a[argWindow], a[argBurst], a[argCost], a[argKeep]
+	limit, window, burst, cost, keep := a[argLimit], a[argWindow], a[argBurst], a[argCost], a[argKeep]
+	now := a[argNow]*1000 + a[argSub]
 	capacity := burst * window
 	level, t := bucketLevel(ks, keys[0], now, limit, window, burst)
-	if cost*window > level {
-		return []int64{0, floorDiv(level, window), BucketRetry(limit, window, burst, level, t, now, cost), BucketFull(limit, capacity, level, t) - now}
+	if cost*window*1000 > level {
+		retry := int64(never)
+		if cost <= burst {
+			retry = untilLevel(limit, level, t, now, cost*window)
+		}
+		return []int64{0, floorDiv(level, window*1000), retry, untilLevel(limit, level, t, now, capacity)}
 	}
-	level -= cost * window
+	level -= cost * window * 1000
 	ks.setBucket(keys[0], t, level)
-	full := BucketFull(limit, capacity, level, t)
-	ks.pexpire(keys[0], ttl(full, now, keep))
-	return []int64{1, floorDiv(level, window), 0, full - now}
+	full := untilLevel(limit, level, t, now, capacity)
+	ks.pexpire(keys[0], ceilDiv(full, 1000)+keep)
+	return []int64{1, floorDiv(level, window*1000), 0, full}
 }
 
 func leaseTwin(ks *keyspace, keys []string, a []int64) []int64 {
-	now, limit, window, burst, want, keep := a[argNow], a[argLimit], a[argWindow], a[argBurst], a[argCost], a[argKeep]
+	limit, window, burst, want, keep := a[argLimit], a[argWindow], a[argBurst], a[argCost], a[argKeep]
+	now := a[argNow]*1000 + a[argSub]
 	capacity := burst * window
 	level, t := bucketLevel(ks, keys[0], now, limit, window, burst)
-	granted := min(want, floorDiv(level, window))
+	granted := min(want, floorDiv(level, window*1000))
 	if granted <= 0 {
-		return []int64{0, 0, BucketFull(limit, capacity, level, t) - now}
+		return []int64{0, 0, untilLevel(limit, level, t, now, capacity)}
 	}
-	level -= granted * window
+	level -= granted * window * 1000
 	ks.setBucket(keys[0], t, level)
-	full := BucketFull(limit, capacity, level, t)
-	ks.pexpire(keys[0], ttl(full, now, keep))
-	return []int64{granted, floorDiv(level, window), full - now}
+	full := untilLevel(limit, level, t, now, capacity)
+	ks.pexpire(keys[0], ceilDiv(full, 1000)+keep)
+	return []int64{granted, floorDiv(level, window*1000), full}
+}
+
+// cellTime is gcra.lua's time: us whole µs and r L-ths of a ns past them, 0 <= r < unit.
+type cellTime struct{ us, r int64 }
+
+// cells is gcra.lua's arithmetic of one policy: unit = 1000·limit L-ths of a ns in a µs.
+type cells struct{ limit, window, unit int64 }
+
+func (c cells) norm(us, r int64) cellTime {
+	carry := floorDiv(r, c.unit)
+	return cellTime{us + carry, r - carry*c.unit}
+}
+func (c cells) minus(a, b cellTime) cellTime { return c.norm(a.us-b.us, a.r-b.r) }
+func (a cellTime) before(b cellTime) bool    { return a.us < b.us || (a.us == b.us && a.r < b.r) }
+
+// times is n·T, T = window/limit µs.
+func (c cells) times(n int64) cellTime {
+	whole := floorDiv(c.window, c.limit)
+	return c.norm(n*whole, n*(c.window-whole*c.limit)*1000)
+}
+
+func (a cellTime) ceilUs() int64 {
+	if a.r > 0 {
+		return a.us + 1
+	}
+	return a.us
+}
+
+// units is the whole T in a span, 0 for a negative one.
+func (c cells) units(a cellTime) int64 {
+	if a.us < 0 {
+		return 0
+	}
+	return floorDiv(a.us*c.limit+floorDiv(a.r, 1000), c.window)
 }
 
 func gcraTwin(ks *keyspace, keys []string, a []int64) []int64 {
-	now, limit, window, burst, cost, keep := a[argNow], a[argLimit], a[argWindow], a[argBurst], a[argCost], a[argKeep]
-	interval := floorDiv(window, limit)
-	tolerance := burst * interval
-	tat := max(ks.get(keys[0]), now)
-	newTat := tat + cost*interval
-	allowAt := newTat - tolerance
-	if now < allowAt {
-		retry := allowAt - now
-		if cost > burst {
-			retry = never
+	limit, window, burst, cost, keep := a[argLimit], a[argWindow], a[argBurst], a[argCost], a[argKeep]
+	c := cells{limit: limit, window: window, unit: 1000 * limit}
+	now := cellTime{a[argNow], a[argSub] * limit}
+	tat := now
+	// The model keeps tat as gcra.lua's text reads: ns, and the L-ths of a ns past them.
+	if e := ks.lookup(keys[0]); e != nil {
+		if stored := c.norm(floorDiv(e.value, 1000), (e.value-floorDiv(e.value, 1000)*1000)*limit+e.t); now.before(stored) {
+			tat = stored
 		}
-		return []int64{0, max(floorDiv(now-(tat-tolerance), interval), 0), retry, tat - now}
 	}
-	ks.set(keys[0], newTat)
-	ks.pexpire(keys[0], ttl(newTat, now, keep))
-	return []int64{1, floorDiv(now-allowAt, interval), 0, newTat - now}
+	step := c.times(min(cost, burst+1))
+	newTat := c.norm(tat.us+step.us, tat.r+step.r)
+	tolerance := c.times(burst)
+	allowAt := c.minus(newTat, tolerance)
+	if now.before(allowAt) {
+		retry := int64(never)
+		if cost <= burst {
+			retry = c.minus(allowAt, now).ceilUs()
+		}
+		return []int64{0, c.units(c.minus(now, c.minus(tat, tolerance))), retry, c.minus(tat, now).ceilUs()}
+	}
+	ns := floorDiv(newTat.r, limit)
+	ks.setCell(keys[0], newTat.us*1000+ns, newTat.r-ns*limit)
+	reset := c.minus(newTat, now).ceilUs()
+	ks.pexpire(keys[0], ceilDiv(reset, 1000)+keep)
+	return []int64{1, c.units(c.minus(now, allowAt)), 0, reset}
 }
 
 func slidingLogTwin(ks *keyspace, keys []string, a []int64) []int64 {
-	now, limit, window, cost, keep := a[argNow], a[argLimit], a[argWindow], a[argCost], a[argKeep]
+	limit, cost, keep := a[argLimit], a[argCost], a[argKeep]
+	now, window := a[argNow]*1000+a[argSub], a[argWindow]*1000 // ns
 	at := now
 	newest, held := ks.zNewest(keys[0])
 	if held && newest > at {
@@ -288,22 +358,25 @@ func slidingLogTwin(ks *keyspace, keys []string, a []int64) []int64 {
 	}
 	cutoff := at - window
 	n := ks.zCountAbove(keys[0], cutoff)
+	// Times from now in µs, rounded up, as the script's until_gone.
+	until := func(t int64) int64 { return ceilDiv(t+window-now, 1000) }
 	if n+cost > limit {
 		var reset int64
 		if n > 0 {
-			reset = newest + window - now
+			reset = until(newest)
 		}
 		if cost > limit {
 			return []int64{0, max(limit-n, 0), never, reset}
 		}
 		// The unit whose leaving makes room: the (n + cost − limit)-th oldest in the window.
 		oldest := ks.zScoreAbove(keys[0], cutoff, n+cost-limit)
-		return []int64{0, max(limit-n, 0), oldest + window - now, reset}
+		return []int64{0, max(limit-n, 0), until(oldest), reset}
 	}
 	ks.zTrim(keys[0], cutoff)
 	ks.zAdd(keys[0], at, n, cost)
-	ks.pexpire(keys[0], ttl(at+window, now, keep))
-	return []int64{1, limit - n - cost, 0, at + window - now}
+	stale := until(at)
+	ks.pexpire(keys[0], ceilDiv(stale, 1000)+keep)
+	return []int64{1, limit - n - cost, 0, stale}
 }
 
 func incrTwin(ks *keyspace, keys []string, a []int64) []int64 {

@@ -68,7 +68,8 @@ type KeyInfo struct {
 	Type string
 	// TTL is the time to live, or NoTTL for a key that never expires.
 	TTL time.Duration
-	// Value is a string counter's value, or a counter hash's count (0 for other types).
+	// Value is a string counter's value (a GCRA's tat in ns), or a counter hash's count
+	// (0 for other types).
 	Value int64
 	// Counter marks the counter hash of the non-atomic pattern (fields c and e).
 	Counter bool
@@ -117,7 +118,7 @@ func Now(now int64) At { return At{Store: now, Node: now} }
 var ErrUnavailable = errors.New("store unavailable")
 
 // ErrTimeout wraps the error of a round trip to a store that sent no reply in time
-// (store.Timeout): a stalled or overloaded server, told apart from one that is down.
+// (Options.Timeout): a stalled or overloaded server, told apart from one that is down.
 var ErrTimeout = errors.New("no reply")
 
 // maxExact is 2^53, the first integer a float64 cannot tell from its neighbour.
@@ -133,6 +134,9 @@ func CheckPolicy(p algorithms.Policy) error {
 	if w < 1 {
 		return fmt.Errorf("window %s is below the store's 1µs resolution", p.Window)
 	}
+	if p.Window%time.Microsecond != 0 {
+		return fmt.Errorf("window %s is not a whole number of µs, the unit the store's scripts take a window in", p.Window)
+	}
 	if w/p.Limit < 1 {
 		return fmt.Errorf("limit %d per %s spaces units less than 1µs apart, below the store's resolution", p.Limit, p.Window)
 	}
@@ -142,6 +146,11 @@ func CheckPolicy(p algorithms.Policy) error {
 	// the two-counter comparison), with room for costs of a few times the limit.
 	if float64(big)*float64(w)*4 >= maxExact {
 		return fmt.Errorf("limit %d, burst %d per %s: the scripts' integers would pass 2^53; use a shorter window or smaller limits", p.Limit, burst, p.Window)
+	}
+	// The GCRA's times count L-ths of a ns: (burst + 1)·T of them, with T's share below
+	// a µs up to 1000·limit.
+	if float64(burst+1)*float64(p.Limit)*1000*4 >= maxExact {
+		return fmt.Errorf("limit %d, burst %d: the GCRA script's fractions of a ns would pass 2^53; use smaller limits", p.Limit, burst)
 	}
 	return nil
 }

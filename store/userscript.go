@@ -1,7 +1,6 @@
 package store
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -21,7 +20,8 @@ import (
 // UserScript is a rate limiter a user brings as a Lua script, called by rlsim's calling
 // convention (stable; README.md, "Judge your own limiter"):
 //
-//	KEYS[1]  the request's key, under a prefix the run owns
+//	KEYS[1]  the request's key, under a prefix the run owns, in braces as its Redis
+//	         Cluster hash tag: rlsim:<script>:{user_8812}
 //	ARGV[1]  now: whole microseconds since the Unix epoch, on the virtual clock
 //	ARGV[2]  cost    ARGV[3]  limit    ARGV[4]  window (µs)    ARGV[5]  burst
 //
@@ -116,6 +116,10 @@ type UserResult struct {
 	Err error
 	// ReadTime reports that the call sent TIME to the server (seen on miniredis only).
 	ReadTime bool
+	// CrossSlot, when not empty, says which key the call touched in another Redis
+	// Cluster hash slot than its KEYS[1]'s (seen on miniredis only): on a cluster the
+	// call fails with CROSSSLOT.
+	CrossSlot string
 }
 
 // UserFace runs one user script on a Redis face: an embedded miniredis, whose clock each
@@ -127,6 +131,9 @@ type UserFace struct {
 	s      *UserScript
 	policy [3]string // limit, window (µs), burst: the arguments every call repeats
 	times  atomic.Int64
+	// key is the KEYS[1] of the call on its way on miniredis, whose pre-hook sees every
+	// command the script sends; cross the first key it touched in another slot.
+	key, cross atomic.Pointer[string]
 }
 
 // NewUserFace loads s on r (a syntax error is reported here, in the server's words) and
@@ -146,9 +153,17 @@ func NewUserFace(r *Redis, s *UserScript, p algorithms.Policy) (*UserFace, error
 	if r.mini != nil {
 		// Every command a script sends passes the server's dispatch, so a pre-hook sees
 		// the TIME calls the source hides from scanSource.
-		r.mini.Server().SetPreHook(func(_ *server.Peer, cmd string, _ ...string) bool {
+		r.mini.Server().SetPreHook(func(_ *server.Peer, cmd string, args ...string) bool {
 			if cmd == "TIME" {
 				f.times.Add(1)
+			}
+			if key := f.key.Load(); key != nil {
+				for _, k := range keysOf(cmd, args) {
+					if Slot(k) != Slot(*key) && f.cross.Load() == nil {
+						what := fmt.Sprintf("%s %s (slot %d) beside KEYS[1] %s (slot %d)", cmd, k, Slot(k), *key, Slot(*key))
+						f.cross.Store(&what)
+					}
+				}
 			}
 			return false
 		})
@@ -159,6 +174,38 @@ func NewUserFace(r *Redis, s *UserScript, p algorithms.Policy) (*UserFace, error
 // Redis is the face the script runs on.
 func (f *UserFace) Redis() *Redis { return f.r }
 
+// keyless are the commands a script may send that name no key first.
+var keyless = map[string]bool{
+	"TIME": true, "PING": true, "ECHO": true, "INFO": true, "SELECT": true, "SCAN": true, "KEYS": true,
+	"RANDOMKEY": true, "DBSIZE": true, "FLUSHDB": true, "FLUSHALL": true, "PUBLISH": true, "CONFIG": true,
+	"COMMAND": true, "CLIENT": true, "HELLO": true, "AUTH": true, "SCRIPT": true, "EVAL": true, "EVALSHA": true,
+	"EVAL_RO": true, "EVALSHA_RO": true, "MULTI": true, "EXEC": true, "DISCARD": true, "WAIT": true,
+	"MEMORY": true, "OBJECT": true, "DEBUG": true, "SWAPDB": true, "READONLY": true, clockCommand: true,
+}
+
+// keysOf is the keys a command names: every argument of the commands that take only keys,
+// every other one of MSET, else the first (none for the keyless commands).
+func keysOf(cmd string, args []string) []string {
+	switch {
+	case len(args) == 0 || keyless[cmd]:
+		return nil
+	case cmd == "MGET" || cmd == "DEL" || cmd == "UNLINK" || cmd == "EXISTS" || cmd == "TOUCH" || cmd == "WATCH":
+		return args
+	case cmd == "MSET" || cmd == "MSETNX":
+		var keys []string
+		for i := 0; i < len(args); i += 2 {
+			keys = append(keys, args[i])
+		}
+		return keys
+	}
+	return args[:1]
+}
+
+// TaggedKey is the KEYS[1] a user's script gets for the client key key under prefix: the
+// key as the name's Redis Cluster hash tag, as the shipped scripts name theirs, so that the
+// keys a script derives from KEYS[1] by appending to it share its slot.
+func TaggedKey(prefix, key string) string { return string(appendTagged([]byte(prefix), key)) }
+
 // Eval runs calls in order and fills out (len(out) = len(calls)). A real server gets
 // them as one pipeline; miniredis one by one, its clock moved to each call's time first.
 // The error is the face's (a connection that failed, a server that lost the script); a
@@ -168,18 +215,24 @@ func (f *UserFace) Eval(calls []UserCall, out []UserResult) error {
 		for i, c := range calls {
 			f.r.advance(c.Now)
 			before := f.times.Load()
+			f.cross.Store(nil)
+			f.key.Store(&c.Key)
 			ctx, cancel := f.r.ctx()
 			v, err := f.r.client.EvalSha(ctx, f.s.lua.Hash(), []string{c.Key}, f.argv(c)...).Result()
 			cancel()
+			f.key.Store(nil)
 			if err := f.callFailed(err); err != nil {
 				return err
 			}
 			out[i] = f.result(v, err)
 			out[i].ReadTime = f.times.Load() != before
+			if cross := f.cross.Load(); cross != nil {
+				out[i].CrossSlot = *cross
+			}
 		}
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), Timeout+time.Duration(len(calls))*time.Millisecond)
+	ctx, cancel := f.r.ctxFor(f.r.timeout + time.Duration(len(calls))*time.Millisecond)
 	defer cancel()
 	pipe := f.r.client.Pipeline()
 	cmds := make([]*redis.Cmd, len(calls))
@@ -299,6 +352,18 @@ type UserStore struct {
 	first  error // the first failing call, with the request it was
 	calls  int64
 	result [1]UserResult
+	// crossSlot is told of the first call that touched a key in another slot;
+	// refuseCrossSlot makes that call an error instead (a fleet that moves slots).
+	crossSlot       func(string)
+	refuseCrossSlot bool
+}
+
+// WatchSlots asks the store to tell seen of the first call whose script touches a key in
+// another Redis Cluster slot than its KEYS[1]'s (on miniredis, which sees what a script
+// sends), or, with refuse, to fail that call: a fleet that simulates Redis Cluster's slot
+// moves would otherwise run a script a cluster refuses with CROSSSLOT.
+func (u *UserStore) WatchSlots(refuse bool, seen func(string)) {
+	u.refuseCrossSlot, u.crossSlot = refuse, seen
 }
 
 var _ Store = (*UserStore)(nil)
@@ -323,7 +388,7 @@ func (u *UserStore) Face() *UserFace { return u.face }
 // A failing call is an error naming the script and the request, which ends a fleet's run.
 func (u *UserStore) Eval(_ *Script, keys []string, args ...int64) ([]int64, error) {
 	u.calls++
-	now := args[argNow] * 1000
+	now := args[argNow]*1000 + args[argSub]
 	if args[argNow] == storeTime {
 		now = u.face.r.pipeClock()
 	}
@@ -334,6 +399,16 @@ func (u *UserStore) Eval(_ *Script, keys []string, args ...int64) ([]int64, erro
 	res := u.result[0]
 	if res.Err != nil {
 		return nil, fmt.Errorf("%s: call %d (key %q at %s): %w", u.face.s.Path, u.calls, keys[0], VirtualTime(now), res.Err)
+	}
+	if res.CrossSlot != "" {
+		if u.refuseCrossSlot {
+			return nil, fmt.Errorf("%s: call %d (key %q at %s) touched %s: on Redis Cluster, whose slot moves this fleet simulates, the call fails with CROSSSLOT; name every key from KEYS[1], which carries the client key as its hash tag",
+				u.face.s.Path, u.calls, keys[0], VirtualTime(now), res.CrossSlot)
+		}
+		if u.crossSlot != nil {
+			u.crossSlot(res.CrossSlot)
+			u.crossSlot = nil
+		}
 	}
 	retry := int64(res.Reply.RetryAfter / time.Microsecond)
 	if res.Reply.RetryAfter == algorithms.Never {

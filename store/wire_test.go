@@ -18,6 +18,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/internal/testnet"
 )
 
 // wireOf is a wire reading the replies in text.
@@ -146,10 +147,7 @@ type fakeServer struct {
 }
 
 func newFakeServer(t *testing.T, answer func(conn int, cmd []string) string) *fakeServer {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := testnet.Listen(t)
 	s := &fakeServer{ln: ln}
 	t.Cleanup(func() { ln.Close() })
 	go func() {
@@ -235,7 +233,7 @@ func fakeFace(t *testing.T, url string) *Redis {
 		t.Fatal(err)
 	}
 	opt.MaxRetries = -1
-	r := &Redis{client: redis.NewClient(opt), name: "redis"}
+	r := &Redis{client: redis.NewClient(opt), name: "redis", timeout: DefaultTimeout}
 	t.Cleanup(func() { r.Close() })
 	return r
 }
@@ -382,7 +380,7 @@ func TestWireErrorRepliesKeepTheConnection(t *testing.T) {
 		t.Fatalf("before the server closed the wire: %d calls, %v", n, err)
 	}
 	for start := time.Now(); s.closed.Load() == 0; time.Sleep(time.Millisecond) {
-		if time.Since(start) > Timeout {
+		if time.Since(start) > DefaultTimeout {
 			t.Fatal("the server did not close the connection")
 		}
 	}
@@ -421,7 +419,7 @@ func TestWireLostAndStalled(t *testing.T) {
 	r = fakeFace(t, "redis://"+stalled.ln.Addr().String())
 	start := time.Now()
 	_, err := r.wirePipeline(calls, clocks, lane, make([][]int64, 3))
-	if !errors.Is(err, ErrTimeout) || time.Since(start) > 2*Timeout {
+	if !errors.Is(err, ErrTimeout) || time.Since(start) > 2*DefaultTimeout {
 		t.Fatalf("stalled server: %v after %s", err, time.Since(start))
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/rlsim/rlsim/run"
 	"github.com/rlsim/rlsim/scenario"
 	"github.com/rlsim/rlsim/sim"
+	"github.com/rlsim/rlsim/store"
 )
 
 // Names lists the parameters a sweep can vary, as written in --param.
@@ -200,6 +201,9 @@ type Options struct {
 	// Context, when not nil, stops the sweep once it is done: the points running stop
 	// between two events, the others do not start, and Run returns its cause.
 	Context context.Context
+	// Store is how the points talk to the store of a scenario whose cluster names one
+	// (run.Options.Store).
+	Store store.Options
 }
 
 // Run runs sc at every grid point of params (or of the shard's share) and returns the
@@ -264,7 +268,7 @@ func Run(sc *scenario.Scenario, params []Param, o Options) (*Results, error) {
 // runPoint runs grid point i on one core; the sweep's parallelism is across points.
 func runPoint(sc *scenario.Scenario, params []Param, i int, o Options) (Row, error) {
 	vals := PointValues(params, i)
-	s := setting{opts: run.Options{Algorithms: o.Algorithms, Seed: o.Seed, Workers: 1, Context: o.Context}}
+	s := setting{opts: run.Options{Algorithms: o.Algorithms, Seed: o.Seed, Workers: 1, Context: o.Context, Store: o.Store}}
 	for j, p := range params {
 		if err := apply(&s, p.Name, vals[j]); err != nil {
 			return Row{}, fmt.Errorf("%s: %w", p.Name, err)

@@ -2,15 +2,19 @@
 -- KEYS[1]  counter of the previous window   KEYS[2]  counter of the current window
 --          (their names carry the window indexes of now)
 -- ARGV     1 now (µs; empty: the store's clock, read with TIME)  2 limit  3 window (µs)
---          4 burst (unused)  5 cost  6 keep (ms)
+--          4 burst (unused)  5 cost  6 keep (ms)  7 the ns of now past its µs (0-999;
+--          empty: 0)
 -- Returns  {allowed 0|1, remaining, retry_after (µs; -1: never), reset (µs)}
--- It admits iff prev·(1 − elapsed/W) + curr + cost <= limit, multiplied through by W so
--- every product is an integer below 2^53 and Lua's doubles compute it exactly.
--- retry_after is the first µs at which a refused request fits if nothing else is
+-- It admits iff prev·(1 − elapsed/W) + curr + cost <= limit, with elapsed to the ns,
+-- multiplied through by W so every product is an integer below 2^53 and Lua's doubles
+-- compute it exactly: over, the excess at the µs of now in count·µs, is set against the
+-- weight prev loses in the ns past that µs, prev·ns/1000.
+-- retry_after is the first whole µs at which a refused request fits if nothing else is
 -- admitted — later in this window as prev's weight decays, or in the next, where curr
 -- becomes prev — and never when cost exceeds limit; reset is the time until both counters
 -- stop counting (the end of the next window while curr holds anything, else of this one
--- while prev does, else 0). Both count from now.
+-- while prev does, else 0). Both count from now's µs: the ns past it can only make them a
+-- little long.
 --
 -- Time that goes backwards. A caller reads the two windows its own clock is in, under
 -- their own names: a caller whose clock is behind finds them holding every unit counted
@@ -27,6 +31,7 @@ local limit = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
 local cost = tonumber(ARGV[5])
 local keep = tonumber(ARGV[6])
+local sub = tonumber(ARGV[7]) or 0
 local start = math.floor(now / window) * window
 local elapsed = now - start
 
@@ -51,7 +56,10 @@ local function reset(c)
   return 0
 end
 
-if carried + (curr + cost) * window > limit * window then
+-- The request fits iff over·1000 <= prev·sub; over >= prev cannot (sub < 1000), and
+-- testing it first keeps over·1000 small.
+local over = carried + (curr + cost) * window - limit * window
+if over > 0 and (over >= prev or over * 1000 > prev * sub) then
   if cost > limit then
     return {0, remaining(curr), -1, reset(curr)}
   end
