@@ -54,12 +54,17 @@ type replayOptions struct {
 	subsecond   string
 	strict      bool
 	workers     int
+	memory      bool
+	shard       string
+	formatSet   bool
+	outSet      bool
 	own         ownOptions
 	redis       string
 	tables      tableOptions
 
 	keySet      bool              // --key was given
 	logFormatOf traffic.LogFormat // resolved by validate
+	shardOf     *run.Shard
 	fieldMap    map[string]string
 	limitSpecs  []scenario.LimitSpec
 }
@@ -105,11 +110,17 @@ under --out (a folder named after the log) and index.html over them.`,
   rlsim replay access.log --algorithms fixed-window,sliding-window --format json --decisions decisions.csv
 
   # your own Lua script beside the built-in fixed window
-  rlsim replay access.log --algorithms fixed-window --lua examples/lua/incr_expire.lua --out ""`,
+  rlsim replay access.log --algorithms fixed-window --lua examples/lua/incr_expire.lua --out ""
+
+  # the log in two shards, on two machines; rlsim merge gives the results of one run
+  rlsim replay access.log --shard 1/2 > part-1.json
+  rlsim replay access.log --shard 2/2 > part-2.json
+  rlsim merge part-1.json part-2.json`,
 		Args: argCount(1, 1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.file = args[0]
 			o.keySet = c.Flags().Changed("key")
+			o.formatSet, o.outSet = c.Flags().Changed("format"), c.Flags().Changed("out")
 			return runReplay(c.Context(), o, streams)
 		},
 	}
@@ -128,7 +139,9 @@ under --out (a folder named after the log) and index.html over them.`,
 	f.DurationVar(&o.reorder, "reorder-window", replayDefaultReorder, "how far out of order (in time) a line may be and still be put in its place; further is skipped and reported")
 	f.StringVar(&o.subsecond, "subsecond", "start", "how requests of whole-second times are placed inside their second: "+strings.Join(traffic.Placements, " or ")+" (uniform is seeded)")
 	f.BoolVar(&o.strict, "strict", false, "make a line that cannot be read, or is too far out of order, an error (exit 1, naming file:line)")
-	f.IntVar(&o.workers, "workers", 0, "goroutines parsing the log (0: one per core); the results do not depend on it")
+	f.IntVar(&o.workers, "workers", 0, "goroutines parsing the log and deciding (0: one per core); the results do not depend on it")
+	f.BoolVar(&o.memory, "memory", false, "report what the run held: per key, and the buffers of the log in flight")
+	f.StringVar(&o.shard, "shard", "", "K/N: replay only the requests whose key hashes to shard K of N and print the shard's partial results (JSON) for `rlsim merge`")
 	addOwnFlags(c, &o.own)
 	addOwnRedisFlag(c, &o.redis)
 	g.addFormatFlag(c, allFormats...)
@@ -233,6 +246,25 @@ func (o *replayOptions) validate() error {
 	if o.workers < 0 {
 		return usagef("--workers: must not be negative, got %d", o.workers)
 	}
+	if o.shard != "" {
+		sh, err := run.ParseShard(o.shard)
+		if err != nil {
+			return usagef("--shard: %v", err)
+		}
+		o.shardOf = &sh
+		if _, err := run.ShardKey(o.key, o.limitSpecs); err != nil {
+			return usagef("--shard: %v", err)
+		}
+		switch {
+		case o.formatSet && o.format != "json":
+			return usagef("--shard: a shard prints its partial results as JSON for `rlsim merge`; drop --format %s", o.format)
+		case o.outSet && o.out != "":
+			return usagef("--shard: a shard writes no results folder; `rlsim merge` writes it from the shards")
+		case o.memory:
+			return usagef("--shard --memory: a shard holds only its own keys; measure memory on a whole run")
+		}
+		o.out = ""
+	}
 	for _, a := range o.algorithms {
 		if !slices.Contains(algorithms.Names, a) {
 			return usagef("--algorithms: unknown algorithm %q (want %s)", a, strings.Join(algorithms.Names, ", "))
@@ -265,12 +297,16 @@ func runReplay(ctx context.Context, o *replayOptions, streams IO) error {
 		return err
 	}
 	in := streams.In
+	var size int64
 	if o.file != "-" {
 		f, err := os.Open(o.file)
 		if err != nil {
 			return fmt.Errorf("replay %s: %w", o.file, unwrapPath(err))
 		}
 		defer f.Close()
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			size = fi.Size()
+		}
 		in = f
 	} else if in == nil {
 		in = strings.NewReader("")
@@ -278,7 +314,8 @@ func runReplay(ctx context.Context, o *replayOptions, streams IO) error {
 	spec := run.ReplaySpec{
 		File: o.file, Input: in, Format: o.logFormatOf, Fields: o.fieldMap, FormatSpec: o.nginxFormat,
 		Policy: algorithms.Policy{Limit: o.limit, Window: o.window, Burst: o.burst}, Key: o.key, Layers: o.limitSpecs,
-		TimeScale: o.timeScale, Reorder: o.reorder, Placement: o.subsecond, Strict: o.strict, ParseWorkers: o.workers,
+		TimeScale: o.timeScale, Reorder: o.reorder, Placement: o.subsecond, Strict: o.strict, ParseWorkers: o.workers, Size: size,
+		Shard: o.shardOf,
 	}
 	ctx, stop := interruptible(ctx)
 	defer stop()
@@ -287,9 +324,15 @@ func runReplay(ctx context.Context, o *replayOptions, streams IO) error {
 		return err
 	}
 	defer own.close(streams)
-	opts := run.Options{Algorithms: o.algorithms, Own: own.makers}
+	opts := run.Options{Algorithms: o.algorithms, Own: own.makers, Memory: o.memory, Workers: o.workers}
 	if o.seedSet {
 		opts.Seed = &o.seed
+	}
+	bar := newReplayProgress(streams.Err, streams.Out, o.format, run.ReplayName(o.file), size)
+	keeper := newHeapKeeper()
+	opts.Progress = func(p run.Progress) {
+		bar.update(p)
+		keeper.check(p.Requests)
 	}
 	var outs outputSet
 	defer outs.discard()
@@ -297,14 +340,20 @@ func runReplay(ctx context.Context, o *replayOptions, streams IO) error {
 		return err
 	}
 	opts.Context = ctx
-	var rep *report.Report
-	var epoch time.Time
+	var res *run.ReplayResult
 	err = own.measure(func() (err error) {
-		rep, epoch, err = run.Replay(spec, opts)
+		res, err = run.Replay(spec, opts)
 		return err
 	})
+	var rep *report.Report
+	if res != nil {
+		rep = res.Report
+	}
 	if err == nil && opts.Decisions != nil {
 		err = flushDecisions(opts.Decisions, o.decisions)
+	}
+	if err == nil && bar != nil && rep.Log != nil {
+		bar.finish(int64(rep.Log.Used))
 	}
 	if err != nil {
 		var le *traffic.LineError
@@ -313,8 +362,14 @@ func runReplay(ctx context.Context, o *replayOptions, streams IO) error {
 		}
 		return interruption(ctx, fmt.Errorf("replay %s: %w", o.file, err), own.cleaned(), notWritten(outs.discard()))
 	}
+	// The run's per-key state is garbage now; hand it back before the worst-case search
+	// and the rendering allocate, so that the process never holds both.
+	keeper.release()
+	if res.Partial != nil {
+		return o.finishShard(res.Partial, own, streams, &outs)
+	}
 	var worst worstcase.Cache
-	if err := addWorstOverAdmission(&worst, rep, epoch, defaultCompareWorstBudget, own); err != nil {
+	if err := addWorstOverAdmission(&worst, rep, res.Epoch, defaultCompareWorstBudget, own); err != nil {
 		return err
 	}
 	rep.Reproduce = o.command(rep.Seed)
@@ -328,16 +383,44 @@ func runReplay(ctx context.Context, o *replayOptions, streams IO) error {
 			fmt.Fprintf(streams.Err, "  … and %d more\n", n-len(rep.UnreadLineProblems))
 		}
 	}
+	return renderReplay(o.globalOptions, o.tables, streams, &outs, rep, chartFormats)
+}
+
+// renderReplay renders a replay's report (one run's, or the merge of shards') to stdout
+// and its results folder, as compare renders a scenario's.
+func renderReplay(g *globalOptions, tables tableOptions, streams IO, outs *outputSet, rep *report.Report, chartFormats []string) error {
 	var buf bytes.Buffer
-	if err := renderReports(&buf, o.format, []*report.Report{rep}, o.tables.choice(), false); err != nil {
+	if err := renderReports(&buf, g.format, []*report.Report{rep}, tables.choice(), false); err != nil {
 		return err
 	}
-	if o.out != "" {
-		if err := stageResults(&outs, o.out, chartFormats, []*report.Report{rep}, nil); err != nil {
+	if g.out != "" {
+		if err := stageResults(outs, g.out, chartFormats, []*report.Report{rep}, nil); err != nil {
 			return err
 		}
 	}
-	return commitWithStdout(&outs, streams.Out, buf.Bytes())
+	return commitWithStdout(outs, streams.Out, buf.Bytes())
+}
+
+// finishShard prints a shard's partial results, with the worst cases every shard shares
+// and the command line that replays the log whole.
+func (o *replayOptions) finishShard(p *run.ReplayPartial, own *owned, streams IO, outs *outputSet) error {
+	probe := &report.Report{Scenario: p.Report.Scenario, Seed: p.Report.Seed, Policy: p.Report.Policy}
+	for _, a := range p.Algorithms {
+		probe.Results = append(probe.Results, report.Result{Algorithm: a.Algorithm})
+	}
+	var worst worstcase.Cache
+	if err := addWorstOverAdmission(&worst, probe, p.Epoch, defaultCompareWorstBudget, own); err != nil {
+		return err
+	}
+	for i := range p.Algorithms {
+		p.Algorithms[i].WorstOverAdmission = probe.Results[i].WorstOverAdmission
+	}
+	p.Command = o.command(p.Report.Seed)
+	var buf bytes.Buffer
+	if err := report.WriteJSON(&buf, p); err != nil {
+		return err
+	}
+	return commitWithStdout(outs, streams.Out, buf.Bytes())
 }
 
 // mappableFormats are the formats whose columns --field maps.

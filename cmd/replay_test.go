@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -618,5 +619,123 @@ func TestReplayReadsGzipAndStdinAndPlacesWholeSeconds(t *testing.T) {
 	u2, _, _ := rlsim(t, append([]string{"replay", plainFile, "--subsecond", "uniform", "--seed", "2"}, args...)...)
 	if results(u1) == results(want) || results(u1) != results(u1again) || results(u1) == results(u2) {
 		t.Errorf("uniform placement: seed 1 %s\nagain %s\nseed 2 %s\nstart %s", results(u1), results(u1again), results(u2), results(want))
+	}
+}
+
+// shardLog writes a log of 6000 lines from 300 addresses, some refused at 20 a minute,
+// for the shard tests.
+func shardLog(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	for i := range 6000 {
+		fmt.Fprintf(&b, "%s\n", combinedLine(fmt.Sprintf("203.0.%d.%d", i%3, (i*7919)%100), fmt.Sprintf("10:%02d:%02d.%03d", i/3000, i/50%60, i%50*20)))
+	}
+	path := filepath.Join(dir, "access.log")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// `replay --shard K/4` four times and `merge` give the bytes of one run: the JSON and the
+// CSV on stdout, and results.json and results.csv in the results folder; a shard refuses
+// what it cannot do, and layers that cannot be split are refused before anything runs.
+func TestReplayShardsMergeToTheBytesOfOneRun(t *testing.T) {
+	dir := t.TempDir()
+	log := shardLog(t, dir)
+	args := []string{"--limit", "20", "--window", "1m"}
+	var parts []string
+	for k := 1; k <= 4; k++ {
+		out, errOut, code := rlsim(t, append([]string{"replay", log, "--shard", fmt.Sprintf("%d/4", k), "--out", ""}, args...)...)
+		if code != 0 {
+			t.Fatalf("shard %d: exit %d: %s", k, code, errOut)
+		}
+		part := filepath.Join(dir, fmt.Sprintf("part-%d.json", k))
+		os.WriteFile(part, []byte(out), 0o644)
+		parts = append(parts, part)
+	}
+	for _, format := range []string{"json", "csv", "table"} {
+		whole, errOut, code := rlsim(t, append([]string{"replay", log, "--format", format, "--out", ""}, args...)...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		merged, errOut, code := rlsim(t, append([]string{"merge", "--format", format, "--out", ""}, parts...)...)
+		if code != 0 || merged != whole {
+			t.Errorf("%s: merge (exit %d, %s) differs from one run:\n%s\n---\n%s", format, code, errOut, merged, whole)
+		}
+	}
+	wholeOut, mergedOut := filepath.Join(dir, "whole"), filepath.Join(dir, "merged")
+	if _, errOut, code := rlsim(t, append([]string{"replay", log, "--out", wholeOut}, args...)...); code != 0 {
+		t.Fatal(errOut)
+	}
+	if _, errOut, code := rlsim(t, append([]string{"merge", "--out", mergedOut}, parts[2], parts[0], parts[3], parts[1])...); code != 0 {
+		t.Fatal(errOut)
+	}
+	for _, f := range []string{"results.json", "results.csv", "summary.md"} {
+		a, err1 := os.ReadFile(filepath.Join(wholeOut, "access", f))
+		b, err2 := os.ReadFile(filepath.Join(mergedOut, "access", f))
+		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s differs (%v, %v):\n%s\n---\n%s", f, err1, err2, b, a)
+		}
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--shard", "5/4"}, "--shard:"},
+		{[]string{"--shard", "1/4", "--format", "csv"}, "a shard prints its partial results as JSON"},
+		{[]string{"--shard", "1/4", "--out", "x"}, "a shard writes no results folder"},
+		{[]string{"--shard", "1/4", "--memory", "--out", ""}, "a shard holds only its own keys"},
+		{[]string{"--shard", "1/2", "--layer", "user:5/1m", "--layer", "ip:100/1m"}, "none of which determines the others"},
+	} {
+		if _, errOut, code := rlsim(t, append([]string{"replay", log}, tt.args...)...); code != 2 || !strings.Contains(errOut, tt.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", tt.args, code, errOut, tt.want)
+		}
+	}
+	if _, errOut, code := rlsim(t, "merge", parts[0], parts[1]); code != 1 || !strings.Contains(errOut, "shard 3/4 is missing") {
+		t.Errorf("two of four shards: exit %d, %q", code, errOut)
+	}
+	// One key: the other shard has none of the log's requests, and still reports.
+	one := filepath.Join("testdata", "boundary.log")
+	var users []string
+	for k := 1; k <= 2; k++ {
+		out, errOut, code := rlsim(t, "replay", one, "--key", "user", "--shard", fmt.Sprintf("%d/2", k), "--out", "")
+		if code != 0 {
+			t.Fatalf("shard %d/2 of one key: exit %d: %s", k, code, errOut)
+		}
+		users = append(users, filepath.Join(dir, fmt.Sprintf("user-%d.json", k)))
+		os.WriteFile(users[k-1], []byte(out), 0o644)
+	}
+	whole, _, _ := rlsim(t, "replay", one, "--key", "user", "--format", "json", "--out", "")
+	if merged, errOut, code := rlsim(t, "merge", users[0], users[1], "--format", "json", "--out", ""); code != 0 || merged != whole {
+		t.Errorf("one key in two shards: exit %d, %s:\n%s\n---\n%s", code, errOut, merged, whole)
+	}
+}
+
+// The shards run as GNU parallel runs them, four processes at once, and merge into the
+// bytes of one run. It is skipped where parallel is not installed (CI installs it).
+func TestReplayShardsUnderGNUParallel(t *testing.T) {
+	par, err := exec.LookPath("parallel")
+	if err != nil {
+		t.Skip("GNU parallel is not installed")
+	}
+	bin := rlsimBinary(t)
+	dir := t.TempDir()
+	log := shardLog(t, dir)
+	cmd := exec.Command(par, "--will-cite", "--halt", "now,fail=1", bin+" replay "+log+" --limit 20 --window 1m --shard {}/4 > "+filepath.Join(dir, "part-{}.json"), ":::", "1", "2", "3", "4")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("parallel: %v\n%s", err, out)
+	}
+	merged, err := exec.Command(bin, "merge", "--format", "json", "--out", "", filepath.Join(dir, "part-1.json"), filepath.Join(dir, "part-2.json"),
+		filepath.Join(dir, "part-3.json"), filepath.Join(dir, "part-4.json")).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := exec.Command(bin, "replay", log, "--limit", "20", "--window", "1m", "--format", "json", "--out", "").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(merged, whole) {
+		t.Errorf("the merge of the shards differs from one run:\n%s\n---\n%s", merged, whole)
 	}
 }

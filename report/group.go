@@ -42,6 +42,9 @@ func NewGroup(cols []*Collector) (*Group, error) {
 	return g, nil
 }
 
+// Members are the group's collectors, in the order they were given.
+func (g *Group) Members() []*Collector { return g.cols }
+
 // Reserve makes room for keys keys up front (see Collector.Reserve).
 func (g *Group) Reserve(keys int) { g.windows.reserve(keys) }
 

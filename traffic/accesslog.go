@@ -84,29 +84,3 @@ func firstUnread(st LogStats) LogProblem {
 	}
 	return st.Problems[0]
 }
-
-// RecordedSource yields requests already placed on the run's timeline, in order.
-type RecordedSource struct {
-	reqs  []Request
-	next  int
-	label string
-}
-
-var _ Source = (*RecordedSource)(nil)
-
-// NewRecorded returns a source over reqs, which must be in non-decreasing At order.
-func NewRecorded(label string, reqs []Request) *RecordedSource {
-	return &RecordedSource{reqs: reqs, label: label}
-}
-
-// Next implements Source.
-func (s *RecordedSource) Next(r *Request) bool {
-	if s.next >= len(s.reqs) {
-		return false
-	}
-	*r = s.reqs[s.next]
-	s.next++
-	return true
-}
-
-func (s *RecordedSource) String() string { return s.label }

@@ -69,9 +69,9 @@ func (p albParser) Parse(line []byte, l *LogLine) error {
 	if p.c.Want.Has(WantRoute) {
 		r.Route = routeOf(f[12].str())
 	}
-	p.c.addHeader(r, "user-agent", f[13].str())
+	p.c.addField(r, "user-agent", f[13])
 	if n > 17 {
-		p.c.addHeader(r, "x-amzn-trace-id", f[17].str())
+		p.c.addField(r, "x-amzn-trace-id", f[17])
 	}
 	return nil
 }

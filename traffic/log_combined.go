@@ -86,10 +86,10 @@ func (p combinedParser) Parse(line []byte, l *LogLine) error {
 		r.Route = routeOf(f[4].str())
 	}
 	if n >= 8 {
-		p.c.addHeader(r, "referer", f[7].str())
+		p.c.addField(r, "referer", f[7])
 	}
 	if n >= 9 {
-		p.c.addHeader(r, "user-agent", f[8].str())
+		p.c.addField(r, "user-agent", f[8])
 	}
 	if n == 10 && p.c.Want.Has(WantXFF) && !f[9].dash() {
 		r.XFFSent = f[9].str()

@@ -90,8 +90,8 @@ func (p envoyParser) Parse(line []byte, l *LogLine) error {
 	if p.c.Want.Has(WantXFF) && !f[xff].dash() {
 		r.XFFSent = f[xff].str()
 	}
-	p.c.addHeader(r, "user-agent", f[xff+1].str())
-	p.c.addHeader(r, "x-request-id", f[xff+2].str())
-	p.c.addHeader(r, "host", f[xff+3].str())
+	p.c.addField(r, "user-agent", f[xff+1])
+	p.c.addField(r, "x-request-id", f[xff+2])
+	p.c.addField(r, "host", f[xff+3])
 	return nil
 }

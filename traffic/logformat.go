@@ -237,6 +237,14 @@ func (c LogConfig) wantsHeader(h string) bool {
 	return c.Want.Has(WantHeaders) && slices.Contains(c.Headers, h)
 }
 
+// addField adds header h with the text of field f to r when the run keys on it, building
+// the string only then.
+func (c LogConfig) addField(r *Request, h string, f field) {
+	if c.wantsHeader(h) {
+		c.addHeader(r, h, f.str())
+	}
+}
+
 // addHeader adds header h = v to r when the run keys on it.
 func (c LogConfig) addHeader(r *Request, h, v string) {
 	if v == "" || v == "-" || !c.wantsHeader(h) {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
-	"container/heap"
 	"errors"
 	"fmt"
 	"io"
@@ -117,6 +116,7 @@ type LogReader struct {
 
 	// The parsing pipeline: the splitter cuts the input into chunks, the workers parse
 	// them, and Next takes them in order.
+	chunks  []*logChunk // every chunk, for ChunkBytes
 	free    chan *logChunk
 	work    chan *logChunk
 	ordered chan *logChunk
@@ -146,6 +146,7 @@ type parsedLine struct {
 type logChunk struct {
 	data      []byte
 	firstLine int
+	count     int // the lines in data
 	lines     []parsedLine
 	err       error         // the input could not be read past this chunk
 	parsed    chan struct{} // closed when the lines are parsed
@@ -220,7 +221,9 @@ func (lr *LogReader) start(body io.Reader) {
 	inFlight := 2*workers + 2
 	lr.free = make(chan *logChunk, inFlight)
 	for range inFlight {
-		lr.free <- &logChunk{}
+		c := &logChunk{}
+		lr.chunks = append(lr.chunks, c)
+		lr.free <- c
 	}
 	lr.work = make(chan *logChunk, inFlight)
 	lr.ordered = make(chan *logChunk, inFlight)
@@ -283,10 +286,11 @@ func (lr *LogReader) split(body io.Reader) {
 		}
 		carry = append(carry[:0], c.data[cut:]...)
 		c.data = c.data[:cut]
-		line += bytes.Count(c.data, []byte{'\n'})
+		c.count = bytes.Count(c.data, []byte{'\n'})
 		if len(c.data) > 0 && c.data[len(c.data)-1] != '\n' {
-			line++
+			c.count++
 		}
+		line += c.count
 		select {
 		case lr.work <- c:
 		case <-lr.stop:
@@ -312,6 +316,9 @@ func (lr *LogReader) parse() {
 }
 
 func (lr *LogReader) parseChunk(c *logChunk) {
+	if cap(c.lines) < c.count {
+		c.lines = make([]parsedLine, 0, c.count+c.count/8)
+	}
 	data := c.data
 	line := c.firstLine
 	for len(data) > 0 {
@@ -323,8 +330,9 @@ func (lr *LogReader) parseChunk(c *logChunk) {
 			text, data = data[:end], data[end+1:]
 		}
 		text = bytes.TrimSuffix(text, []byte{'\r'})
-		c.lines = append(c.lines, parsedLine{})
+		c.lines = c.lines[:len(c.lines)+1]
 		p := &c.lines[len(c.lines)-1]
+		*p = parsedLine{}
 		p.Line = line
 		line++
 		if len(bytes.TrimSpace(text)) == 0 {
@@ -365,17 +373,27 @@ func placeInSecond(seed uint64, line int) int64 {
 // Next fills l with the next request in arrival order (ties in line order) and reports
 // whether there was one; at the end, Err says whether the log was read to its end.
 func (lr *LogReader) Next(l *LogLine) bool {
+	next := lr.NextLine()
+	if next != nil {
+		*l = *next
+	}
+	return next != nil
+}
+
+// NextLine is Next without a copy: the line it returns is the reader's, good until the
+// next call; nil at the end.
+func (lr *LogReader) NextLine() *LogLine {
+	lr.buf.release()
 	for {
 		if lr.err != nil {
-			return false
+			return nil
 		}
 		if lr.buf.Len() > 0 && (lr.eof || behind(lr.maxRaw, lr.buf.min().Time) >= int64(lr.o.Reorder)) {
-			lr.buf.pop(l)
 			lr.stats.Used++
-			return true
+			return lr.buf.pop()
 		}
 		if lr.eof {
-			return false
+			return nil
 		}
 		p := lr.nextParsed()
 		if p == nil {
@@ -484,10 +502,18 @@ func (lr *LogReader) Stats() LogStats { return lr.stats }
 // it may be called from any goroutine.
 func (lr *LogReader) BytesRead() int64 { return lr.raw.n.Load() }
 
-// BufferBytes is what the reorder window held at its fullest (the lines themselves;
-// strings they carry are on top).
-func (lr *LogReader) BufferBytes() int64 {
-	return int64(lr.stats.Buffered) * int64(unsafe.Sizeof(LogLine{}))
+// BufferBytes is what the reorder window holds: the room it grew to for its lines
+// (strings they carry are on top).
+func (lr *LogReader) BufferBytes() int64 { return lr.buf.bytes() }
+
+// ChunkBytes is what the chunks of the log in flight hold: their bytes and their parsed
+// lines. Call it once the log is read.
+func (lr *LogReader) ChunkBytes() int64 {
+	var n int64
+	for _, c := range lr.chunks {
+		n += int64(cap(c.data)) + int64(cap(c.lines))*int64(unsafe.Sizeof(parsedLine{}))
+	}
+	return n
 }
 
 // behind is how far a is after b, in nanoseconds, saturating rather than overflowing.
@@ -514,12 +540,23 @@ func (c *countingReader) Read(p []byte) (int, error) {
 }
 
 // reorderBuffer holds the lines of the reorder window in arrival order. Lines that come
-// in order (most) go on a ring; a line earlier than the ring's last goes on a heap; the
-// next line is the earlier of the two heads.
+// in order (most) go on a ring; a line earlier than the ring's last goes on a heap of
+// small entries pointing into a slab of lines; the next line is the earlier of the two
+// heads. Nothing is allocated per line once the buffer has grown to the window.
 type reorderBuffer struct {
 	ring       []LogLine
 	head, size int
-	late       lineHeap
+	late       []lateEntry // a heap by (time, line)
+	slab       []LogLine   // the late lines, by slot
+	free       []int32     // slots of slab not in use
+	popped     *LogLine    // the line pop returned last, to clear and free on release
+	poppedSlot int32       // its slab slot, or -1 for the ring
+}
+
+type lateEntry struct {
+	time int64
+	line int
+	slot int32
 }
 
 func (b *reorderBuffer) Len() int { return b.size + len(b.late) }
@@ -528,9 +565,13 @@ func before(a, b *LogLine) bool {
 	return a.Time < b.Time || a.Time == b.Time && a.Line < b.Line
 }
 
+func (e lateEntry) before(f lateEntry) bool {
+	return e.time < f.time || e.time == f.time && e.line < f.line
+}
+
 func (b *reorderBuffer) push(l *LogLine) {
 	if b.size > 0 && before(l, &b.ring[(b.head+b.size-1)%len(b.ring)]) {
-		heap.Push(&b.late, *l)
+		b.pushLate(l)
 		return
 	}
 	if b.size == len(b.ring) {
@@ -544,38 +585,82 @@ func (b *reorderBuffer) push(l *LogLine) {
 	b.size++
 }
 
+func (b *reorderBuffer) pushLate(l *LogLine) {
+	var slot int32
+	if n := len(b.free); n > 0 {
+		slot, b.free = b.free[n-1], b.free[:n-1]
+	} else {
+		slot = int32(len(b.slab))
+		b.slab = append(b.slab, LogLine{})
+	}
+	b.slab[slot] = *l
+	b.late = append(b.late, lateEntry{time: l.Time, line: l.Line, slot: slot})
+	for i := len(b.late) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if !b.late[i].before(b.late[parent]) {
+			break
+		}
+		b.late[i], b.late[parent] = b.late[parent], b.late[i]
+		i = parent
+	}
+}
+
 // min is the next line; the buffer must not be empty.
 func (b *reorderBuffer) min() *LogLine {
 	if b.size == 0 {
-		return &b.late[0]
+		return &b.slab[b.late[0].slot]
 	}
-	if r := &b.ring[b.head]; len(b.late) == 0 || before(r, &b.late[0]) {
+	if r := &b.ring[b.head]; len(b.late) == 0 || before(r, &b.slab[b.late[0].slot]) {
 		return r
 	}
-	return &b.late[0]
+	return &b.slab[b.late[0].slot]
 }
 
-func (b *reorderBuffer) pop(l *LogLine) {
-	if b.size > 0 && (len(b.late) == 0 || before(&b.ring[b.head], &b.late[0])) {
-		*l = b.ring[b.head]
-		b.ring[b.head] = LogLine{} // let go of its strings
+// pop takes the next line off the buffer and returns it; it stays where it is, the
+// caller's, until release.
+func (b *reorderBuffer) pop() *LogLine {
+	if b.size > 0 && (len(b.late) == 0 || before(&b.ring[b.head], &b.slab[b.late[0].slot])) {
+		b.popped, b.poppedSlot = &b.ring[b.head], -1
 		b.head = (b.head + 1) % len(b.ring)
 		b.size--
-		return
+		return b.popped
 	}
-	*l = heap.Pop(&b.late).(LogLine)
+	top := b.late[0].slot
+	b.popped, b.poppedSlot = &b.slab[top], top
+	last := len(b.late) - 1
+	b.late[0] = b.late[last]
+	b.late = b.late[:last]
+	for i := 0; ; {
+		small, left, right := i, 2*i+1, 2*i+2
+		if left < last && b.late[left].before(b.late[small]) {
+			small = left
+		}
+		if right < last && b.late[right].before(b.late[small]) {
+			small = right
+		}
+		if small == i {
+			break
+		}
+		b.late[i], b.late[small] = b.late[small], b.late[i]
+		i = small
+	}
+	return b.popped
 }
 
-type lineHeap []LogLine
+// release lets go of the line pop returned last: its strings, and its slab slot. The ring
+// slot is reused only once the ring wraps, after the line was released.
+func (b *reorderBuffer) release() {
+	if b.popped == nil {
+		return
+	}
+	*b.popped = LogLine{}
+	if b.poppedSlot >= 0 {
+		b.free = append(b.free, b.poppedSlot)
+	}
+	b.popped = nil
+}
 
-func (h lineHeap) Len() int           { return len(h) }
-func (h lineHeap) Less(i, j int) bool { return before(&h[i], &h[j]) }
-func (h lineHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *lineHeap) Push(x any)        { *h = append(*h, x.(LogLine)) }
-func (h *lineHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	old[len(old)-1] = LogLine{}
-	*h = old[:len(old)-1]
-	return x
+// bytes is what the buffer holds at its fullest: its ring and slab of lines.
+func (b *reorderBuffer) bytes() int64 {
+	return int64(len(b.ring)+len(b.slab)) * int64(unsafe.Sizeof(LogLine{}))
 }
