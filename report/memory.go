@@ -84,6 +84,9 @@ func MemoryOf(lims []algorithms.Limiter, cols []*Collector, internBytes int64) *
 	return m
 }
 
+// ReleaseIdleWindows is Group.ReleaseIdleWindows for a collector measuring alone.
+func (c *Collector) ReleaseIdleWindows() { c.windows.releaseIdle = true }
+
 // Reserve makes room for keys keys up front, so that a run whose key space is known does
 // not regrow (and leave behind for the garbage collector) its per-key windows.
 func (c *Collector) Reserve(keys int) {

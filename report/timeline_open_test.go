@@ -104,3 +104,54 @@ func slicesSort(xs []int64) {
 		}
 	}
 }
+
+// Windows that give back an emptied key's ring judge every request as windows that keep
+// it, on one collector and in a group; and once a crowd of keys has gone quiet they hold
+// less, the rings waiting in the pool for the next keys to spill.
+func TestReleasedWindowsJudgeAlikeAndHoldLess(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	mk := func(release bool) (*Group, []*Collector, *Collector) {
+		cols := []*Collector{NewCollector(3, int64ToDuration(time.Second), time.Second), NewCollector(3, time.Second, time.Second)}
+		g, _ := NewGroup(cols)
+		alone := NewCollector(3, time.Second, time.Second)
+		if release {
+			g.ReleaseIdleWindows()
+			alone.ReleaseIdleWindows()
+		}
+		return g, cols, alone
+	}
+	keep, keepCols, keepAlone := mk(false)
+	rel, relCols, relAlone := mk(true)
+	delays := make([]time.Duration, 2)
+	at := int64(0)
+	for i := range 60000 {
+		// A crowd of 2000 keys for the first half, then ten keys only.
+		key := uint32(rng.IntN(2000))
+		if i >= 30000 {
+			key = uint32(rng.IntN(10))
+		}
+		at += rng.Int64N(int64(time.Millisecond))
+		admitted := rng.Uint64() & 3
+		if a, b := keep.Observe(key, at, 1, traffic.Legit, admitted, delays), rel.Observe(key, at, 1, traffic.Legit, admitted, delays); a != b {
+			t.Fatalf("request %d: verdicts %b and %b", i, a, b)
+		}
+		d := algorithms.Decision{Allowed: admitted&1 != 0}
+		if a, b := keepAlone.Observe(key, at, 1, traffic.Legit, d), relAlone.Observe(key, at, 1, traffic.Legit, d); a != b {
+			t.Fatalf("request %d, alone: verdicts %v and %v", i, a, b)
+		}
+	}
+	lim, _ := algorithms.New("fixed-window", algorithms.Policy{Limit: 3, Window: time.Second})
+	for i := range keepCols {
+		if a, b := keepCols[i].Result(lim), relCols[i].Result(lim); !reflect.DeepEqual(a, b) {
+			t.Errorf("member %d: %+v against %+v", i, b, a)
+		}
+	}
+	if a, b := keepAlone.Result(lim), relAlone.Result(lim); !reflect.DeepEqual(a, b) {
+		t.Errorf("alone: %+v against %+v", b, a)
+	}
+	// The crowd's keys that came back spilled and gave their rings back; keeping them,
+	// the windows hold every ring the crowd grew.
+	if kept, released := keepCols[0].TrackerBytes(), relCols[0].TrackerBytes(); released >= kept {
+		t.Errorf("released windows hold %d bytes, kept ones %d", released, kept)
+	}
+}

@@ -330,6 +330,9 @@ func (r *replayRun) runPass(rep *report.Report) error {
 	if err != nil {
 		return err
 	}
+	// A log of hours sees keys come and go: the reference keeps room for the keys active
+	// at once, not for every key that was ever busy.
+	group.ReleaseIdleWindows()
 	p := &pass{name: rep.Scenario, lims: lims, group: group, epoch: r.epochNs, replay: true, ctx: r.o.Context,
 		delays: make([]time.Duration, len(lims)), progress: r.watch(rep.Scenario, len(lims))}
 	for _, lim := range lims {
@@ -446,6 +449,9 @@ func (r *replayRun) runEngines(rep *report.Report) error {
 			return fmt.Errorf("replay %s: %w", r.spec.File, err)
 		}
 		eng.layers[0].cells[0].col.RecordOpenTimeline(r.window())
+		for _, c := range eng.cells {
+			c.col.ReleaseIdleWindows()
+		}
 		if r.spec.Shard != nil {
 			eng.outcome.RecordArrivals()
 		}
