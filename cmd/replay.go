@@ -127,7 +127,7 @@ under --out (a folder named after the log) and index.html over them.`,
 	f := c.Flags()
 	f.StringVar(&o.logFormat, "log-format", "", strings.Join(traffic.LogFormats(), ", ")+" (default: from the extension: .jsonl/.ndjson, .csv, else combined; nginx with --nginx-log-format)")
 	f.StringVar(&o.nginxFormat, "nginx-log-format", "", "the log was written by this nginx log_format string ($remote_addr, $msec, $request_time, $http_NAME, ...); implies --log-format nginx")
-	f.StringArrayVar(&o.fields, "field", nil, "read an identity from a column of the log's own: NAME=COLUMN, NAME one of "+strings.Join(traffic.FieldNames, ", ")+" or header:NAME (repeatable; jsonl, csv, nginx, caddy)")
+	f.StringArrayVar(&o.fields, "field", nil, "read an identity from a column of the log's own: NAME=COLUMN, NAME one of "+strings.Join(traffic.FieldNames, ", ")+" or header:NAME (repeatable; for "+strings.Join(mappableFormats(), ", ")+" logs)")
 	f.StringVar(&o.key, "key", replayDefaultKey, "what requests are keyed on (user, ip, ipv6/N, xff:K, xff-leftmost, account, tenant, api-key, route, header:NAME)")
 	f.StringArrayVar(&o.layers, "layer", nil, "a layer of limits instead of --key: [NAME=]KEY:LIMIT/WINDOW[,burst=N], narrowest first (repeatable)")
 	f.StringSliceVar(&o.algorithms, "algorithms", nil, "algorithms to compare, comma-separated (default: all)")
