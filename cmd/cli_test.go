@@ -199,6 +199,7 @@ type example struct {
 	line     string   // as the help shows it
 	args     []string // rlsim's arguments
 	redirect string   // the file its output goes to ("> FILE"), if a plain name
+	stdin    string   // the file its input comes from ("< FILE"), if a plain name
 }
 
 // examples reads c's Example: every line that is not blank or a comment shows one rlsim
@@ -228,11 +229,12 @@ func examples(c *cobra.Command) ([]example, error) {
 		if strings.ContainsAny(redirect, `/$~"'`) {
 			redirect = "" // a path outside the test's folder: the output is dropped
 		}
+		cmdline, stdin, _ := strings.Cut(cmdline, " < ")
 		args, err := splitWords(cmdline)
 		if err != nil {
 			return nil, fmt.Errorf("example %q: %v", l, err)
 		}
-		out = append(out, example{line: l, args: args, redirect: redirect})
+		out = append(out, example{line: l, args: args, redirect: redirect, stdin: strings.TrimSpace(stdin)})
 	}
 	return out, nil
 }
@@ -337,7 +339,16 @@ func TestEveryCommandHasWorkingExamples(t *testing.T) {
 			if c, _, err := NewRoot(IO{}).Find(args); err == nil && c.Flags().Lookup("charts") != nil {
 				args = append(args, "--charts", "none") // drawing is slow under -race; the flag parsed above
 			}
-			out, errOut, code := runCLI(t, args...)
+			var in []byte
+			if ex.stdin != "" {
+				if in, err = os.ReadFile(ex.stdin); err != nil {
+					t.Errorf("%s: example %q: %v", path, ex.line, err)
+					continue
+				}
+			}
+			var outb, errb bytes.Buffer
+			code := Main(args, IO{In: bytes.NewReader(in), Out: &outb, Err: &errb})
+			out, errOut := outb.String(), errb.String()
 			if code != 0 || out == "" {
 				t.Errorf("%s: example %q: exit %d, %d bytes of output, stderr:\n%s", path, ex.line, code, len(out), errOut)
 				continue

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"flag"
+	"github.com/rlsim/rlsim/report"
 	"os"
 	"path/filepath"
 	"slices"
@@ -89,6 +90,8 @@ type jsonReport struct {
 		AttackerAdmitRate  *float64 `json:"attacker_admit_rate"`
 		StateBytesPerKey   float64  `json:"state_bytes_per_key"`
 	} `json:"results"`
+	// Log is a replay's account of its log.
+	Log *report.ReplayLog `json:"log"`
 }
 
 func compareJSON(t *testing.T, args ...string) jsonReport {

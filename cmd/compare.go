@@ -3,7 +3,6 @@ package cmd
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"fmt"
 	"io"
 	"strings"
@@ -327,7 +326,7 @@ func stageDecisions(outs *outputSet, path string) (*run.DecisionWriter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--decisions: %w", err)
 	}
-	return run.NewDecisionWriter(csv.NewWriter(w)), nil
+	return run.NewDecisionFile(w), nil
 }
 
 func flushDecisions(dw *run.DecisionWriter, path string) error {

@@ -169,3 +169,82 @@ func (p *progress) finish(requests int64) {
 	rate := float64(requests) / max(elapsed.Seconds(), 1e-9)
 	fmt.Fprintf(p.w, "rlsim: simulated %d requests in %s (%.0f requests/s)\n", requests, elapsed.Round(time.Millisecond), rate)
 }
+
+// replayProgress draws how far a replay has read its log, on one line of a terminal:
+// bytes read (of how many, when the log is a file), lines decided per second and, for a
+// file, the time left at that pace. It reads the wall clock, which only the command line
+// may do; the replay reports what it has read and never waits for the line.
+type replayProgress struct {
+	w        io.Writer
+	now      func() time.Time
+	start    time.Time
+	last     time.Time
+	throttle time.Duration
+	name     string
+	total    int64 // bytes of the log, 0 for a pipe
+	drawn    bool
+}
+
+// newReplayProgress returns the progress of a replay of the log name (total bytes, 0 when
+// not known) that prints format on out and draws on errw, or nil where newProgress gives
+// nil.
+func newReplayProgress(errw, out io.Writer, format, name string, total int64) *replayProgress {
+	if !isTerminal(errw) || (format == "json" || format == "csv") && !isTerminal(out) {
+		return nil
+	}
+	now := time.Now()
+	return &replayProgress{w: errw, now: time.Now, start: now, throttle: progressInterval, name: name, total: total}
+}
+
+// update is the run.Options.Progress callback.
+func (p *replayProgress) update(s run.Progress) {
+	if p == nil || s.Bytes == nil {
+		return
+	}
+	now := p.now()
+	elapsed := now.Sub(p.start)
+	if elapsed < progressDelay || now.Sub(p.last) < p.throttle {
+		return
+	}
+	p.last, p.drawn = now, true
+	fmt.Fprint(p.w, "\r\033[K"+p.line(s.Bytes(), s.Requests, elapsed))
+}
+
+// line is what update draws after elapsed, with read bytes read and lines decided.
+func (p *replayProgress) line(read, lines int64, elapsed time.Duration) string {
+	mib := func(b int64) float64 { return float64(b) / (1 << 20) }
+	rate := float64(lines) / max(elapsed.Seconds(), 1e-9)
+	if p.total <= 0 {
+		return fmt.Sprintf("replaying %s: %.1f MiB read, %s lines/s", p.name, mib(read), humanCount(rate))
+	}
+	s := fmt.Sprintf("replaying %s: %.1f of %.1f MiB (%.0f%%), %s lines/s", p.name, mib(read), mib(p.total),
+		100*float64(read)/float64(p.total), humanCount(rate))
+	if read > 0 && read < p.total {
+		left := time.Duration(float64(elapsed) * float64(p.total-read) / float64(read))
+		s += ", ETA " + left.Round(time.Second).String()
+	}
+	return s
+}
+
+// humanCount writes a rate as 950, 12.3k or 1.25M.
+func humanCount(v float64) string {
+	switch {
+	case v >= 1e6:
+		return fmt.Sprintf("%.2fM", v/1e6)
+	case v >= 1e3:
+		return fmt.Sprintf("%.1fk", v/1e3)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+// finish clears the line and prints the summary.
+func (p *replayProgress) finish(lines int64) {
+	if p == nil {
+		return
+	}
+	if p.drawn {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+	elapsed := p.now().Sub(p.start)
+	fmt.Fprintf(p.w, "rlsim: replayed %d lines in %s (%s lines/s)\n", lines, elapsed.Round(time.Millisecond), humanCount(float64(lines)/max(elapsed.Seconds(), 1e-9)))
+}

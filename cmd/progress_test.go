@@ -162,3 +162,45 @@ func (tt *terminal) drain(t *testing.T) string {
 		b.WriteString(line)
 	}
 }
+
+// A replay's line waits a second, then says how much of the log is read, at how many lines
+// a second, and how long the rest will take at that pace; a pipe, whose size is not known,
+// gets no percentage and no time left; the summary ends it.
+func TestReplayProgressShowsBytesLinesAndTimeLeft(t *testing.T) {
+	var out bytes.Buffer
+	clock := time.Unix(0, 0)
+	read := int64(0)
+	p := &replayProgress{w: &out, now: func() time.Time { return clock }, start: clock, throttle: progressInterval, name: "access", total: 200 << 20}
+	s := run.Progress{Requests: 500_000, Bytes: func() int64 { return read }}
+	clock = clock.Add(500 * time.Millisecond)
+	p.update(s)
+	if out.Len() != 0 {
+		t.Fatalf("drew before a second had passed: %q", out.String())
+	}
+	clock = clock.Add(1500 * time.Millisecond)
+	read = 50 << 20
+	p.update(s)
+	// A quarter read in 2 s: 6 s left, at 250k lines a second.
+	if got := out.String(); got != "\r\033[Kreplaying access: 50.0 of 200.0 MiB (25%), 250.0k lines/s, ETA 6s" {
+		t.Fatalf("line = %q", got)
+	}
+	out.Reset()
+	p.update(s) // within the throttle: nothing
+	if out.Len() != 0 {
+		t.Fatalf("drew again at once: %q", out.String())
+	}
+	pipe := &replayProgress{w: &out, now: func() time.Time { return clock }, start: clock.Add(-4 * time.Second), name: "stdin"}
+	pipe.update(run.Progress{Requests: 2_000_000, Bytes: func() int64 { return 300 << 20 }})
+	if got := out.String(); got != "\r\033[Kreplaying stdin: 300.0 MiB read, 500.0k lines/s" {
+		t.Fatalf("pipe line = %q", got)
+	}
+	out.Reset()
+	clock = clock.Add(2 * time.Second)
+	p.finish(2_000_000)
+	if got := out.String(); got != "\r\033[Krlsim: replayed 2000000 lines in 4s (500.0k lines/s)\n" {
+		t.Fatalf("finish = %q", got)
+	}
+	if newReplayProgress(&bytes.Buffer{}, &bytes.Buffer{}, "table", "x", 1) != nil {
+		t.Error("a progress line for a buffer, not a terminal")
+	}
+}

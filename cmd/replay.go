@@ -3,9 +3,9 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +17,7 @@ import (
 	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/run"
 	"github.com/rlsim/rlsim/scenario"
+	"github.com/rlsim/rlsim/sim"
 	"github.com/rlsim/rlsim/traffic"
 	"github.com/rlsim/rlsim/worstcase"
 )
@@ -29,23 +30,46 @@ const (
 	replayDefaultKey    = "ip"
 )
 
+// replayDefaultReorder is how far out of order a line may be by default: servers write a
+// line when a request completes, and most requests complete within seconds.
+const replayDefaultReorder = 10 * time.Second
+
+// replayMaxReorder bounds --reorder-window: the window is held in memory.
+const replayMaxReorder = 24 * time.Hour
+
 type replayOptions struct {
 	*globalOptions
-	file       string
-	logFormat  string
-	key        string
-	algorithms []string
-	limit      int64
-	window     time.Duration
-	burst      int64
-	timeScale  float64
-	own        ownOptions
-	imp        importFlags
-	keySet     bool // --key was given, so an imported key does not replace it
-	redis      string
+	file        string
+	logFormat   string
+	nginxFormat string
+	fields      []string
+	key         string
+	layers      []string
+	algorithms  []string
+	limit       int64
+	window      time.Duration
+	burst       int64
+	timeScale   float64
+	reorder     time.Duration
+	subsecond   string
+	strict      bool
+	workers     int
+	memory      bool
+	shard       string
+	formatSet   bool
+	outSet      bool
+	own         ownOptions
+	imp         importFlags
+	redis       string
 	// storeTimeout bounds each round trip to the store the --lua scripts run on.
 	storeTimeout time.Duration
 	tables       tableOptions
+
+	keySet      bool              // --key was given
+	logFormatOf traffic.LogFormat // resolved by validate
+	shardOf     *run.Shard
+	fieldMap    map[string]string
+	limitSpecs  []scenario.LimitSpec
 }
 
 func newReplayCmd(g *globalOptions, streams IO) *cobra.Command {
@@ -53,10 +77,16 @@ func newReplayCmd(g *globalOptions, streams IO) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "replay LOG",
 		Short: "Run every algorithm against a recorded access log",
-		Long: `replay reads an access log (nginx/Apache combined format, JSON lines or CSV), maps
-each line to a request's identities and runs the algorithms against it like any scenario.
-Lines it cannot read are counted and named by line number; a log of mostly unreadable
-lines is an error.
+		Long: `replay reads an access log — combined, JSON lines, CSV, a custom nginx log_format, an AWS
+ALB, Envoy, HAProxy or Caddy log; gzipped or not; "-" for stdin — maps each line to a
+request's identities and runs the algorithms against it like any scenario, reading,
+parsing and simulating in one pass.
+
+Each line keeps the finest time its format has. Lines out of order by up to
+--reorder-window are put in their place; a line further out of order, or one that cannot be
+read, is counted and named by line number (--strict makes it an error). Requests of whole
+seconds are placed inside their second by --subsecond. A log of mostly unreadable lines is
+an error.
 
 Like compare, it writes results.json, results.csv, timeline.csv, summary.md and the charts
 under --out (a folder named after the log) and index.html over them.`,
@@ -66,32 +96,57 @@ under --out (a folder named after the log) and index.html over them.`,
   # the same log keyed on the user at 10 per second, played twice as fast
   rlsim replay access.log --key user --limit 10 --window 1s --time-scale 0.5
 
+  # a log written by nginx's log_format main, as nginx.conf gives it (with $msec and
+  # $request_time in the format, replay reads arrivals to the millisecond)
+  rlsim replay access.log --nginx-log-format '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" "$http_x_forwarded_for"'
+
+  # the log from stdin (gzipped or not), keyed on a header, refusing a line it cannot read
+  rlsim replay - --key header:User-Agent --strict < access.log
+
+  # a JSON log whose user is in "uid" and time in "ts": --field maps them
+  #   rlsim replay app.jsonl --field user=uid --field time=ts --key user
+
+  # two layers: 5 logins a minute per account, then 100 a minute per address
+  rlsim replay access.log --layer login=account:5/1m --layer ip:100/1m
+
   # two algorithms, as JSON, with one CSV row per request
   rlsim replay access.log --algorithms fixed-window,sliding-window --format json --decisions decisions.csv
 
-  # the limits of the haproxy.cfg that served the log, beside the six
-  rlsim replay access.log --import examples/import/haproxy.cfg --out ""
-
   # your own Lua script beside the built-in fixed window
-  rlsim replay access.log --algorithms fixed-window --lua examples/lua/incr_expire.lua --out ""`,
+  rlsim replay access.log --algorithms fixed-window --lua examples/lua/incr_expire.lua --out ""
+
+  # the log in two shards, on two machines; rlsim merge gives the results of one run
+  rlsim replay access.log --shard 1/2 > part-1.json
+  rlsim replay access.log --shard 2/2 > part-2.json
+  rlsim merge part-1.json part-2.json`,
 		Args: argCount(1, 1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.file = args[0]
 			o.keySet = c.Flags().Changed("key")
+			o.formatSet, o.outSet = c.Flags().Changed("format"), c.Flags().Changed("out")
 			return runReplay(c.Context(), o, streams)
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&o.logFormat, "log-format", "", "combined, jsonl or csv (default: from the extension: .jsonl/.ndjson, .csv, else combined)")
-	f.StringVar(&o.key, "key", replayDefaultKey, "what requests are keyed on (user, ip, ipv6/N, xff:K, xff-leftmost, account, tenant, api-key, route)")
+	f.StringVar(&o.logFormat, "log-format", "", strings.Join(traffic.LogFormats(), ", ")+" (default: from the extension: .jsonl/.ndjson, .csv, else combined; nginx with --nginx-log-format)")
+	f.StringVar(&o.nginxFormat, "nginx-log-format", "", "the log was written by this nginx log_format string ($remote_addr, $msec, $request_time, $http_NAME, ...); implies --log-format nginx")
+	f.StringArrayVar(&o.fields, "field", nil, "read an identity from a column of the log's own: NAME=COLUMN, NAME one of "+strings.Join(traffic.FieldNames, ", ")+" or header:NAME (repeatable; for "+strings.Join(mappableFormats(), ", ")+" logs)")
+	f.StringVar(&o.key, "key", replayDefaultKey, "what requests are keyed on (user, ip, ipv6/N, xff:K, xff-leftmost, account, tenant, api-key, route, header:NAME)")
+	f.StringArrayVar(&o.layers, "layer", nil, "a layer of limits instead of --key: [NAME=]KEY:LIMIT/WINDOW[,burst=N], narrowest first (repeatable)")
 	addAlgorithmsFlag(c, &o.algorithms, "algorithms to compare (default: the six)", nil)
 	o.limit, o.window = replayDefaultLimit, replayDefaultWindow
 	f.Var(unitsValue{&o.limit}, "limit", "units per window")
 	f.Var(windowValue{&o.window}, "window", "the policy's window")
 	f.Var(unitsValue{&o.burst}, "burst", "the bucket algorithms' burst (default: the limit)")
 	f.Float64Var(&o.timeScale, "time-scale", 1, "multiply the gaps between requests (0.5 plays the log twice as fast)")
-	o.imp.add(c, importRunUsage)
+	f.DurationVar(&o.reorder, "reorder-window", replayDefaultReorder, "how far out of order (in time) a line may be and still be put in its place; further is skipped and reported")
+	f.StringVar(&o.subsecond, "subsecond", "start", "how requests of whole-second times are placed inside their second: "+strings.Join(traffic.Placements, " or ")+" (uniform is seeded)")
+	f.BoolVar(&o.strict, "strict", false, "make a line that cannot be read, or is too far out of order, an error (exit 1, naming file:line)")
+	f.IntVar(&o.workers, "workers", 0, "goroutines parsing the log and deciding (0: one per core); the results do not depend on it")
+	f.BoolVar(&o.memory, "memory", false, "report what the run held: per key, and the buffers of the log in flight")
+	f.StringVar(&o.shard, "shard", "", "K/N: replay only the requests whose key hashes to shard K of N and print the shard's partial results (JSON) for `rlsim merge`")
 	addOwnFlags(c, &o.own)
+	o.imp.add(c, importRunUsage)
 	addOwnRedisFlag(c, &o.redis, &o.storeTimeout)
 	g.addFormatFlag(c, allFormats...)
 	g.addOutFlags(c)
@@ -101,25 +156,121 @@ under --out (a folder named after the log) and index.html over them.`,
 	return c
 }
 
+// parseLayer reads --layer [NAME=]KEY:LIMIT/WINDOW[,burst=N]. The key may hold colons
+// itself (xff:1, header:X), so the limit is what follows the last one.
+func parseLayer(s string) (scenario.LimitSpec, error) {
+	body, opts, _ := strings.Cut(s, ",")
+	name, rest, named := strings.Cut(body, "=")
+	if !named {
+		name, rest = "", body
+	}
+	i := strings.LastIndexByte(rest, ':')
+	if i <= 0 {
+		return scenario.LimitSpec{}, fmt.Errorf("%q: want [NAME=]KEY:LIMIT/WINDOW (login=account:5/1m)", s)
+	}
+	key, rate := rest[:i], rest[i+1:]
+	if name == "" {
+		name = key
+	}
+	if err := scenario.ValidKey(key); err != nil {
+		return scenario.LimitSpec{}, fmt.Errorf("%q: %v", s, err)
+	}
+	limit, window, ok := strings.Cut(rate, "/")
+	l := scenario.LimitSpec{Name: name, Key: key}
+	var err error
+	if l.Limit, err = strconv.ParseInt(limit, 10, 64); !ok || err != nil || l.Limit < 1 {
+		return scenario.LimitSpec{}, fmt.Errorf("%q: the limit %q is not a whole number of at least 1 per a window (5/1m)", s, limit)
+	}
+	d, err := time.ParseDuration(window)
+	if err == nil {
+		err = sim.CheckWindow(d)
+	}
+	if err != nil {
+		return scenario.LimitSpec{}, fmt.Errorf("%q: window %q: want a positive duration such as 1m", s, window)
+	}
+	l.Window = scenario.Duration(d)
+	if opts != "" {
+		b, ok := strings.CutPrefix(opts, "burst=")
+		if l.Burst, err = strconv.ParseInt(b, 10, 64); !ok || err != nil || l.Burst < 1 {
+			return scenario.LimitSpec{}, fmt.Errorf("%q: want ,burst=N with N at least 1 after the window", s)
+		}
+	}
+	return l, nil
+}
+
 func (o *replayOptions) validate() error {
 	if err := o.imp.check(); err != nil {
 		return err
 	}
-	if o.logFormat == "" {
-		switch strings.ToLower(filepath.Ext(o.file)) {
-		case ".jsonl", ".ndjson":
-			o.logFormat = "jsonl"
-		case ".csv":
-			o.logFormat = "csv"
-		default:
-			o.logFormat = "combined"
+	if o.nginxFormat != "" {
+		if o.logFormat != "" && o.logFormat != "nginx" {
+			return usagef("--nginx-log-format: the log is then in the nginx format; drop --log-format %s", o.logFormat)
 		}
+		o.logFormat = "nginx"
 	}
-	if !slices.Contains(traffic.LogFormats, o.logFormat) {
-		return usagef("--log-format: unknown format %q (want %s)", o.logFormat, strings.Join(traffic.LogFormats, ", "))
+	if o.logFormat == "" {
+		o.logFormat = traffic.LogFormatFor(o.file)
+	}
+	f, err := traffic.LookupLogFormat(o.logFormat)
+	if err != nil {
+		return usagef("--log-format: %v", err)
+	}
+	if f.Spec && o.nginxFormat == "" {
+		return usagef("--log-format %s: give the log_format with --nginx-log-format '$remote_addr ...'", f.Name)
+	}
+	o.logFormatOf = f
+	if o.fieldMap, err = traffic.ParseFieldMap(o.fields); err != nil {
+		return usagef("--field %v", err)
+	}
+	if len(o.fieldMap) > 0 && !f.Mappable {
+		return usagef("--field: the %s format's fields are fixed; --field maps the columns of %s logs", f.Name, strings.Join(mappableFormats(), ", "))
 	}
 	if err := scenario.ValidKey(o.key); err != nil {
 		return usagef("--key: %v", err)
+	}
+	o.limitSpecs = nil
+	for _, s := range o.layers {
+		l, err := parseLayer(s)
+		if err != nil {
+			return usagef("--layer %v", err)
+		}
+		for _, prev := range o.limitSpecs {
+			if prev.Name == l.Name {
+				return usagef("--layer %q: a layer named %s is given twice; name them (hourly=user:1000/1h)", s, l.Name)
+			}
+		}
+		o.limitSpecs = append(o.limitSpecs, l)
+	}
+	if len(o.limitSpecs) > 0 && o.keySet {
+		return usagef("--key and --layer: choose one (the layers name their keys)")
+	}
+	if o.reorder < 0 || o.reorder > replayMaxReorder {
+		return usagef("--reorder-window: want a duration from 0s to %s, got %s", replayMaxReorder, o.reorder)
+	}
+	if !slices.Contains(traffic.Placements, o.subsecond) {
+		return usagef("--subsecond: unknown rule %q (want %s)", o.subsecond, strings.Join(traffic.Placements, " or "))
+	}
+	if o.workers < 0 {
+		return usagef("--workers: must not be negative, got %d", o.workers)
+	}
+	if o.shard != "" {
+		sh, err := run.ParseShard(o.shard)
+		if err != nil {
+			return usagef("--shard: %v", err)
+		}
+		o.shardOf = &sh
+		if _, err := run.ShardKey(o.key, o.limitSpecs); err != nil {
+			return usagef("--shard: %v", err)
+		}
+		switch {
+		case o.formatSet && o.format != "json":
+			return usagef("--shard: a shard prints its partial results as JSON for `rlsim merge`; drop --format %s", o.format)
+		case o.outSet && o.out != "":
+			return usagef("--shard: a shard writes no results folder; `rlsim merge` writes it from the shards")
+		case o.memory:
+			return usagef("--shard --memory: a shard holds only its own keys; measure memory on a whole run")
+		}
+		o.out = ""
 	}
 	if o.limit <= 0 {
 		return usagef("--limit: must be positive, got %d", o.limit)
@@ -151,21 +302,29 @@ func runReplay(ctx context.Context, o *replayOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
-	if !o.keySet && imp.key != "" {
+	if !o.keySet && len(o.limitSpecs) == 0 && imp.key != "" {
 		o.key = imp.key
 	}
-	f, err := os.Open(o.file)
-	if err != nil {
-		return fmt.Errorf("replay %s: %w", o.file, unwrapPath(err))
+	in := streams.In
+	var size int64
+	if o.file != "-" {
+		f, err := os.Open(o.file)
+		if err != nil {
+			return fmt.Errorf("replay %s: %w", o.file, unwrapPath(err))
+		}
+		defer f.Close()
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			size = fi.Size()
+		}
+		in = f
+	} else if in == nil {
+		in = strings.NewReader("")
 	}
-	defer f.Close()
-	log, err := traffic.ReadLog(f, o.logFormat)
-	if err != nil {
-		return fmt.Errorf("replay %s: %w", o.file, err)
-	}
-	sc, err := scenario.FromLog(o.file, log, algorithms.Policy{Limit: o.limit, Window: o.window, Burst: o.burst}, o.key, o.timeScale)
-	if err != nil {
-		return fmt.Errorf("replay %s: %w", o.file, err)
+	spec := run.ReplaySpec{
+		File: o.file, Input: in, Format: o.logFormatOf, Fields: o.fieldMap, FormatSpec: o.nginxFormat,
+		Policy: algorithms.Policy{Limit: o.limit, Window: o.window, Burst: o.burst}, Key: o.key, Layers: o.limitSpecs,
+		TimeScale: o.timeScale, Reorder: o.reorder, Placement: o.subsecond, Strict: o.strict, ParseWorkers: o.workers, Size: size,
+		Shard: o.shardOf,
 	}
 	ctx, stop := interruptible(ctx)
 	defer stop()
@@ -183,9 +342,15 @@ func runReplay(ctx context.Context, o *replayOptions, streams IO) error {
 		}
 		algs = withImported(algs, imp)
 	}
-	opts := run.Options{Algorithms: algs, Own: own.makers}
+	opts := run.Options{Algorithms: algs, Own: own.makers, Memory: o.memory, Workers: o.workers}
 	if o.seedSet {
 		opts.Seed = &o.seed
+	}
+	bar := newReplayProgress(streams.Err, streams.Out, o.format, run.ReplayName(o.file), size)
+	keeper := newHeapKeeper()
+	opts.Progress = func(p run.Progress) {
+		bar.update(p)
+		keeper.check(p.Requests)
 	}
 	var outs outputSet
 	defer outs.discard()
@@ -193,45 +358,98 @@ func runReplay(ctx context.Context, o *replayOptions, streams IO) error {
 		return err
 	}
 	opts.Context = ctx
-	var rep *report.Report
+	var res *run.ReplayResult
 	err = own.measure(func() (err error) {
-		rep, err = run.Run(sc, opts)
+		res, err = run.Replay(spec, opts)
 		return err
 	})
+	var rep *report.Report
+	if res != nil {
+		rep = res.Report
+	}
 	if err == nil && opts.Decisions != nil {
 		err = flushDecisions(opts.Decisions, o.decisions)
 	}
+	if err == nil && bar != nil && rep.Log != nil {
+		bar.finish(int64(rep.Log.Used))
+	}
 	if err != nil {
-		return interruption(ctx, err, own.cleaned(), notWritten(outs.discard()))
+		var le *traffic.LineError
+		if errors.As(err, &le) {
+			return interruption(ctx, err, own.cleaned(), notWritten(outs.discard()))
+		}
+		return interruption(ctx, fmt.Errorf("replay %s: %w", o.file, err), own.cleaned(), notWritten(outs.discard()))
+	}
+	// The run's per-key state is garbage now; hand it back before the worst-case search
+	// and the rendering allocate, so that the process never holds both.
+	keeper.release()
+	if res.Partial != nil {
+		return o.finishShard(res.Partial, own, streams, &outs)
 	}
 	var worst worstcase.Cache
-	if err := addWorstOverAdmission(&worst, rep, sc.EpochTime(), defaultCompareWorstBudget, own); err != nil {
+	if err := addWorstOverAdmission(&worst, rep, res.Epoch, defaultCompareWorstBudget, own); err != nil {
 		return err
 	}
 	rep.Reproduce = o.command(rep.Seed)
-	if log.Bad > 0 {
-		rep.UnreadLines = log.Bad
-		for _, p := range log.Problems {
-			rep.UnreadLineProblems = append(rep.UnreadLineProblems, p.String())
-		}
-		fmt.Fprintf(streams.Err, "rlsim: replay %s: %d of %d lines could not be read and were not replayed:\n", o.file, log.Bad, log.Lines)
-		for _, p := range log.Problems {
+	if l := rep.Log; l != nil && l.Unreadable+l.OutOfOrder > 0 {
+		fmt.Fprintf(streams.Err, "rlsim: replay %s: %d of %d lines were not replayed (%d unreadable, %d out of order beyond %s):\n",
+			o.file, l.Unreadable+l.OutOfOrder, l.Lines, l.Unreadable, l.OutOfOrder, o.reorder)
+		for _, p := range rep.UnreadLineProblems {
 			fmt.Fprintf(streams.Err, "  %s\n", p)
 		}
-		if log.Bad > len(log.Problems) {
-			fmt.Fprintf(streams.Err, "  … and %d more\n", log.Bad-len(log.Problems))
+		if n := l.Unreadable + l.OutOfOrder; n > len(rep.UnreadLineProblems) {
+			fmt.Fprintf(streams.Err, "  … and %d more\n", n-len(rep.UnreadLineProblems))
 		}
 	}
+	return renderReplay(o.globalOptions, o.tables, streams, &outs, rep, chartFormats)
+}
+
+// renderReplay renders a replay's report (one run's, or the merge of shards') to stdout
+// and its results folder, as compare renders a scenario's.
+func renderReplay(g *globalOptions, tables tableOptions, streams IO, outs *outputSet, rep *report.Report, chartFormats []string) error {
 	var buf bytes.Buffer
-	if err := renderReports(&buf, o.format, []*report.Report{rep}, o.tables.choice(), false); err != nil {
+	if err := renderReports(&buf, g.format, []*report.Report{rep}, tables.choice(), false); err != nil {
 		return err
 	}
-	if o.out != "" {
-		if err := stageResults(&outs, o.out, chartFormats, []*report.Report{rep}, nil); err != nil {
+	if g.out != "" {
+		if err := stageResults(outs, g.out, chartFormats, []*report.Report{rep}, nil); err != nil {
 			return err
 		}
 	}
-	return commitWithStdout(&outs, streams.Out, buf.Bytes())
+	return commitWithStdout(outs, streams.Out, buf.Bytes())
+}
+
+// finishShard prints a shard's partial results, with the worst cases every shard shares
+// and the command line that replays the log whole.
+func (o *replayOptions) finishShard(p *run.ReplayPartial, own *owned, streams IO, outs *outputSet) error {
+	probe := &report.Report{Scenario: p.Report.Scenario, Seed: p.Report.Seed, Policy: p.Report.Policy}
+	for _, a := range p.Algorithms {
+		probe.Results = append(probe.Results, report.Result{Algorithm: a.Algorithm})
+	}
+	var worst worstcase.Cache
+	if err := addWorstOverAdmission(&worst, probe, p.Epoch, defaultCompareWorstBudget, own); err != nil {
+		return err
+	}
+	for i := range p.Algorithms {
+		p.Algorithms[i].WorstOverAdmission = probe.Results[i].WorstOverAdmission
+	}
+	p.Command = o.command(p.Report.Seed)
+	var buf bytes.Buffer
+	if err := report.WriteJSON(&buf, p); err != nil {
+		return err
+	}
+	return commitWithStdout(outs, streams.Out, buf.Bytes())
+}
+
+// mappableFormats are the formats whose columns --field maps.
+func mappableFormats() []string {
+	var out []string
+	for _, n := range traffic.LogFormats() {
+		if f, _ := traffic.LookupLogFormat(n); f.Mappable {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // command is the command line that replays the log again as o did, for the captions and
@@ -241,8 +459,26 @@ func (o *replayOptions) command(seed uint64) string {
 	if strings.ContainsAny(file, " \t'\"") {
 		file = strconv.Quote(file)
 	}
-	parts := []string{"rlsim replay", file, "--log-format", o.logFormat, "--key", o.key,
-		"--limit", strconv.FormatInt(o.limit, 10), "--window", o.window.String()}
+	parts := []string{"rlsim replay", file, "--log-format", o.logFormat}
+	if o.nginxFormat != "" {
+		parts = append(parts, "--nginx-log-format", shellQuote(o.nginxFormat))
+	}
+	for _, f := range o.fields {
+		parts = append(parts, "--field", shellQuote(f))
+	}
+	if len(o.layers) > 0 {
+		for _, l := range o.layers {
+			parts = append(parts, "--layer", shellQuote(l))
+		}
+	} else {
+		parts = append(parts, "--key", o.key, "--limit", strconv.FormatInt(o.limit, 10), "--window", o.window.String())
+	}
+	if o.reorder != replayDefaultReorder {
+		parts = append(parts, "--reorder-window", o.reorder.String())
+	}
+	if o.subsecond != "start" {
+		parts = append(parts, "--subsecond", o.subsecond)
+	}
 	if o.burst > 0 {
 		parts = append(parts, "--burst", strconv.FormatInt(o.burst, 10))
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/run"
 	"github.com/rlsim/rlsim/sweep"
 )
 
@@ -230,12 +232,18 @@ func newMergeCmd(g *globalOptions, streams IO) *cobra.Command {
 	o := &mergeOptions{globalOptions: g}
 	c := &cobra.Command{
 		Use:   "merge FILE...",
-		Short: "Combine the partial results of a sharded sweep into the results of one run",
-		Long: `merge reads the files written by ` + "`rlsim sweep --shard K/N`" + ` for K = 1..N (in any order)
-and prints the whole sweep, exactly as an unsharded run prints it.`,
+		Short: "Combine the partial results of a sharded sweep or replay into the results of one run",
+		Long: `merge reads the files written by ` + "`rlsim sweep --shard K/N` or `rlsim replay --shard K/N`" + ` for
+K = 1..N (in any order) and prints the whole sweep, or the whole replay, exactly as an
+unsharded run prints it; a replay's results folder (--out) is written as the run writes it.`,
 		Example: `  rlsim sweep --scenario token-burst --param policy.burst=5,10,20,40 --shard 1/2 > shard-1.json
   rlsim sweep --scenario token-burst --param policy.burst=5,10,20,40 --shard 2/2 > shard-2.json
-  rlsim merge shard-1.json shard-2.json --chart-metric over_admission`,
+  rlsim merge shard-1.json shard-2.json --chart-metric over_admission
+
+  # a replay's shards, as JSON
+  rlsim replay access.log --key user --shard 1/2 > user-1.json
+  rlsim replay access.log --key user --shard 2/2 > user-2.json
+  rlsim merge user-1.json user-2.json --format json`,
 		Args: argCount(1, -1),
 		RunE: func(_ *cobra.Command, files []string) error {
 			return runMerge(o, streams, files)
@@ -250,6 +258,14 @@ and prints the whole sweep, exactly as an unsharded run prints it.`,
 func runMerge(o *mergeOptions, streams IO, files []string) error {
 	if o.decisions != "" {
 		return usagef("--decisions: merge writes no decisions file")
+	}
+	if replay, err := isReplayPartial(files[0]); err != nil {
+		return fmt.Errorf("merge: %w", err)
+	} else if replay {
+		if o.chart.metric != "" || o.chart.param != "" {
+			return usagef("--chart-metric: a replay's merge draws the charts its run draws; --chart-metric is for sweeps")
+		}
+		return runMergeReplay(o, streams, files)
 	}
 	parts := make([]*sweep.Results, len(files))
 	for i, name := range files {
@@ -271,4 +287,44 @@ func runMerge(o *mergeOptions, streams IO, files []string) error {
 		return err
 	}
 	return renderSweep(o.globalOptions, streams, res, o.format, o.chart)
+}
+
+// isReplayPartial says whether the results file name is a replay shard's.
+func isReplayPartial(name string) (bool, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	head := make([]byte, 64)
+	n, _ := io.ReadFull(f, head)
+	return run.IsPartial(head[:n]), nil
+}
+
+// runMergeReplay merges a replay's shards and renders the report one run gives.
+func runMergeReplay(o *mergeOptions, streams IO, files []string) error {
+	chartFormats, err := parseCharts(o.charts)
+	if err != nil {
+		return err
+	}
+	parts := make([]*run.ReplayPartial, len(files))
+	for i, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			return fmt.Errorf("merge: %w", err)
+		}
+		parts[i], err = run.ReadPartial(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("merge: %s: %w", name, err)
+		}
+	}
+	rep, _, command, err := run.MergeReplay(parts, files)
+	if err != nil {
+		return fmt.Errorf("merge: %w", err)
+	}
+	rep.Reproduce = command
+	var outs outputSet
+	defer outs.discard()
+	return renderReplay(o.globalOptions, tableOptions{}, streams, &outs, rep, chartFormats)
 }

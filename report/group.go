@@ -42,6 +42,14 @@ func NewGroup(cols []*Collector) (*Group, error) {
 	return g, nil
 }
 
+// ReleaseIdleWindows makes a key whose trailing window has emptied give back the room it
+// grew for it, so that the group's memory follows the keys active at once, not every key
+// that was ever busy (see keyWindows.releaseIdle). Figures do not change.
+func (g *Group) ReleaseIdleWindows() { g.windows.releaseIdle = true }
+
+// Members are the group's collectors, in the order they were given.
+func (g *Group) Members() []*Collector { return g.cols }
+
 // Reserve makes room for keys keys up front (see Collector.Reserve).
 func (g *Group) Reserve(keys int) { g.windows.reserve(keys) }
 

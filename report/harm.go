@@ -35,6 +35,7 @@ type Harm struct {
 type actorState struct {
 	blocked  bool
 	admitted algorithms.Log
+	peak     int64 // the most admitted in the long window, for merging
 }
 
 // NewHarm measures harm for a policy window of window.
@@ -79,7 +80,8 @@ func (h *Harm) Observe(r *traffic.Request, allowed bool) {
 	t := int64(r.At)
 	s.admitted.Expire(t - h.longWindow)
 	s.admitted.Push(t, r.Cost)
-	h.longPeak = max(h.longPeak, s.admitted.Sum())
+	s.peak = max(s.peak, s.admitted.Sum())
+	h.longPeak = max(h.longPeak, s.peak)
 }
 
 // Fill adds the harm figures to res.

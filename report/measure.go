@@ -96,7 +96,8 @@ type Collector struct {
 	// changes nothing: the backend's window counts them all at that time.
 	pending sim.Queue[int64]
 
-	timeline *timelineRecorder // nil unless RecordTimeline was called
+	timeline timelineObserver // nil unless RecordTimeline or RecordOpenTimeline was called
+	arrivals *arrivalLog      // nil unless RecordArrivals was called
 }
 
 // NewCollector measures against the promise "limit units in any window", with backend_peak
@@ -173,6 +174,9 @@ func (c *Collector) reachBackend(t, cost int64) {
 	c.backend.Expire(t - c.backendWindow)
 	c.backend.Push(t, cost)
 	c.backendPeak = max(c.backendPeak, c.backend.Sum())
+	if c.arrivals != nil {
+		c.arrivals.add(t, cost)
+	}
 }
 
 // flushBackend moves queued requests released by now to the backend, in release order.
@@ -192,45 +196,18 @@ func (c *Collector) TrackerBytes() int64 {
 // Result finishes the measurement for the limiter lim.
 func (c *Collector) Result(lim algorithms.Limiter) Result {
 	c.flushBackend(1<<63 - 1)
-	r := Result{
-		Algorithm:          lim.Name(),
-		Requests:           c.requests,
-		Admitted:           c.admitted,
-		Rejected:           c.rejected,
-		PeakWindowAdmitted: c.peak,
-		OverAdmission:      float64(c.peak) / float64(c.limit),
-		FalseAllow:         c.falseAllow,
-		FalseReject:        c.falseReject,
-		FalseAllowRate:     ratio(c.falseAllow, c.requests),
-		FalseRejectRate:    ratio(c.falseReject, c.requests),
-		BackendPeak:        c.backendPeak,
-		Keys:               lim.Keys(),
-		DelayMaxMS:         float64(c.delayMax) / float64(time.Millisecond),
-	}
-	if c.legit > 0 {
-		v := ratio(c.legitRejected, c.legit)
-		r.LegitRejectRate = &v
-	}
-	if c.attacker > 0 {
-		v := ratio(c.attackerAdmitted, c.attacker)
-		r.AttackerAdmitRate = &v
-	}
-	if c.admitted > 0 {
-		r.DelayMeanMS = c.delaySum / float64(c.admitted) / float64(time.Millisecond)
-	}
+	r := c.counts().result(lim.Name(), lim.Keys(), lim.StateBytes(), c.backendPeak)
 	if c.timeline != nil {
 		r.Timeline = c.timeline.finish(c)
 	}
 	if s, ok := lim.(algorithms.Shadowed); ok {
 		r.WouldRefuse = s.WouldRefuse()
 	}
-	if b := lim.StateBytes(); b < 0 {
-		r.StateBytesUnknown = true
-	} else if k := lim.Keys(); k > 0 {
-		r.StateBytesPerKey = float64(b) / float64(k)
-	}
 	return r
 }
+
+// Ratio is a over b, 0 when b is: how every rate of a result is taken.
+func Ratio(a, b int64) float64 { return ratio(a, b) }
 
 func ratio(a, b int64) float64 {
 	if b == 0 {

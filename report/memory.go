@@ -16,8 +16,17 @@ type Memory struct {
 	Keys int `json:"keys"`
 	// BytesPerKey breaks the bytes down by what holds them, summed over the algorithms run.
 	BytesPerKey MemoryBreakdown `json:"bytes_per_key"`
-	// Bytes is BytesPerKey.Total times Keys: everything the run holds for its keys.
+	// Buffers is what a run holds whatever its keys: a replay's reorder window and the
+	// chunks of the log and of decisions in flight. It is 0 for runs of scenarios.
+	Buffers int64 `json:"buffers,omitempty"`
+	// Bytes is BytesPerKey.Total times Keys, plus Buffers: everything the run holds.
 	Bytes int64 `json:"bytes"`
+}
+
+// AddBuffers counts b bytes of buffers in the memory held.
+func (m *Memory) AddBuffers(b int64) {
+	m.Buffers += b
+	m.Bytes += b
 }
 
 // MemoryBreakdown is bytes per key, by holder.
@@ -38,8 +47,12 @@ type MemoryBreakdown struct {
 // String is the one-line summary printed under a results table.
 func (m *Memory) String() string {
 	b := m.BytesPerKey
-	return fmt.Sprintf("memory: %d keys × %.0f B/key = %.1f MiB held (algorithm state %.0f, reference %.0f, interned keys %.0f B/key)",
-		m.Keys, b.Total, float64(m.Bytes)/(1<<20), b.AlgorithmState, b.Reference, b.InternedKeys)
+	s := fmt.Sprintf("memory: %d keys × %.0f B/key = %.1f MiB held (algorithm state %.0f, reference %.0f, interned keys %.0f B/key)",
+		m.Keys, b.Total, float64(m.Bytes-m.Buffers)/(1<<20), b.AlgorithmState, b.Reference, b.InternedKeys)
+	if m.Buffers > 0 {
+		s += fmt.Sprintf(", and %.1f MiB of buffers: %.1f MiB in all", float64(m.Buffers)/(1<<20), float64(m.Bytes)/(1<<20))
+	}
+	return s
 }
 
 // MemoryOf totals the memory of limiters measured by cols (pairwise) and of an
@@ -70,6 +83,9 @@ func MemoryOf(lims []algorithms.Limiter, cols []*Collector, internBytes int64) *
 	}
 	return m
 }
+
+// ReleaseIdleWindows is Group.ReleaseIdleWindows for a collector measuring alone.
+func (c *Collector) ReleaseIdleWindows() { c.windows.releaseIdle = true }
 
 // Reserve makes room for keys keys up front, so that a run whose key space is known does
 // not regrow (and leave behind for the garbage collector) its per-key windows.

@@ -50,6 +50,8 @@ type Report struct {
 	// UnreadLineProblems names the first few ("line 7: ...").
 	UnreadLines        int      `json:"unread_lines,omitempty"`
 	UnreadLineProblems []string `json:"unread_line_problems,omitempty"`
+	// Log is what a replay read of its log; nil for every other run.
+	Log *ReplayLog `json:"log,omitempty"`
 	// Retries holds the closed-loop clients' results of a scenario with a clients section.
 	Retries []RetryResult `json:"retries,omitempty"`
 	// KeyRuns are the same traffic run under the scenario's compare_keys, for the keying
@@ -73,6 +75,8 @@ func (r *Report) Command() string {
 // Table is a rendered-agnostic table: a title, a header and rows of cells. One model
 // renders as a text table, Markdown or CSV.
 type Table struct {
+	// Lead is a line printed before the title (a replay's account of its log).
+	Lead  string
 	Title string
 	// Header is what a person reads over each column; a "\n" breaks it over two lines.
 	Header []string
@@ -136,6 +140,13 @@ func identityRun(r *Report) bool {
 // hurt in an identity run, then what the algorithm costs and how it shaped the traffic.
 func resultPreferred(r *Report) []string {
 	delay := anyResult(r.Results, func(x Result) bool { return x.DelayMeanMS > 0 })
+	if r.Log != nil {
+		// A replay answers "how did my traffic fare": how much of it each algorithm
+		// refused comes first.
+		return slices.Concat([]string{"requests", "rejected", "over_admission", "false_allow_rate", "false_reject_rate"},
+			when(identityRun(r), "legit_reject_rate", "attacker_admit_rate", "legit_users_blocked", "unkeyed"),
+			[]string{"admitted", "worst_over_admission"}, when(delay, "delay_ms_mean"), []string{"backend_peak", "state_bytes_per_key", "peak_window_admitted"})
+	}
 	if identityRun(r) {
 		return slices.Concat([]string{"over_admission", "legit_reject_rate", "attacker_admit_rate", "broken_page_loads",
 			"legit_users_blocked", "false_allow_rate", "false_reject_rate", "unkeyed", "admitted"},
@@ -160,9 +171,19 @@ func ResultsTable(r *Report, c Columns) Table {
 			t.Notes = append(t.Notes, fmt.Sprintf("%s: shadow mode: every request passed; %d of them the rule would have refused (would_refuse)", x.Algorithm, x.WouldRefuse))
 		}
 	}
-	if r.UnreadLines > 0 {
-		t.Notes = append(t.Notes, fmt.Sprintf("%d log lines could not be read and were not replayed; first: %s",
-			r.UnreadLines, strings.Join(r.UnreadLineProblems, "; ")))
+	if r.Log != nil {
+		t.Lead = r.Log.String()
+		if n := r.Log.PlacementNote(); n != "" {
+			t.Notes = append(t.Notes, n)
+		}
+	}
+	if len(r.UnreadLineProblems) > 0 {
+		skipped := r.UnreadLines
+		if r.Log != nil {
+			skipped = r.Log.Unreadable + r.Log.OutOfOrder
+		}
+		t.Notes = append(t.Notes, fmt.Sprintf("%d log lines were not replayed; first: %s",
+			skipped, strings.Join(r.UnreadLineProblems, "; ")))
 	}
 	return t
 }
@@ -201,6 +222,9 @@ func optionalPercent(v *float64) string {
 // is wider than t.Width display columns unless one word or one cell is.
 func WriteText(w io.Writer, t Table) error {
 	var b strings.Builder
+	if t.Lead != "" {
+		b.WriteString(t.Lead + "\n") // one line, however long, for a script to read
+	}
 	if t.Title != "" {
 		for _, line := range wrapTo(t.Title, t.Width) {
 			b.WriteString(line + "\n")
@@ -348,6 +372,9 @@ func toAny(s []string) []any {
 func WriteMarkdown(w io.Writer, t Table) error {
 	t = dropEmptyColumns(t)
 	var b strings.Builder
+	if t.Lead != "" {
+		fmt.Fprintf(&b, "%s\n\n", t.Lead)
+	}
 	if t.Title != "" {
 		fmt.Fprintf(&b, "### %s\n\n", t.Title)
 	}
@@ -433,7 +460,7 @@ func dropEmptyColumns(t Table) Table {
 			}
 		}
 	}
-	out := Table{Title: t.Title, Notes: t.Notes, Prose: t.Prose, Width: t.Width, Keys: t.Keys}
+	out := Table{Lead: t.Lead, Title: t.Title, Notes: t.Notes, Prose: t.Prose, Width: t.Width, Keys: t.Keys}
 	pick := func(cells []string) []string {
 		var c []string
 		for i, v := range cells {

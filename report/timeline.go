@@ -1,6 +1,8 @@
 package report
 
 import (
+	"math"
+	"slices"
 	"time"
 )
 
@@ -135,4 +137,225 @@ func (r *timelineRecorder) finish(c *Collector) *Timeline {
 	tl := r.tl
 	tl.Admissions = r.exact.kept()
 	return &tl
+}
+
+// timelineObserver is what a collector feeds its decisions to for a timeline: a recorder
+// that knows the run's horizon (timelineRecorder) or one that learns it at the end
+// (openTimeline).
+type timelineObserver interface {
+	observe(c *Collector, key uint32, t int64, allowed bool, sum int64)
+	finish(c *Collector) *Timeline
+}
+
+// RecordOpenTimeline makes the collector keep a timeline of a run whose horizon it learns
+// only at the end (a log read as it is replayed), for a policy window of window. Call
+// CloseTimeline with the horizon before Result: the timeline is then exactly the one
+// RecordTimeline(horizon) would have recorded.
+func (c *Collector) RecordOpenTimeline(window time.Duration) {
+	c.timeline = newOpenTimeline(int64(window))
+}
+
+// CloseTimeline tells an open timeline the run's horizon; it does nothing to another.
+func (c *Collector) CloseTimeline(horizon time.Duration) {
+	if o, ok := c.timeline.(*openTimeline); ok {
+		o.horizon = int64(horizon)
+	}
+}
+
+// openTimeline records a timeline for every bin width the horizon may still choose
+// (TimelineBin), so that at the end it holds the one the horizon chose, bin for bin as a
+// timelineRecorder would have recorded it. Decisions go into base bins, whose width is
+// the greatest common divisor of the widths still possible, so every bin of every width
+// is a run of whole base bins; each width closes its bins from the base bins and samples
+// its own leading key at its own bin starts, at the decision that first falls past them,
+// just when a timelineRecorder would. A width leaves once the run has gone too far for
+// the horizon to choose it (a horizon of at least 1000 of its bins), and the base bins
+// merge into wider ones as the finest widths leave: the recorder holds a few thousand
+// bins whatever the run's length.
+type openTimeline struct {
+	window  int64
+	horizon int64 // set by CloseTimeline
+
+	widths []*widthTimeline // the widths still possible, finest first
+	base   int64
+	bins   []baseBin
+	cur    int   // the base bin of the last decision
+	latest int64 // the time of the last decision
+	exact  exactLog
+}
+
+// baseBin is what a base bin saw: its decisions and its largest trailing-window count at
+// an admission (0: none) with the key that reached it last.
+type baseBin struct {
+	admitted, refused int64
+	max               int64
+	maxKey            uint32
+}
+
+// widthTimeline is one width's bins as far as they are closed.
+type widthTimeline struct {
+	width  int64
+	cur    int     // the bin the last decision fell in
+	sample []int64 // per bin: the leader's count at the bin's start
+	closed []int64 // per closed bin: its WindowAdmitted
+	leader int     // the leading key after the last closed bin; -1 none
+}
+
+// timelineWidths are the widths TimelineBin can choose, finest first.
+func timelineWidths() []time.Duration {
+	out := slices.Clone(binWidths)
+	for w := binWidths[len(binWidths)-1] * 2; w > 0 && w < time.Duration(math.MaxInt64/MaxTimelineBins); w *= 2 {
+		out = append(out, w)
+	}
+	return out
+}
+
+func newOpenTimeline(window int64) *openTimeline {
+	o := &openTimeline{window: window}
+	for _, w := range timelineWidths() {
+		o.widths = append(o.widths, &widthTimeline{width: int64(w), leader: -1, sample: []int64{0}})
+	}
+	o.retire(0)
+	o.base = o.gcd()
+	return o
+}
+
+func (o *openTimeline) gcd() int64 {
+	g := int64(0)
+	for _, w := range o.widths {
+		a, b := g, w.width
+		for b != 0 {
+			a, b = b, a%b
+		}
+		g = a
+	}
+	return g
+}
+
+// retire drops the widths a horizon reached by decisions at t cannot choose: the horizon
+// is at least t plus a window, and TimelineBin takes a width only for a horizon of fewer
+// than MaxTimelineBins of its bins.
+func (o *openTimeline) retire(t int64) (dropped bool) {
+	for len(o.widths) > 1 && t+o.window >= MaxTimelineBins*o.widths[0].width {
+		o.widths = o.widths[1:]
+		dropped = true
+	}
+	return dropped
+}
+
+func (o *openTimeline) observe(c *Collector, key uint32, t int64, allowed bool, sum int64) {
+	t = max(t, 0)
+	if t != o.latest || len(o.bins) == 0 {
+		o.latest = t
+		o.move(c, t)
+	}
+	b := &o.bins[o.cur]
+	if allowed {
+		o.exact.record(t, key, sum)
+		b.admitted++
+		if sum >= b.max {
+			b.max, b.maxKey = sum, key
+		}
+	} else {
+		b.refused++
+	}
+}
+
+// move brings the recorder to the base bin of a decision at t: each width closes the bins
+// the decision has passed and samples its leader at the starts it has passed.
+func (o *openTimeline) move(c *Collector, t int64) {
+	if i := int(t / o.base); i != o.cur || len(o.bins) == 0 {
+		for _, w := range o.widths {
+			if j := int(t / w.width); j != w.cur {
+				o.advance(c, w, j)
+			}
+		}
+	}
+	if o.retire(t) {
+		if g := o.gcd(); g != o.base {
+			o.merge(g)
+		}
+	}
+	o.cur = int(t / o.base)
+	for len(o.bins) <= o.cur {
+		o.bins = append(o.bins, baseBin{})
+	}
+}
+
+// merge regroups the base bins into bins of width g, a multiple of the base.
+func (o *openTimeline) merge(g int64) {
+	r := int(g / o.base)
+	var out []baseBin
+	for i, b := range o.bins {
+		if i%r == 0 {
+			out = append(out, baseBin{})
+		}
+		m := &out[len(out)-1]
+		m.admitted += b.admitted
+		m.refused += b.refused
+		if b.max > 0 && b.max >= m.max {
+			m.max, m.maxKey = b.max, b.maxKey
+		}
+	}
+	o.bins, o.base = out, g
+}
+
+// advance moves width w to its bin j: it closes each bin it leaves and samples the leader
+// at the start of each bin it enters.
+func (o *openTimeline) advance(c *Collector, w *widthTimeline, j int) {
+	for w.cur < j {
+		o.close(w)
+		w.cur++
+		var s int64
+		if w.leader >= 0 {
+			start := int64(w.cur) * w.width
+			slot := c.windows.slot(uint32(w.leader))
+			s = c.windows.sumAfter(slot, c.member, start-c.window)
+		}
+		w.sample = append(w.sample, s)
+	}
+}
+
+// close closes w's current bin from the base bins it covers.
+func (o *openTimeline) close(w *widthTimeline) {
+	per := w.width / o.base
+	from := int64(w.cur) * per
+	var top int64
+	var key uint32
+	for i := from; i < from+per && i < int64(len(o.bins)); i++ {
+		if b := o.bins[i]; b.max > 0 && b.max >= top {
+			top, key = b.max, b.maxKey
+		}
+	}
+	s := w.sample[w.cur]
+	if top > 0 && top >= s {
+		w.leader = int(key)
+	}
+	w.closed = append(w.closed, max(s, top))
+}
+
+func (o *openTimeline) finish(c *Collector) *Timeline {
+	horizon := max(o.horizon, o.latest+1)
+	bin := TimelineBin(time.Duration(horizon))
+	// The horizon's width is still there unless the horizon is shorter than a window
+	// past the last decision, which a run closing with its own horizon never gives;
+	// then the finest width left stands in.
+	w := o.widths[0]
+	for _, x := range o.widths {
+		if x.width == int64(bin) {
+			w = x
+		}
+	}
+	bin = time.Duration(w.width)
+	n := max(int((horizon+int64(bin)-1)/int64(bin)), w.cur+1, 1)
+	o.advance(c, w, n-1)
+	o.close(w)
+	tl := &Timeline{Bin: bin, Admitted: make([]int64, n), Refused: make([]int64, n), WindowAdmitted: w.closed[:n], Admissions: o.exact.kept()}
+	per := int64(bin) / o.base
+	for i, b := range o.bins {
+		k := min(int(int64(i)/per), n-1)
+		tl.Admitted[k] += b.admitted
+		tl.Refused[k] += b.refused
+	}
+	return tl
 }

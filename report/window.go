@@ -27,6 +27,13 @@ type keyWindows struct {
 	spills   []*spillBlock // spilled keys' rings, spillBlockSize a block
 	nspilled int           // how many keys have spilled
 	pool     ringPool
+
+	// releaseIdle makes a spilled key whose window has emptied give its ring back to the
+	// pool and its place among the spilled to the next key that spills (free): memory
+	// then follows the keys active at once rather than every key that was ever busy, as a
+	// replay of many hours needs.
+	releaseIdle bool
+	free        []int // spill places given back
 }
 
 // spillBlockSize is how many spilled keys a block holds. Blocks are filled one after the
@@ -174,6 +181,13 @@ func (w *keyWindows) expire(s *windowSlot, cutoff int64) {
 	}
 	r.head = 0
 	s.t = noEntry
+	if w.releaseIdle {
+		// Every entry has left, so every member's sum is back at zero.
+		w.pool.put(r.words)
+		r.words = nil
+		w.free = append(w.free, int(s.ref-1))
+		*s = windowSlot{}
+	}
 }
 
 // sum returns member's total cost held in s.
@@ -246,6 +260,14 @@ func (w *keyWindows) push(s *windowSlot, t, cost int64, members uint64) {
 // spillSlot gives s a ring, moving its inline entry (if any) into it.
 func (w *keyWindows) spillSlot(s *windowSlot) (*spillRing, []int64) {
 	inline := *s
+	if n := len(w.free); n > 0 {
+		i := w.free[n-1]
+		w.free = w.free[:n-1]
+		b := w.spills[i/spillBlockSize]
+		b.rings[i%spillBlockSize] = spillRing{words: w.pool.get(minSpillCapacity * int(w.stride))}
+		*s = windowSlot{t: noEntry, ref: uint32(i + 1)}
+		return w.fill(s, inline)
+	}
 	if w.nspilled%spillBlockSize == 0 {
 		// The first block grows as keys spill, so a small run holds a small block; the
 		// next ones are made whole.
@@ -261,6 +283,11 @@ func (w *keyWindows) spillSlot(s *windowSlot) (*spillRing, []int64) {
 	b.sums = append(b.sums, make([]int64, w.members)...)
 	w.nspilled++
 	*s = windowSlot{t: noEntry, ref: uint32(w.nspilled)}
+	return w.fill(s, inline)
+}
+
+// fill moves a slot's former inline entry into its new ring.
+func (w *keyWindows) fill(s *windowSlot, inline windowSlot) (*spillRing, []int64) {
 	r, sums := w.spilled(s)
 	if inline.cost != 0 {
 		r.words[0], r.words[1] = inline.t, int64(inline.cost)

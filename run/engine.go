@@ -45,6 +45,8 @@ type engine struct {
 
 	unkeyed       int64
 	unkeyedReason string
+	unkeyedLine   int // the line of the first unkeyed request, for a replay's shard
+	line          int // the line of the request being decided, when a replay says
 
 	cells []*cell // every cell built, for finish
 }
@@ -138,7 +140,7 @@ func (e *engine) decide(r *traffic.Request) (allowed bool, key traffic.Key, ref 
 			// requests through is no limit against whoever sends garbage.
 			e.unkeyed++
 			if e.unkeyedReason == "" {
-				e.unkeyedReason = err.Error()
+				e.unkeyedReason, e.unkeyedLine = err.Error(), e.line
 			}
 			if e.outcome != nil {
 				e.outcome.ObserveUnkeyed(r.Class)
@@ -226,4 +228,21 @@ func (e *engine) result(algorithm string) report.Result {
 	res.UnkeyedReason = e.unkeyedReason
 	e.harm.Fill(&res)
 	return res
+}
+
+// partial is what a layered replay's shard measured, raw, for MergeReplay: the outcome's
+// counts, each cell's own, the layers' counts, the harm and the unkeyed.
+func (e *engine) partial(algorithm string) AlgorithmPartial {
+	p := AlgorithmPartial{Algorithm: algorithm, Collector: e.outcome.Partial(), Layers: append([]report.LayerCount(nil), e.counts...),
+		Harm: e.harm.Partial(), Unkeyed: e.unkeyed, UnkeyedLine: e.unkeyedLine, UnkeyedReason: e.unkeyedReason}
+	for _, l := range e.layers {
+		var row []CellPartial
+		for _, c := range l.cells {
+			t := report.TotalsOf(c.lim)
+			row = append(row, CellPartial{Totals: t, Collector: c.col.Partial()})
+			p.Totals = p.Totals.Add(t)
+		}
+		p.Cells = append(p.Cells, row)
+	}
+	return p
 }

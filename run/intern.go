@@ -1,6 +1,7 @@
 package run
 
 import (
+	"math/bits"
 	"strconv"
 	"strings"
 
@@ -154,3 +155,96 @@ func (ks *keySpace) generatedKey(name string) (*keyBlock, int, bool) {
 // bytes, its string header, the id, and a Go map slot's share of control bytes and load
 // headroom (about 8 bytes at the swiss table's 7/8 load).
 func internedBytes(name string) int64 { return int64(len(name)) + 16 + 4 + 8 }
+
+// replayKeys numbers the keys of a replayed log in order of first appearance, as an
+// engine's cells do, so a replay holds the state of the same keys whichever way it runs.
+// A replay looks up a key for every line, so the common case, an IPv4 address, goes
+// through a table of its own: one word per slot, open addressing, one cache line per
+// lookup, where a map of traffic.Key (40 bytes with a pointer and a string) takes several.
+type replayKeys struct {
+	v4    addrTable
+	v6    map[[16]byte]uint32
+	names map[string]uint32
+	next  uint32
+	bytes int64 // what the maps hold, estimated as internedBytes does; the table adds its own
+}
+
+func newReplayKeys() *replayKeys {
+	return &replayKeys{v6: map[[16]byte]uint32{}, names: map[string]uint32{}}
+}
+
+func (k *replayKeys) id(key traffic.Key) uint32 {
+	switch a := key.Addr; {
+	case a.Is4():
+		b := a.As4()
+		id, fresh := k.v4.id(uint32(b[0])<<24|uint32(b[1])<<16|uint32(b[2])<<8|uint32(b[3]), k.next)
+		if fresh {
+			k.next++
+		}
+		return id
+	case a.IsValid():
+		b := a.As16()
+		if id, ok := k.v6[b]; ok {
+			return id
+		}
+		k.v6[b] = k.next
+		k.bytes += 16 + 4 + 8
+	default:
+		if id, ok := k.names[key.Name]; ok {
+			return id
+		}
+		k.names[key.Name] = k.next
+		k.bytes += internedBytes(key.Name)
+	}
+	k.next++
+	return k.next - 1
+}
+
+// heldBytes is what the numbering holds.
+func (k *replayKeys) heldBytes() int64 { return k.bytes + 8*int64(len(k.v4.slots)) }
+
+// addrTable maps IPv4 addresses to ids: slot = address<<32 | id+1, 0 when empty, linear
+// probing, grown to keep it at most three quarters full (eight slots share a cache line,
+// so the longer probes of a fuller table stay in the line a lookup reads anyway).
+type addrTable struct {
+	slots []uint64
+	n     int
+	shift uint
+}
+
+// id returns the id of a, giving it next (and saying so) when a is new.
+func (t *addrTable) id(a uint32, next uint32) (uint32, bool) {
+	if 4*(t.n+1) > 3*len(t.slots) {
+		t.grow()
+	}
+	mask := uint64(len(t.slots) - 1)
+	for i := (uint64(a) * 0x9e3779b97f4a7c15) >> t.shift; ; i = (i + 1) & mask {
+		s := t.slots[i]
+		if s == 0 {
+			t.slots[i] = uint64(a)<<32 | uint64(next) + 1
+			t.n++
+			return next, true
+		}
+		if uint32(s>>32) == a {
+			return uint32(s) - 1, false
+		}
+	}
+}
+
+func (t *addrTable) grow() {
+	old := t.slots
+	size := max(2*len(old), 1024)
+	t.slots = make([]uint64, size)
+	t.shift = uint(64 - bits.TrailingZeros(uint(size)))
+	mask := uint64(size - 1)
+	for _, s := range old {
+		if s == 0 {
+			continue
+		}
+		i := (uint64(uint32(s>>32)) * 0x9e3779b97f4a7c15) >> t.shift
+		for t.slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		t.slots[i] = s
+	}
+}

@@ -103,6 +103,15 @@ type pass struct {
 	fill    *chunk              // the chunk the generator is filling
 	handOff func(*chunk) *chunk // passes a full chunk on and returns an empty one
 	delays  []time.Duration     // scratch of the measuring stage: one request's delays
+
+	// A replay's pass (replay.go) reads its traffic from a log: produce takes the event
+	// loop's place and fills the chunks itself. Its requests may be unkeyed (refused
+	// before any limiter sees them) and name who sent them, for each limiter's harm; each
+	// limiter's decisions go to its own writer of decs.
+	produce func() error
+	replay  bool
+	harms   []*report.Harm
+	decs    []*DecisionWriter
 }
 
 // newPass builds the traffic of sc from seed and puts each source's first request on the
@@ -151,7 +160,7 @@ func newPass(sc *scenario.Scenario, lims []algorithms.Limiter, cols []*report.Co
 
 // keepNames says whether the chunks keep key names: for a decisions file, or for a
 // limiter that names its keys (a user's).
-func (p *pass) keepNames() bool { return p.dec != nil || p.named }
+func (p *pass) keepNames() bool { return p.dec != nil || p.named || p.decs != nil }
 
 // emit adds a generated request for key id (named name, kept for a decisions file or a
 // limiter of the user's only) to the chunk being filled, handing the chunk on when it is

@@ -25,11 +25,10 @@ import (
 // nameKinds are the keys a plain run reads straight from a request's key name.
 var nameKinds = map[string]bool{"user": true, "account": true, "tenant": true, "api-key": true, "route": true}
 
-// plainKeys reports whether the scenario can take the plain path.
+// plainKeys reports whether the scenario can take the plain path. (A replayed log is not a
+// scenario: it has a pass of its own, replay.go, keyed by the log's identities.)
 func plainKeys(s *scenario.Scenario) bool {
-	// A replayed log carries identities (user, account, route, …), not the scripted key
-	// name a pass reads, so it is keyed by the engine's keyer like any identity.
-	if forceEngine || len(s.Limits) > 0 || s.Cluster != nil || s.Proxies > 0 || !nameKinds[s.Key] || len(s.Recorded) > 0 {
+	if forceEngine || len(s.Limits) > 0 || s.Cluster != nil || s.Proxies > 0 || !nameKinds[s.Key] {
 		return false
 	}
 	for _, t := range s.Traffic {

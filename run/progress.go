@@ -16,6 +16,11 @@ type Progress struct {
 	Now, Horizon time.Duration
 	// Requests is how many requests this algorithm has decided so far.
 	Requests int64
+	// A replay, whose horizon is not known before the log is read, reports the bytes of
+	// the log read so far instead (Bytes, which may be called from any goroutine) out of
+	// TotalBytes (0 when not known: a pipe).
+	Bytes      func() int64
+	TotalBytes int64
 }
 
 // progressEvery is how many requests pass between two Progress reports.

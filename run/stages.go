@@ -41,6 +41,9 @@ type chunk struct {
 	cost  []int64
 	class []traffic.Class
 	names []string // key names, for a decisions file only
+	// A replay's chunks say which requests could not be keyed and who sent each.
+	unkeyed []bool
+	actors  []string
 	// admitted[g][i] has bit j set when limiter j of the pass admitted request i; each
 	// decide group writes its own row, so no two goroutines write one word.
 	admitted [][]uint64
@@ -49,7 +52,7 @@ type chunk struct {
 	decided sync.WaitGroup // the decide groups still working on the chunk
 }
 
-func newChunk(limiters, groups int, names bool) *chunk {
+func newChunk(limiters, groups int, names, replay bool) *chunk {
 	c := &chunk{
 		ids:      make([]uint32, chunkSize),
 		at:       make([]time.Duration, chunkSize),
@@ -60,6 +63,10 @@ func newChunk(limiters, groups int, names bool) *chunk {
 	}
 	if names {
 		c.names = make([]string, chunkSize)
+	}
+	if replay {
+		c.unkeyed = make([]bool, chunkSize)
+		c.actors = make([]string, chunkSize)
 	}
 	for g := range c.admitted {
 		c.admitted[g] = make([]uint64, chunkSize)
@@ -89,15 +96,21 @@ func (p *pass) run(workers int) (int64, error) {
 	if p.writeErr != nil {
 		return 0, fmt.Errorf("writing decisions: %w", p.writeErr)
 	}
+	if p.keys == nil { // a replay's pass numbers its keys itself
+		return 0, nil
+	}
 	return p.keys.heldBytes(), nil
 }
 
 // generate runs the event loop to the horizon, or until the pass's context is done, and
 // hands on the last, partly filled chunk.
 func (p *pass) generate() {
-	if p.ctx != nil {
+	switch {
+	case p.produce != nil:
+		p.stopErr = p.produce()
+	case p.ctx != nil:
 		p.stopErr = p.loop.RunContext(p.ctx, p.horizon)
-	} else {
+	default:
 		p.loop.Run(p.horizon)
 	}
 	if p.fill.n > 0 {
@@ -108,7 +121,7 @@ func (p *pass) generate() {
 // takeTurns has the stages take turns on the caller's goroutine: each full chunk is
 // decided and measured before the generator goes on.
 func (p *pass) takeTurns(groups [][2]int) {
-	p.fill = newChunk(len(p.lims), len(groups), p.keepNames())
+	p.fill = newChunk(len(p.lims), len(groups), p.keepNames(), p.replay)
 	p.handOff = func(c *chunk) *chunk {
 		for g, span := range groups {
 			p.decide(c, g, span)
@@ -124,7 +137,7 @@ func (p *pass) takeTurns(groups [][2]int) {
 func (p *pass) runStages(groups [][2]int) {
 	free := make(chan *chunk, chunksInFlight)
 	for range chunksInFlight {
-		free <- newChunk(len(p.lims), len(groups), p.keepNames())
+		free <- newChunk(len(p.lims), len(groups), p.keepNames(), p.replay)
 	}
 	toDecide := make([]chan *chunk, len(groups))
 	toMeasure := make(chan *chunk, chunksInFlight)
@@ -175,6 +188,10 @@ func (p *pass) decide(c *chunk, g int, span [2]int) {
 		}
 		admit, bit, delays := p.admit[j], uint64(1)<<j, c.delays[j][:c.n]
 		for i, id := range c.ids[:c.n] {
+			if c.unkeyed != nil && c.unkeyed[i] {
+				delays[i] = 0 // refused before any limiter
+				continue
+			}
 			ok, delay := admit.Admit(id, p.epoch+int64(c.at[i]), c.cost[i])
 			if ok {
 				admitted[i] |= bit
@@ -192,10 +209,17 @@ func (p *pass) decideAhead(a aheadLimiter, c *chunk, admitted []uint64, bit uint
 	for from := 0; from < c.n; from += depth {
 		to := min(from+depth, c.n)
 		for i := from; i < to; i++ {
+			if c.unkeyed != nil && c.unkeyed[i] {
+				continue
+			}
 			a.SetName(c.ids[i], c.names[i])
 			a.Send(c.ids[i], p.epoch+int64(c.at[i]), c.cost[i])
 		}
 		for i := from; i < to; i++ {
+			if c.unkeyed != nil && c.unkeyed[i] {
+				delays[i] = 0
+				continue
+			}
 			if a.Receive().Allowed {
 				admitted[i] |= bit
 			}
@@ -206,6 +230,10 @@ func (p *pass) decideAhead(a aheadLimiter, c *chunk, admitted []uint64, bit uint
 
 // measure has the collectors measure every request of c in order.
 func (p *pass) measure(c *chunk) {
+	if p.replay {
+		p.measureReplay(c)
+		return
+	}
 	for i := range c.n {
 		var admitted uint64
 		for g := range c.admitted {
@@ -220,4 +248,56 @@ func (p *pass) measure(c *chunk) {
 			p.writeErr = p.dec.writeRow(p.name, p.lims[0].Name(), c.at[i], c.names[i], c.cost[i], admitted&1 != 0, ref&1 != 0)
 		}
 	}
+}
+
+// measureReplay is measure for a replay's chunk: an unkeyed request is refused for every
+// limiter, a request that names who sent it counts for each limiter's harm, and each
+// limiter's decisions go to its own writer.
+func (p *pass) measureReplay(c *chunk) {
+	for i := range c.n {
+		var admitted, ref uint64
+		if c.unkeyed[i] {
+			for _, col := range p.group.Members() {
+				col.ObserveUnkeyed(c.class[i])
+			}
+		} else {
+			for g := range c.admitted {
+				admitted |= c.admitted[g][i]
+			}
+			for j := range p.delays {
+				p.delays[j] = c.delays[j][i]
+			}
+			ref = p.group.Observe(c.ids[i], int64(c.at[i]), c.cost[i], c.class[i], admitted, p.delays)
+		}
+		p.progress.count(c.at[i])
+		if a := c.actors[i]; a != "" {
+			r := traffic.Request{At: c.at[i], Cost: c.cost[i], Class: c.class[i], Actor: a}
+			for j, h := range p.harms {
+				h.Observe(&r, admitted>>j&1 != 0)
+			}
+		}
+		if p.decs != nil && p.writeErr == nil {
+			name := c.names[i]
+			if c.unkeyed[i] {
+				name = "(unkeyed)"
+			}
+			for j, d := range p.decs {
+				if p.writeErr = d.writeRow(p.name, p.lims[j].Name(), c.at[i], name, c.cost[i], admitted>>j&1 != 0, ref>>j&1 != 0); p.writeErr != nil {
+					break
+				}
+			}
+		}
+	}
+}
+
+// passBytes is what a pass's chunks in flight hold, for limiters limiters: per request an
+// id, a time, a cost and a class, each limiter's delay and admission word, and a replay's
+// key name, actor and unkeyed mark.
+func passBytes(limiters int, names bool) int64 {
+	per := int64(4+8+8+1) + int64(limiters)*8 + 8*int64(len(passGroups(limiters, 0, false)))
+	if names {
+		per += 16
+	}
+	per += 16 + 1 // a replay's actor and unkeyed mark
+	return chunksInFlight * chunkSize * per
 }

@@ -27,9 +27,6 @@ const MaxRunUnits = 1 << 62
 func (s *Scenario) Units() float64 {
 	b := &Build{Epoch: s.EpochTime(), Horizon: s.Horizon()}
 	var n float64
-	for _, r := range s.Recorded {
-		n += float64(r.Cost)
-	}
 	for _, t := range s.Traffic {
 		n += units(t.Spec, b)
 	}
@@ -47,13 +44,13 @@ func units(g Generator, b *Build) float64 {
 	return 0
 }
 
-// Requests is the number of requests a run of the scenario sends, expected: the recorded
-// traffic, every traffic section whose generator is an Estimator, and the first attempts
+// Requests is the number of requests a run of the scenario sends, expected: every
+// traffic section whose generator is an Estimator, and the first attempts
 // of the closed-loop clients in each of their runs (their retries, which depend on the
 // decisions, come on top). Commands read it to ask before a run that would last hours.
 func (s *Scenario) Requests() float64 {
 	b := &Build{Epoch: s.EpochTime(), Horizon: s.Horizon()}
-	n := float64(len(s.Recorded))
+	var n float64
 	for _, t := range s.Traffic {
 		if e, ok := t.Spec.(Estimator); ok {
 			n += e.Requests(b)

@@ -236,9 +236,6 @@ func (b *Build) Span(start, end Offset) (time.Duration, time.Duration) {
 func (s *Scenario) Sources(rng *rand.Rand) []traffic.Source {
 	b := &Build{Epoch: s.EpochTime(), Horizon: s.Horizon(), RNG: rng}
 	var out []traffic.Source
-	if len(s.Recorded) > 0 {
-		out = append(out, traffic.NewRecorded(s.RecordedFrom, s.Recorded))
-	}
 	for i, t := range s.Traffic {
 		b.Entry = i + 1
 		out = append(out, t.Spec.Sources(b)...)

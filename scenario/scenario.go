@@ -17,7 +17,6 @@ import (
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/scenarios"
 	"github.com/rlsim/rlsim/sim"
-	"github.com/rlsim/rlsim/traffic"
 )
 
 // DefaultEpoch is the wall-clock time of t=0 unless a scenario sets its own: 10:00 on
@@ -64,10 +63,6 @@ type Scenario struct {
 	Source string `yaml:"-"`
 	// Text is the file as read.
 	Text string `yaml:"-"`
-	// Recorded is replayed traffic (rlsim replay), already on the run's timeline.
-	Recorded []traffic.Request `yaml:"-"`
-	// RecordedFrom labels the recorded traffic in reports.
-	RecordedFrom string `yaml:"-"`
 
 	positions *places
 	// policyFromLimits says the file has no policy section and Policy is the first

@@ -10,6 +10,8 @@
 #   RLSIM_REDIS_URL=redis://HOST:PORT/DB ...   pipelined script decisions on that server
 #                                              against redis-benchmark's EVALSHA -P 100
 #   REDIS_ONLY=1 RLSIM_REDIS_URL=...           those alone
+#   REPLAY_ONLY=1 scripts/bench.sh [ROUNDS]    the replays of generated logs alone
+#   REPLAY_LINES="2000000 20000000"            the sizes of those logs (lines)
 #
 # Needs benchstat (go install golang.org/x/perf/cmd/benchstat@latest) and GNU time at
 # /usr/bin/time; redis-benchmark and redis-cli for the Redis figures. Raw benchmark lines go
@@ -35,7 +37,7 @@ ratio() {
   paste <(values "$1" "$2" "$4") <(values "$1" "$3" "$4") | awk 'NF == 2 && $2 > 0 {print $1 / $2}' | median
 }
 
-if [[ -z ${REDIS_ONLY:-} ]]; then # (not indented: the benchmarks and whole runs)
+if [[ -z ${REDIS_ONLY:-} && -z ${REPLAY_ONLY:-} ]]; then # (not indented: the benchmarks and whole runs)
 # Benchmarks, in alternation.
 for pkg in algorithms sim report run backoff; do
   go test -c -o "$tmp/$pkg.test" "./$pkg"
@@ -136,7 +138,72 @@ if [[ -n ${BASE:-} ]]; then
     "$BASE" "$(pair million-keys 3)" "$(pair million-keys 2)" "$(pair sweep 3)" "$(pair sweep 2)"
 fi
 
-fi # REDIS_ONLY
+fi # REDIS_ONLY, REPLAY_ONLY
+
+# Replays: a generated combined log (internal/loggen, seeded: 262k client addresses at 300
+# requests/s, lines a few seconds out of order) of each size in REPLAY_LINES, replayed
+# through the six algorithms keyed on the address, alternated in each round with a bare
+# Go line reader of the same file (genlog -count) as the peer; and, once, a replay of a
+# one-line log, the process's own memory with next to no state.
+if [[ -z ${REDIS_ONLY:-} ]]; then
+  go build -o "$tmp/rlsim" .
+  go build -o "$tmp/genlog" ./scripts/genlog
+  replay_builds=(rlsim)
+  if [[ -n ${BASE:-} && ! -x $tmp/rlsim-base ]]; then
+    mkdir -p "$tmp/base"
+    git archive "$BASE" | tar -x -C "$tmp/base"
+    (cd "$tmp/base" && go build -o "$tmp/rlsim-base" .)
+  fi
+  [[ -n ${BASE:-} ]] && replay_builds=(rlsim-base rlsim)
+  "$tmp/genlog" -lines 1 > "$tmp/one.log"
+  /usr/bin/time -f '%M' -o "$tmp/time" "$tmp/rlsim" replay "$tmp/one.log" --format json --out "" > /dev/null
+  base_rss=$(cat "$tmp/time")
+  : > "$tmp/replays"
+  for n in ${REPLAY_LINES:-2000000 20000000}; do
+    log=$tmp/replay-$n.log
+    "$tmp/genlog" -lines "$n" > "$log"
+    for _ in $(seq "${WHOLE_ROUNDS:-3}"); do
+      /usr/bin/time -f '%e %U %S %M' -o "$tmp/time" "$tmp/genlog" -count "$log" > /dev/null
+      read -r wall user sys rss < "$tmp/time"
+      echo "reader:$n $wall $(awk -v u="$user" -v s="$sys" 'BEGIN {print u + s}') $rss $n 0" >> "$tmp/replays"
+      for b in "${replay_builds[@]}"; do
+        extra=(--memory)
+        if [[ $b == rlsim-base ]]; then
+          # A build that holds every line (1.15 KB each before replay streamed) is not
+          # run where that would not fit: above 5M lines.
+          ((n > 5000000)) && continue
+          extra=()
+        fi
+        /usr/bin/time -f '%e %U %S %M' -o "$tmp/time" "$tmp/$b" replay "$log" --format json --out "" "${extra[@]}" > "$tmp/replay.json"
+        read -r wall user sys rss < "$tmp/time"
+        held=$({ grep -E '^ *"bytes": ' "$tmp/replay.json" || true; } | tr -dc '0-9\n' | tail -1)
+        echo "$b:$n $wall $(awk -v u="$user" -v s="$sys" 'BEGIN {print u + s}') $rss $n ${held:-0}" >> "$tmp/replays"
+      done
+    done
+    rm -f "$log"
+  done
+  echo
+  echo "replays of generated logs (${WHOLE_ROUNDS:-3} rounds each, medians; CPU is user+sys; keyed by ip, six algorithms;"
+  echo "the peer is a bare Go line reader of the same file; a one-line log's replay peaks at $((base_rss / 1024)) MB):"
+  for n in ${REPLAY_LINES:-2000000 20000000}; do
+    m() { awk -v l="$1:$n" -v c="$2" '$1 == l {print $c}' "$tmp/replays" | median; }
+    per() { awk -v l="$1:$n" '$1 == l {print $5 / $3}' "$tmp/replays" | median; }
+    printf '  %9d lines, bare reader: %6.2f CPU-s, %6.2fM lines per CPU-second\n' "$n" "$(m reader 3)" "$(awk -v x="$(per reader)" 'BEGIN {print x / 1e6}')"
+    for b in "${replay_builds[@]}"; do
+      grep -q "^$b:$n " "$tmp/replays" || continue
+      printf '  %9d lines, %-10s %6.2f s wall, %6.2f CPU-s, %5.0fk lines per CPU-second (%.3fx the reader), peak RSS %4.0f MB' \
+        "$n" "$b:" "$(m "$b" 2)" "$(m "$b" 3)" "$(awk -v x="$(per "$b")" 'BEGIN {print x / 1e3}')" \
+        "$(paste <(awk -v l="$b:$n" '$1 == l {print $5 / $3}' "$tmp/replays") <(awk -v l="reader:$n" '$1 == l {print $5 / $3}' "$tmp/replays") | awk '{print $1 / $2}' | median)" \
+        "$(awk -v x="$(m "$b" 4)" 'BEGIN {print x / 1024}')"
+      if [[ $b == rlsim ]]; then
+        printf ', %4.0f MB held: %.2fx held, %.2fx above the one-line log' "$(awk -v x="$(m "$b" 6)" 'BEGIN {print x / 2^20}')" \
+          "$(awk -v l="$b:$n" '$1 == l && $6 > 0 {print $4 * 1024 / $6}' "$tmp/replays" | median)" \
+          "$(awk -v l="$b:$n" -v base="$base_rss" '$1 == l && $6 > 0 {print ($4 - base) * 1024 / $6}' "$tmp/replays" | median)"
+      fi
+      echo
+    done
+  done
+fi
 
 # Pipelined script decisions on a real server against the server's own benchmark client.
 # Each benchmark runs on its own, the server's CPU time (INFO cpu) read before and after and

@@ -38,6 +38,7 @@ const (
 	keyIPv6Prefix
 	keyXFF
 	keyXFFLeftmost
+	keyHeader
 )
 
 // Keyer maps a request to the key a limit counts it against. The zero Keyer keys by user.
@@ -51,14 +52,17 @@ const (
 //	              with K trusted proxies, the one the first proxy appended (K ≥ 1)
 //	xff-leftmost  the first address of X-Forwarded-For, which the client wrote itself (the
 //	              common mistake, kept to show it fails); the peer when there is no header
+//	header:NAME   the value of the request header NAME (case-insensitive; a log's
+//	              $http_x_api_key is header:X-Api-Key)
 //
 // A request without an identity of the kind falls back to its scripted shorthand Key
 // (parsed as an address for the address kinds when it is one). Garbage addresses are never
 // keyed: Key returns an error saying why.
 type Keyer struct {
-	kind keyKind
-	bits int // ipv6/N
-	hops int // xff:K
+	kind   keyKind
+	bits   int    // ipv6/N
+	hops   int    // xff:K
+	header string // header:NAME, canonical
 }
 
 // ParseKeyer reads a key kind as scenario files and --key write it.
@@ -86,6 +90,13 @@ func ParseKeyer(spec string) (Keyer, error) {
 		}
 		return Keyer{kind: keyIPv6Prefix, bits: bits}, nil
 	}
+	if h, ok := strings.CutPrefix(spec, "header:"); ok {
+		name := CanonicalHeader(h)
+		if name == "" || strings.ContainsAny(name, " \t:,") {
+			return Keyer{}, fmt.Errorf("key %q: want header:NAME with a header name (header:X-Api-Key)", spec)
+		}
+		return Keyer{kind: keyHeader, header: name}, nil
+	}
 	if k, ok := strings.CutPrefix(spec, "xff:"); ok {
 		hops, err := strconv.Atoi(k)
 		if err != nil || hops < 1 || hops > 64 || k != strconv.Itoa(hops) {
@@ -93,7 +104,7 @@ func ParseKeyer(spec string) (Keyer, error) {
 		}
 		return Keyer{kind: keyXFF, hops: hops}, nil
 	}
-	return Keyer{}, fmt.Errorf("unknown key %q (want user, account, tenant, api-key, route, ip, ipv6/N, xff:K or xff-leftmost)", spec)
+	return Keyer{}, fmt.Errorf("unknown key %q (want user, account, tenant, api-key, route, ip, ipv6/N, xff:K, xff-leftmost or header:NAME)", spec)
 }
 
 // String is the kind as ParseKeyer reads it.
@@ -115,9 +126,39 @@ func (k Keyer) String() string {
 		return "xff:" + strconv.Itoa(k.hops)
 	case keyXFFLeftmost:
 		return "xff-leftmost"
+	case keyHeader:
+		return "header:" + k.header
 	}
 	return "user"
 }
+
+// Reads is what the keyer reads of a request, for a log parser to build.
+func (k Keyer) Reads() Identities {
+	switch k.kind {
+	case keyUser:
+		return WantUser
+	case keyAccount:
+		return WantAccount | WantUser // a log's user is the account when it names none
+	case keyTenant:
+		return WantTenant
+	case keyAPIKey:
+		return WantAPIKey
+	case keyRoute:
+		return WantRoute
+	case keyIP, keyIPv6Prefix:
+		return WantIP
+	case keyXFF:
+		return WantXFF
+	case keyXFFLeftmost:
+		return WantXFF | WantIP
+	case keyHeader:
+		return WantHeaders
+	}
+	return 0
+}
+
+// Header is the canonical name of the header a header:NAME keyer reads, else "".
+func (k Keyer) Header() string { return k.header }
 
 // ErrNoIdentity is wrapped by Key when a request carries no identity of the keyer's kind
 // and no shorthand key.
@@ -137,6 +178,8 @@ func (k Keyer) Key(r *Request) (Key, error) {
 		name = r.APIKey
 	case keyRoute:
 		name = r.Route
+	case keyHeader:
+		name = r.Headers.Get(k.header)
 	case keyIP:
 		return k.peer(r)
 	case keyIPv6Prefix:

@@ -7,6 +7,7 @@ package traffic
 import (
 	"fmt"
 	"net/netip"
+	"strings"
 	"time"
 )
 
@@ -83,6 +84,34 @@ type Request struct {
 	// PageLoad groups the requests of one page load (its fan-out and the interaction
 	// bursts that follow); 0 means the request belongs to no page load.
 	PageLoad uint64
+
+	// Headers are request headers a log recorded, for keys on a header; generated
+	// traffic carries none.
+	Headers Headers
+}
+
+// Headers are request headers packed in one string, "name: value\n" each with the name in
+// canonical form (CanonicalHeader), so that a Request stays comparable and a log line's
+// headers cost one allocation.
+type Headers string
+
+// Get returns the value of the header of canonical name name, or "".
+func (h Headers) Get(name string) string {
+	s := string(h)
+	for s != "" {
+		line, rest, _ := strings.Cut(s, "\n")
+		if n, v, ok := strings.Cut(line, ": "); ok && n == name {
+			return v
+		}
+		s = rest
+	}
+	return ""
+}
+
+// Add appends header name (canonical) with value; a line break in the value becomes a
+// space.
+func (h *Headers) Add(name, value string) {
+	*h += Headers(name + ": " + strings.ReplaceAll(value, "\n", " ") + "\n")
 }
 
 // Source yields requests in non-decreasing time order.
