@@ -63,23 +63,6 @@ func BenchmarkAdmit(b *testing.B) {
 	}
 }
 
-// BenchmarkAdmitNginxHAProxy is BenchmarkAdmit for the nginx and HAProxy models, each
-// after the textbook algorithm nearest to it at the same rate, so that the ratio comes
-// from one run: nginx after GCRA (whose admissions its leaky bucket follows) and the leaky bucket
-// (which reports a delay as nginx without nodelay does), HAProxy after the two-counter
-// sliding window.
-func BenchmarkAdmitNginxHAProxy(b *testing.B) {
-	for _, pair := range []struct{ peer, spec string }{
-		{GCRAName, "nginx:rate=10r/s burst=10 nodelay"},
-		{LeakyBucketName, "nginx:rate=10r/s burst=10"},
-		{GCRAName, "nginx:rate=10r/s burst=10 nodelay + rate=2r/s burst=20 nodelay"},
-		{SlidingWindowName, "haproxy:period=1s gt=10"},
-	} {
-		benchAdmit(b, pair.peer, pair.peer)
-		benchAdmit(b, pair.spec, strings.ReplaceAll(pair.spec, " ", "_"))
-	}
-}
-
 var hotAndCold = func() (keys [8192]uint32) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range keys {
@@ -150,6 +133,13 @@ func BenchmarkXTimeRateAllowN(b *testing.B) {
 // benchProducts are the products' models at benchPolicy's 10 per second, each beside the
 // textbook algorithm it is nearest to, for BenchmarkAdmitProducts.
 var benchProducts = []struct{ spec, peer string }{
+	// nginx after GCRA, whose admissions its leaky bucket follows, and after the leaky
+	// bucket, which reports a delay as nginx without nodelay does; HAProxy after the
+	// two-counter sliding window.
+	{"nginx:rate=10r/s burst=10 nodelay", GCRAName},
+	{"nginx:rate=10r/s burst=10", LeakyBucketName},
+	{"nginx:rate=10r/s burst=10 nodelay + rate=2r/s burst=20 nodelay", GCRAName},
+	{"haproxy:period=1s gt=10", SlidingWindowName},
 	{"envoy-local:max_tokens=10 tokens_per_fill=10 fill_interval=1s version=1.30", TokenBucketName},
 	{"envoy-local:max_tokens=10 tokens_per_fill=10 fill_interval=1s", GCRAName},
 	{"envoy-ratelimit:unit=second requests_per_unit=10", FixedWindowName},
@@ -162,55 +152,13 @@ var benchProducts = []struct{ spec, peer string }{
 	{"rate-limiter-flexible:points=10 duration=1", FixedWindowName},
 }
 
-// BenchmarkAdmitProducts is BenchmarkAdmit's /1key and /1Mkeys for each product's model,
-// each run right after its nearest textbook algorithm (…/peer=NAME/…) on the same
-// arrivals, so that the two read as a ratio measured at the same moment of a shared
-// machine.
+// BenchmarkAdmitProducts is BenchmarkAdmit for each product's model, each run right
+// after its nearest textbook algorithm (…/peer=NAME/…) on the same arrivals, so that the
+// two read as a ratio measured at the same moment of a shared machine.
 func BenchmarkAdmitProducts(b *testing.B) {
 	for _, bp := range benchProducts {
 		name := strings.ReplaceAll(bp.spec, " ", ",")
-		for _, spec := range []string{bp.peer, bp.spec} {
-			label := name
-			if spec == bp.peer {
-				label += "/peer=" + bp.peer
-			}
-			b.Run(label+"/1key", func(b *testing.B) {
-				lim, err := New(spec, benchPolicy)
-				if err != nil {
-					b.Fatal(err)
-				}
-				admit := AdmitterOf(lim)
-				now := epoch
-				b.ReportAllocs()
-				for b.Loop() {
-					now += benchStep1Key
-					admit.Admit(0, now, 1)
-				}
-			})
-		}
-		for _, spec := range []string{bp.peer, bp.spec} {
-			label := name
-			if spec == bp.peer {
-				label += "/peer=" + bp.peer
-			}
-			b.Run(label+"/1Mkeys", func(b *testing.B) {
-				const keys = 1_000_000
-				lim, _ := New(spec, benchPolicy)
-				admit := AdmitterOf(lim)
-				now := epoch
-				for key := range uint32(keys) {
-					admit.Admit(key, now, 1)
-				}
-				var key uint32
-				b.ReportAllocs()
-				for b.Loop() {
-					now += 10
-					admit.Admit(key, now, 1)
-					if key++; key == keys {
-						key = 0
-					}
-				}
-			})
-		}
+		benchAdmit(b, bp.peer, name+"/peer="+bp.peer)
+		benchAdmit(b, bp.spec, name)
 	}
 }

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bytes"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -67,21 +66,5 @@ func runAlgorithms(g *globalOptions, streams IO) error {
 		entries = append(entries, e)
 		t.Rows = append(t.Rows, []string{k.Name, text})
 	}
-	var buf bytes.Buffer
-	var err error
-	switch g.format {
-	case "json":
-		err = report.WriteJSON(&buf, map[string]any{"algorithms": entries})
-	case "csv":
-		err = report.WriteTableCSV(&buf, t)
-	case "markdown":
-		err = report.WriteMarkdown(&buf, t)
-	default:
-		err = report.WriteText(&buf, t)
-	}
-	if err != nil {
-		return err
-	}
-	_, err = streams.Out.Write(buf.Bytes())
-	return err
+	return writeListing(streams.Out, g.format, t, map[string]any{"algorithms": entries})
 }

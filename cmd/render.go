@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -113,6 +114,28 @@ func whereFilesGo(outs *outputSet, dir string) string {
 		}
 	}
 	return line
+}
+
+// writeListing renders a command's listing — one table, or value as JSON — in format, to
+// w: the catalogues of scenarios and algorithms.
+func writeListing(w io.Writer, format string, t report.Table, value any) error {
+	var buf bytes.Buffer
+	var err error
+	switch format {
+	case "json":
+		err = report.WriteJSON(&buf, value)
+	case "csv":
+		err = report.WriteTableCSV(&buf, t)
+	case "markdown":
+		err = report.WriteMarkdown(&buf, t)
+	default:
+		err = report.WriteText(&buf, t)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(buf.Bytes())
+	return err
 }
 
 // writeTables renders tables one after another, a blank line apart, as Markdown or as

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bytes"
 	"errors"
 	"io"
 
@@ -68,23 +67,7 @@ func runScenariosList(g *globalOptions, streams IO) error {
 		entries = append(entries, scenarioEntry{sc.Name, sc.Description})
 		t.Rows = append(t.Rows, []string{sc.Name, sc.Description})
 	}
-	var buf bytes.Buffer
-	var err error
-	switch g.format {
-	case "json":
-		err = report.WriteJSON(&buf, map[string]any{"scenarios": entries})
-	case "csv":
-		err = report.WriteTableCSV(&buf, t)
-	case "markdown":
-		err = report.WriteMarkdown(&buf, t)
-	default:
-		err = report.WriteText(&buf, t)
-	}
-	if err != nil {
-		return err
-	}
-	_, err = streams.Out.Write(buf.Bytes())
-	return err
+	return writeListing(streams.Out, g.format, t, map[string]any{"scenarios": entries})
 }
 
 // loadScenario is scenario.Load for a name the command line gave: a name that is neither
