@@ -82,8 +82,8 @@ func (m envoyRatelimitModel) Bound(p Policy, span time.Duration) (Bound, bool) {
 // EnvoyRatelimit is one rate limit rule of the envoyproxy/ratelimit service on its Redis
 // backend, for one descriptor per request (rlsim's key), as src/redis/fixed_cache_impl.go
 // and src/limiter/base_limiter.go decide on master (f2fb157; the project seldom tags).
-// The service reads time.Now().Unix() and counts each key in the window
-// ⌊now/unit⌋·unit of whole seconds since the Unix epoch: a day starts at 00:00 UTC, a
+// The service reads its wall clock in whole Unix seconds and counts each key in the
+// window ⌊now/unit⌋·unit of seconds since the Unix epoch: a day starts at 00:00 UTC, a
 // week on a Thursday, a month is 30 days and a year 365. A request INCRBYs its key's
 // counter by its hits and is OVER_LIMIT when the result exceeds requests_per_unit, so
 // refused requests count. It keeps 16 bytes per key.
