@@ -4,7 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
-		"testing"
+	"testing"
 	"time"
 
 	"github.com/rlsim/rlsim/algorithms"
