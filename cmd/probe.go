@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"net/url"
@@ -28,6 +29,10 @@ type probeOptions struct {
 	scenario        string
 	limit           int64
 	window          time.Duration
+	burst           int64
+	model           string
+	identify        bool
+	decisions       string
 	timeScale       float64
 	keyHeader       string
 	keyAddr         bool
@@ -57,9 +62,16 @@ func newProbeCmd(g *globalOptions, streams IO) *cobra.Command {
 as those worst-case --schedule-out writes) to URL with GET, at the scenario's times divided
 by --time-scale, on the wall clock. It counts 2xx as admitted and --refused-codes as
 refused, and measures the endpoint against the promise of --limit per --window with the
-same exact reference as every simulation, judged on the times the requests were sent. It
+same exact reference as every simulation, judged on the times the requests were sent,
+and gives the promise's verdict on their estimated arrivals (send time + half the least
+round trip), each known to within the jitter measured: kept, broke, or within jitter. It
 also holds the endpoint's RateLimit / RateLimit-* / X-RateLimit-* headers to what happened
 next, and with --honor-retry-after retries each refusal once when its Retry-After says.
+
+--model SPEC (any spec of rlsim algorithms; a textbook algorithm takes --limit, --window and
+--burst) replays the arrivals through that model and compares decision by decision.
+--identify searches the catalogue for the configurations that reproduce the endpoint and
+prints the best. --decisions FILE writes one CSV row per request (docs/probe.md).
 
 It prints what it will send before sending, sends nothing else, and stops by itself. URL
 must be on loopback unless --allow-remote. Keys reach the target in a header
@@ -67,7 +79,10 @@ must be on loopback unless --allow-remote. Keys reach the target in a header
 		Example: `  # in one terminal, a fixed window of 100 per second keyed on X-User:
   #   rlsim serve --algorithm fixed-window --limit 100 --window 1s --key header:X-User
   # in another, the boundary burst played 60 times faster (its minute becomes a second):
-  rlsim probe http://127.0.0.1:8080/ --scenario boundary-burst --time-scale 60 --key-header X-User`,
+  rlsim probe http://127.0.0.1:8080/ --scenario boundary-burst --time-scale 60 --key-header X-User
+  # nginx limit_req behind /api/, judged against its model, and named from what it did:
+  rlsim probe http://127.0.0.1:8080/api/ --scenario cmd/testdata/probe-identify.yaml \
+    --key-header X-User --model 'nginx:rate=10r/s burst=20 nodelay' --identify`,
 		Args: argCount(1, 1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return runProbe(c.Context(), o, args[0], streams)
@@ -77,6 +92,10 @@ must be on loopback unless --allow-remote. Keys reach the target in a header
 	f.StringVar(&o.scenario, "scenario", "", "scenario whose traffic to send: a built-in name or a file (required)")
 	f.Var(unitsValue{&o.limit}, "limit", "declared limit: units per window the endpoint promises (default: the scenario's)")
 	f.Var(windowValue{&o.window}, "window", "declared window, in real time (default: the scenario's divided by --time-scale)")
+	f.Var(unitsValue{&o.burst}, "burst", "the burst of a bucket algorithm given to --model (default: --limit)")
+	f.StringVar(&o.model, "model", "", "judge the endpoint decision by decision against this model (a spec)")
+	f.BoolVar(&o.identify, "identify", false, "search the catalogue for the models that reproduce the endpoint")
+	f.StringVar(&o.decisions, "decisions", "", "write one CSV row per request to this file")
 	f.Float64Var(&o.timeScale, "time-scale", 1, "divide the scenario's times by this (60 plays a minute in a second)")
 	f.StringVar(&o.keyHeader, "key-header", "", "send each request's key in this header (for example X-User)")
 	f.BoolVar(&o.keyAddr, "key-addr", false, "send each key from its own source address, 127.0.0.2 and on (targets keyed by IP)")
@@ -99,16 +118,59 @@ type probeReport struct {
 	Target    string        `json:"target"`
 	Scenario  string        `json:"scenario"`
 	Seed      uint64        `json:"seed"`
-	Policy    report.Policy `json:"policy"`
+	Policy    probePolicy   `json:"policy"`
 	TimeScale float64       `json:"time_scale"`
 	KeyedBy   string        `json:"keyed_by"`
 	JudgedOn  string        `json:"judged_on"`
 	Results   []probeResult `json:"results"`
 }
 
+// probePolicy is the promise a probe judges against, L per W. Burst appears only when
+// --burst gave one: it configures a bucket algorithm given to --model, never the promise.
+type probePolicy struct {
+	Limit  int64           `json:"limit"`
+	Window report.Duration `json:"window"`
+	Burst  int64           `json:"burst,omitempty"`
+}
+
 type probeResult struct {
 	Target string `json:"target"`
 	probe.Result
+	// OneWayMS is what was added to each send time to estimate its arrival, and Promise
+	// the promise judged on those arrivals within the jitter measured.
+	OneWayMS float64       `json:"one_way_ms"`
+	Promise  probe.Promise `json:"promise"`
+	// With --model: the spec, the share of decisions it reproduces (those within jitter
+	// counted), the differences it does not explain by jitter, and every difference.
+	Model             string            `json:"model,omitempty"`
+	ModelAgreement    *float64          `json:"model_agreement,omitempty"`
+	ModelDifferences  *int              `json:"model_differences,omitempty"`
+	ModelWithinJitter *int              `json:"model_within_jitter,omitempty"`
+	ModelDiffering    []probeDifference `json:"model_differing,omitempty"`
+	// With --identify: the best configurations, best first.
+	Identified []probeIdentified `json:"identified,omitempty"`
+}
+
+// probeDifference is one decision the model made otherwise; ArrivalMS is counted from
+// the probe's start.
+type probeDifference struct {
+	Seq          int     `json:"seq"`
+	Key          string  `json:"key"`
+	ArrivalMS    float64 `json:"arrival_ms"`
+	Status       int     `json:"status"`
+	Allowed      bool    `json:"allowed"`
+	ModelAllowed bool    `json:"model_allowed"`
+	WithinJitter bool    `json:"within_jitter"`
+	MovedMS      float64 `json:"moved_ms,omitempty"`
+}
+
+// probeIdentified is one configuration --identify found.
+type probeIdentified struct {
+	Model        string  `json:"model"`
+	Agreement    float64 `json:"agreement"`
+	Agreed       int     `json:"agreed"`
+	WithinJitter int     `json:"within_jitter"`
+	Decisions    int     `json:"decisions"`
 }
 
 func runProbe(ctx context.Context, o *probeOptions, target string, streams IO) error {
@@ -135,6 +197,13 @@ func runProbe(ctx context.Context, o *probeOptions, target string, streams IO) e
 		}
 	}
 	declared := algorithms.Policy{Limit: pol.Limit, Window: window}
+	modelPolicy := declared
+	modelPolicy.Burst = o.burst
+	if o.model != "" {
+		if _, err := probe.Agree(probe.Observed{}, o.model, modelPolicy); err != nil {
+			return usagef("--model: %v", err)
+		}
+	}
 	seed := sc.SeedOr(scenario.DefaultSeed)
 	if o.seedSet {
 		seed = o.seed
@@ -187,6 +256,17 @@ func runProbe(ctx context.Context, o *probeOptions, target string, streams IO) e
 		fmt.Fprintf(streams.Err, "rlsim probe: and at most one retry per refusal, when its Retry-After (up to %s) says\n", o.maxRetryWait)
 	}
 
+	// The decisions file is staged before anything is sent, so a path that cannot be
+	// written fails the probe before it sends a request.
+	var outs outputSet
+	defer outs.discard()
+	var decisionsFile io.Writer
+	if o.decisions != "" {
+		if decisionsFile, err = outs.create(o.decisions); err != nil {
+			return fmt.Errorf("--decisions: %w", err)
+		}
+	}
+
 	ctx, stop := interruptible(ctx)
 	defer stop()
 	exchanges, err := probe.Run(ctx, plan, tgt, clock, start)
@@ -197,18 +277,112 @@ func runProbe(ctx context.Context, o *probeOptions, target string, streams IO) e
 	if res.Other > 0 {
 		fmt.Fprintf(streams.Err, "rlsim probe: warning: %d request(s) got no verdict (statuses %s)%s\n", res.Other, statusList(res.OtherStatuses), firstError(res.FirstError))
 	}
+	obs := probe.Observe(exchanges, start, o.refusedCodes)
+	result := probeResult{Target: tgt.URL, Result: res, OneWayMS: msOf(obs.OneWay), Promise: probe.JudgePromise(obs, declared)}
+	// modelAllowed is the decision of the model the decisions file shows: --model's, or
+	// the best --identify found.
+	var modelAllowed []bool
+	if o.model != "" {
+		a, err := probe.Agree(obs, o.model, modelPolicy)
+		if err != nil {
+			return err
+		}
+		result.setModel(a, obs, start.UnixNano())
+		modelAllowed = a.Model
+	}
+	if o.identify {
+		found, _, err := probe.Identify(obs, identifyBest)
+		switch {
+		case errors.Is(err, probe.ErrNothingRefused):
+			fmt.Fprintf(streams.Err, "rlsim probe: --identify: %v\n", err)
+		case err != nil:
+			return err
+		default:
+			result.Identified = identifiedOf(found)
+			if modelAllowed == nil {
+				modelAllowed = found[0].Agreement.Model
+			}
+		}
+	}
+	policy := probePolicy{Limit: declared.Limit, Window: report.Duration(declared.Window), Burst: o.burst}
 	rep := probeReport{
-		Target: tgt.URL, Scenario: sc.Name, Seed: seed,
-		Policy:    report.Policy{Limit: declared.Limit, Window: report.Duration(declared.Window), Burst: declared.Limit},
+		Target: tgt.URL, Scenario: sc.Name, Seed: seed, Policy: policy,
 		TimeScale: o.timeScale, KeyedBy: tgt.String(), JudgedOn: "send times",
-		Results: []probeResult{{Target: tgt.URL, Result: res}},
+		Results: []probeResult{result},
+	}
+	if decisionsFile != nil {
+		if err := writeProbeDecisions(decisionsFile, exchanges, start, obs, modelAllowed, result.Promise); err != nil {
+			return fmt.Errorf("--decisions %s: %w", o.decisions, err)
+		}
 	}
 	var buf bytes.Buffer
 	if err := renderProbe(&buf, o.format, rep, o.honorRetryAfter); err != nil {
 		return err
 	}
-	_, err = streams.Out.Write(buf.Bytes())
-	return err
+	return commitWithStdout(&outs, streams.Out, buf.Bytes())
+}
+
+// identifyBest is how many configurations --identify prints.
+const identifyBest = 5
+
+func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// setModel fills r's model fields from a; start is the probe's start in Unix ns.
+func (r *probeResult) setModel(a probe.Agreement, obs probe.Observed, start int64) {
+	rate, real, jittered := a.Rate(), 0, a.WithinJitter
+	for _, d := range a.Differences {
+		if !d.WithinJitter {
+			real++
+		}
+		x := obs.Decisions[d.Index]
+		r.ModelDiffering = append(r.ModelDiffering, probeDifference{Seq: x.Seq, Key: x.Key,
+			ArrivalMS: float64(x.Arrival-start) / 1e6, Status: x.Status, Allowed: x.Admitted,
+			ModelAllowed: d.Model, WithinJitter: d.WithinJitter, MovedMS: msOf(d.Moved)})
+	}
+	r.Model, r.ModelAgreement, r.ModelDifferences, r.ModelWithinJitter = a.Spec, &rate, &real, &jittered
+	if len(algorithms.Lookup(a.Spec).Params) == 0 {
+		r.Model = probe.Candidate{Spec: a.Spec, Policy: a.Policy}.Name()
+	}
+}
+
+func identifiedOf(found []probe.Candidate) []probeIdentified {
+	out := make([]probeIdentified, len(found))
+	for i, c := range found {
+		a := c.Agreement
+		out[i] = probeIdentified{Model: c.Name(), Agreement: a.Rate(), Agreed: a.Agreed, WithinJitter: a.WithinJitter, Decisions: a.Decisions}
+	}
+	return out
+}
+
+
+func writeProbeDecisions(w io.Writer, exchanges []probe.Exchange, start time.Time, obs probe.Observed, model []bool, promise probe.Promise) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(probe.DecisionColumns); err != nil {
+		return err
+	}
+	bySeq := make(map[int]int, len(obs.Decisions))
+	for i, d := range obs.Decisions {
+		bySeq[d.Seq] = i
+	}
+	base := start.UnixNano()
+	for i, x := range exchanges {
+		if x.Unsent {
+			continue
+		}
+		row := []string{strconv.Itoa(i + 1), x.Key, itoa(base + int64(x.Sent)), itoa(base + int64(x.Received)), strconv.Itoa(x.Status), "", "", ""}
+		if j, ok := bySeq[i+1]; ok {
+			row[5] = strconv.FormatBool(obs.Decisions[j].Admitted)
+			if model != nil {
+				row[6] = strconv.FormatBool(model[j])
+			}
+			row[7] = promise.Allowed[j].String()
+		}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
 }
 
 func (o *probeOptions) validate() error {
@@ -331,7 +505,17 @@ func renderProbe(buf *bytes.Buffer, format string, rep probeReport, retries bool
 			strconv.FormatFloat(r.OverAdmission, 'f', 2, 64), pct(r.FalseAllowRate), pct(r.FalseRejectRate),
 		}},
 		Notes: []string{fmt.Sprintf("Requests were sent up to %.1f ms after they were due (99%% within %.1f ms) and answered within %.1f ms.",
-			r.LateMSMax, r.LateMSP99, r.AnswerMSMax)},
+			r.LateMSMax, r.LateMSP99, r.AnswerMSMax),
+			fmt.Sprintf("Promise on the arrivals (sent + %.2f ms, half the least round trip): %s.", r.OneWayMS, r.Promise.Text(rep.policy())),
+			fmt.Sprintf("False rejects in arrival order: %d whatever the jitter (%s), %d more within it.",
+				r.Promise.FalseRejects, pct(r.Promise.FalseRejectRate), r.Promise.FalseRejectsWithinJitter)},
+	}
+	tables := []report.Table{main}
+	if r.Model != "" {
+		tables = append(tables, modelTable(r))
+	}
+	if len(r.Identified) > 0 {
+		tables = append(tables, identifiedTable(r.Identified))
 	}
 	h := r.Headers
 	checks := report.Table{
@@ -354,7 +538,62 @@ func renderProbe(buf *bytes.Buffer, format string, rep probeReport, retries bool
 			checks.Notes = append(checks.Notes, fmt.Sprintf("Retries sent after Retry-After: %d, admitted: %d.", h.RetriesSent, h.RetriesAdmitted))
 		}
 	}
-	return writeTables(buf, format, []report.Table{main, checks})
+	return writeTables(buf, format, append(tables, checks))
+}
+
+func (rep probeReport) policy() algorithms.Policy {
+	return algorithms.Policy{Limit: rep.Policy.Limit, Window: time.Duration(rep.Policy.Window)}
+}
+
+// maxDifferencesShown bounds the rows of the model's table; JSON carries every one.
+const maxDifferencesShown = 12
+
+func modelTable(r probeResult) report.Table {
+	decisions := r.Requests - r.Other
+	t := report.Table{
+		Title: fmt.Sprintf("model %s: agrees on %.2f%% of %d decisions — %d within jitter (±%.2f ms), %d real differences",
+			r.Model, 100**r.ModelAgreement, decisions, *r.ModelWithinJitter, r.Promise.JitterMS, *r.ModelDifferences),
+		Header: []string{"seq", "key", "arrival_ms", "endpoint", "model", "why"},
+	}
+	for i, d := range r.ModelDiffering {
+		if i == maxDifferencesShown {
+			t.Notes = append(t.Notes, fmt.Sprintf("and %d more (--format json lists them all).", len(r.ModelDiffering)-i))
+			break
+		}
+		why := "a real disagreement"
+		switch {
+		case d.WithinJitter && d.MovedMS != 0:
+			why = fmt.Sprintf("within jitter: agrees moved %+.2f ms", d.MovedMS)
+		case d.WithinJitter:
+			why = "within jitter: follows an earlier move"
+		}
+		t.Rows = append(t.Rows, []string{strconv.Itoa(d.Seq), d.Key, strconv.FormatFloat(d.ArrivalMS, 'f', 2, 64),
+			verdictWord(d.Allowed), verdictWord(d.ModelAllowed), why})
+	}
+	if len(r.ModelDiffering) == 0 {
+		t.Header, t.Notes = nil, []string{"The model decided every request as the endpoint did."}
+	}
+	return t
+}
+
+func verdictWord(allowed bool) string {
+	if allowed {
+		return "admitted"
+	}
+	return "refused"
+}
+
+func identifiedTable(found []probeIdentified) report.Table {
+	best := found[0]
+	t := report.Table{
+		Title:  fmt.Sprintf("behaves like %s — %d of %d decisions", best.Model, best.Agreed+best.WithinJitter, best.Decisions),
+		Header: []string{"model", "agreed", "within_jitter", "agreement"},
+	}
+	for _, c := range found {
+		t.Rows = append(t.Rows, []string{c.Model, strconv.Itoa(c.Agreed), strconv.Itoa(c.WithinJitter), pct(c.Agreement)})
+	}
+	t.Notes = []string{"Searched every model of rlsim algorithms, with rates, bursts and windows read off the admissions."}
+	return t
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
@@ -371,7 +610,9 @@ func pct(v float64) string {
 var probeCSVColumns = []string{"scenario", "seed", "limit", "window", "time_scale", "target", "requests", "admitted", "rejected",
 	"other", "peak_window_admitted", "over_admission", "false_allow", "false_reject", "false_allow_rate", "false_reject_rate",
 	"keys", "late_ms_max", "late_ms_p99", "answer_ms_max", "with_quota", "remaining_checked", "remaining_broken", "reset_checked", "reset_broken",
-	"retries_sent", "retries_admitted", "retry_after_checked", "retry_after_broken"}
+	"retries_sent", "retries_admitted", "retry_after_checked", "retry_after_broken",
+	"one_way_ms", "verdict", "jitter_ms", "uncertain", "false_rejects_by_arrival", "false_rejects_within_jitter",
+	"model", "model_agreement", "model_differences", "model_within_jitter", "identified", "identified_agreement"}
 
 func writeProbeCSV(buf *bytes.Buffer, rep probeReport) error {
 	cw := csv.NewWriter(buf)
@@ -387,6 +628,18 @@ func writeProbeCSV(buf *bytes.Buffer, rep probeReport) error {
 		itoa(int64(r.Keys)), f(r.LateMSMax), f(r.LateMSP99), f(r.AnswerMSMax), itoa(h.WithQuota), itoa(h.RemainingChecked), itoa(h.RemainingBroken),
 		itoa(h.ResetChecked), itoa(h.ResetBroken), itoa(h.RetriesSent), itoa(h.RetriesAdmitted), itoa(h.RetryAfterChecked),
 		itoa(h.RetryAfterBroken)}
+	p := r.Promise
+	row = append(row, f(r.OneWayMS), p.Verdict, f(p.JitterMS), itoa(p.Uncertain), itoa(p.FalseRejects), itoa(p.FalseRejectsWithinJitter))
+	model := []string{r.Model, "", "", ""}
+	if r.Model != "" {
+		model[1], model[2], model[3] = f(*r.ModelAgreement), strconv.Itoa(*r.ModelDifferences), strconv.Itoa(*r.ModelWithinJitter)
+	}
+	row = append(row, model...)
+	if len(r.Identified) > 0 {
+		row = append(row, r.Identified[0].Model, f(r.Identified[0].Agreement))
+	} else {
+		row = append(row, "", "")
+	}
 	if err := cw.Write(row); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -770,5 +771,179 @@ func TestReplayLogFollowsTheServer(t *testing.T) {
 	}
 	if r := replayLog(t, spec, slices.Clone(log), pass, false); r.differ == 0 {
 		t.Error("without clock steps, a step of 300 ms went unnoticed")
+	}
+}
+
+// identifyTraffic is the traffic probe --identify is proven with: a burst on a fresh key,
+// a stream above the rate, sparse requests after a burst, bursts 5.2 s apart and Poisson
+// keys, over 25 s (963 requests).
+var identifyTraffic = filepath.Join("testdata", "probe-identify.yaml")
+
+// renamedScenario writes identifyTraffic to a temporary file with every key given
+// prefix, so that runs against the same server never share a key's state (HAProxy keeps
+// a key's counter for a minute), and returns its path.
+func renamedScenario(t *testing.T, prefix string) string {
+	t.Helper()
+	data, err := os.ReadFile(identifyTraffic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.ReplaceAll(string(data), "key: ", "key: "+prefix)
+	text = strings.ReplaceAll(text, "key_prefix: ", "key_prefix: "+prefix)
+	if strings.Count(text, prefix) != 9 {
+		t.Fatalf("%s: renamed %d keys, want the 9 the file has", identifyTraffic, strings.Count(text, prefix))
+	}
+	path := filepath.Join(t.TempDir(), "probe-identify.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestProbeModelAndIdentifyOnRealServers probes the real nginx (burst=20 with and without
+// nodelay) and HAProxy (20 per 10 s, and 5 per second with ge) that .ci/run starts with
+// --model (their own configuration) and --identify: the model must agree on 99.5% of
+// the decisions for nginx and 99% for HAProxy (differences within the jitter measured
+// counted), and --identify must name the configuration itself first with 99% or more;
+// `rlsim identify` on the probe's decisions file must name it too, and on nginx's own log
+// of the same requests.
+func TestProbeModelAndIdentifyOnRealServers(t *testing.T) {
+	nginxURL, haproxyURL := os.Getenv("RLSIM_NGINX_URL"), os.Getenv("RLSIM_HAPROXY_URL")
+	if nginxURL == "" && haproxyURL == "" {
+		t.Skip("RLSIM_NGINX_URL and RLSIM_HAPROXY_URL not set (.ci/run starts nginx and HAProxy and sets them)")
+	}
+	type target struct {
+		name, url, path, spec string
+		// named is what --identify must name: the spec, or for HAProxy's ge N the gt
+		// N − 1 that decides alike.
+		named string
+		least float64
+	}
+	var targets []target
+	if nginxURL != "" {
+		targets = append(targets,
+			target{"nginx", nginxURL, "/bn/", "nginx:rate=10r/s burst=20 nodelay", "nginx:rate=10r/s burst=20 nodelay", 0.995},
+			target{"nginx", nginxURL, "/b/", "nginx:rate=10r/s burst=20", "nginx:rate=10r/s burst=20", 0.995})
+	}
+	if haproxyURL != "" {
+		targets = append(targets,
+			target{"haproxy", haproxyURL, "/gt20-10s/", "haproxy:period=10s gt=20", "haproxy:period=10s gt=20", 0.99},
+			target{"haproxy", haproxyURL, "/ge5-1s/", "haproxy:period=1s ge=5", "haproxy:period=1s gt=4", 0.99})
+	}
+	for _, tg := range targets {
+		t.Run(tg.name+strings.TrimSuffix(tg.path, "/"), func(t *testing.T) {
+			t.Parallel()
+			prefix := fmt.Sprintf("%012x-", rand.Uint64()>>16)
+			decisions := filepath.Join(t.TempDir(), "decisions.csv")
+			rep := probeJSON(t, strings.TrimSuffix(tg.url, "/")+tg.path, "--scenario", renamedScenario(t, prefix), "--key-header", "X-User",
+				"--model", tg.spec, "--identify", "--decisions", decisions)
+			r := rep.Results[0]
+			if r.Other != 0 || r.ModelAgreement == nil || len(r.Identified) == 0 {
+				t.Fatalf("%+v", r)
+			}
+			t.Logf("%s %s: --model %s agrees on %.2f%% of %d decisions (%d within jitter ±%.2f ms, %d real differences); sent up to %.1f ms late; promise %s",
+				tg.name, tg.path, r.Model, 100**r.ModelAgreement, r.Requests, *r.ModelWithinJitter, r.Promise.JitterMS, *r.ModelDifferences,
+				r.LateMSMax, r.Promise.Verdict)
+			for _, c := range r.Identified {
+				t.Logf("  identified %s: %d + %d within jitter of %d (%.2f%%)", c.Model, c.Agreed, c.WithinJitter, c.Decisions, 100*c.Agreement)
+			}
+			if *r.ModelAgreement < tg.least {
+				t.Errorf("--model %s agrees on %.2f%%, want at least %.1f%%: %+v", tg.spec, 100**r.ModelAgreement, 100*tg.least, r.ModelDiffering)
+			}
+			if best := r.Identified[0]; best.Model != tg.named || best.Agreement < 0.99 {
+				t.Errorf("--identify names %s (%.2f%%), want %s with 99%% or more", best.Model, 100*best.Agreement, tg.named)
+			}
+			out, errOut, code := rlsim(t, "identify", decisions, "--format", "json")
+			var offline identifyReport
+			if code != 0 || json.Unmarshal([]byte(out), &offline) != nil {
+				t.Fatalf("identify %s: exit %d: %s%s", decisions, code, errOut, out)
+			}
+			if best := offline.Identified[0]; best.Model != tg.named || best.Agreement < 0.99 || offline.Decisions != int(r.Requests) {
+				t.Errorf("identify %s names %s (%.2f%% of %d), want %s", decisions, best.Model, 100*best.Agreement, offline.Decisions, tg.named)
+			}
+			if tg.name == "nginx" && tg.path == "/bn/" && os.Getenv("RLSIM_NGINX_LOG") != "" {
+				checkIdentifyNginxLog(t, prefix, tg.named, int(r.Requests))
+			}
+		})
+	}
+}
+
+// checkIdentifyNginxLog runs `rlsim identify` on nginx's own log of the requests whose
+// keys start with prefix: arrivals on nginx's clock, no send times, so no delays seen
+// (nodelay is what a log of admissions looks like).
+func checkIdentifyNginxLog(t *testing.T, prefix, named string, requests int) {
+	t.Helper()
+	lines := readServedLines(t, os.Getenv("RLSIM_NGINX_LOG"), prefix, requests)
+	path := filepath.Join(t.TempDir(), "limits.log")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := rlsim(t, "identify", path, "--format", "json", "--key-var", "http_x_user",
+		"--nginx-log-format", "$msec $request_time $limit_req_status $status $uri $http_x_user")
+	var rep identifyReport
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil {
+		t.Fatalf("identify %s: exit %d: %s%s", path, code, errOut, out)
+	}
+	best := rep.Identified[0]
+	t.Logf("identify on nginx's log: %s, %d + %d within jitter of %d", best.Model, best.Agreed, best.WithinJitter, best.Decisions)
+	if best.Model != named || best.Agreement < 0.99 || rep.Decisions != requests {
+		t.Errorf("identify on nginx's log names %s (%.2f%% of %d), want %s", best.Model, 100*best.Agreement, rep.Decisions, named)
+	}
+}
+
+// readServedLines returns the lines of the log at path whose last field starts with
+// prefix, waiting up to 10 s for want of them.
+func readServedLines(t *testing.T, path, prefix string, want int) []string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lines []string
+		for _, line := range strings.Split(string(data), "\n") {
+			if f := strings.Fields(line); len(f) > 0 && strings.HasPrefix(f[len(f)-1], prefix) {
+				lines = append(lines, line)
+			}
+		}
+		if len(lines) >= want || time.Now().After(deadline) {
+			if len(lines) != want {
+				t.Fatalf("%s: %d lines for %d requests", path, len(lines), want)
+			}
+			return lines
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestProbeVerdictIsStableOnNginx runs the README's probe of nginx (rate=10r/s, no burst,
+// keyed by address; probe-drip: two clients at 30 a second for two seconds) five times:
+// every run must give the same verdict. nginx lets one request through every 100 ms, so
+// the eleventh admission of a second lands on the window's edge, where a send a
+// millisecond late or early turns 10 into 11: judged on arrivals known to within the
+// jitter, that is "within jitter" every time, not "kept" one run and "broke" the next.
+func TestProbeVerdictIsStableOnNginx(t *testing.T) {
+	base := os.Getenv("RLSIM_NGINX_URL")
+	if base == "" {
+		t.Skip("RLSIM_NGINX_URL not set (.ci/run starts nginx and sets it)")
+	}
+	drip := filepath.Join("testdata", "probe-drip.yaml")
+	var verdicts []string
+	for run := range 5 {
+		rep := probeJSON(t, strings.TrimSuffix(base, "/")+"/ip/", "--scenario", drip, "--key-addr")
+		r := rep.Results[0]
+		p := r.Promise
+		t.Logf("run %d: %s (%d surely in a window, %d on the estimates, %d at most; jitter ±%.2f ms); over_admission on send times %.2f; false rejects in arrival order %d, %d more within jitter",
+			run+1, p.Verdict, p.PeakSure, p.Peak, p.PeakMay, p.JitterMS, r.OverAdmission, p.FalseRejects, p.FalseRejectsWithinJitter)
+		if r.Requests != 120 || r.Other != 0 {
+			t.Fatalf("run %d: %+v", run+1, r)
+		}
+		verdicts = append(verdicts, fmt.Sprintf("%s (%d)", p.Verdict, p.Uncertain))
+	}
+	for _, v := range verdicts[1:] {
+		if v != verdicts[0] {
+			t.Fatalf("verdicts differ run to run: %v", verdicts)
+		}
 	}
 }

@@ -144,7 +144,7 @@ Exit status: 0 success, 1 a run that failed, 2 a bad command line, 130/143 inter
 
 	root.AddCommand(newCompareCmd(g, streams), newRunCmd(g, streams), newScenariosCmd(g, streams))
 	root.AddCommand(newBackoffCmd(g, streams), newHeadersCmd(g, streams), newServeCmd(g, streams), newProbeCmd(g, streams))
-	root.AddCommand(newReplayCmd(g, streams), newImportCmd(g, streams))
+	root.AddCommand(newReplayCmd(g, streams), newImportCmd(g, streams), newIdentifyCmd(g, streams))
 	root.AddCommand(newWorstCaseCmd(g, streams))
 	root.AddCommand(newClaimsCmd(g, streams))
 	root.AddCommand(newMemoryCmd(g, streams), newSlotsCmd(g, streams))

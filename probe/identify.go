@@ -16,21 +16,21 @@ import (
 // Identify derives the few values of each parameter it tries.
 type Pattern struct {
 	// FirstRun is the fewest admissions any key got from its first request to its first
-	// refusal (keys never refused left out): a bucket that starts full lets its capacity
-	// and what refills meanwhile through, a window its limit, so the capacity is at most
-	// this.
+	// refusal, those up to twice the jitter after it counted (keys never refused left
+	// out): a bucket that starts full lets its capacity and what refills meanwhile
+	// through, a window its limit, so the capacity is at most this.
 	FirstRun int64
 	// Rate is the long-run admitted rate, per second: over the keys refused at least
-	// once and admitted minRateSample times or more after that, the admissions after the
-	// first run divided by the time from the first refusal to the last admission. Rates
+	// once and admitted minRateSample times or more over minRateSpan or more after their
+	// first run, those admissions divided by the time from the run's end to the last. Rates
 	// are that, and the median and the highest of the same figure key by key (a key that
 	// slowed down after its refusals lowers the first).
 	Rate  float64
 	Rates []float64
 	// Span is from the first arrival to the last.
 	Span time.Duration
-	// Delayed says the endpoint held admissions back (at least 1% of them answered more
-	// than max(20 ms, 2·jitter) after the quickest exchange): a queueing limiter, as
+	// Delayed says the endpoint held admissions back (at least 10% of them answered more
+	// than max(50 ms, 2·jitter) after the quickest exchange): a queueing limiter, as
 	// nginx without nodelay.
 	Delayed bool
 }
@@ -38,6 +38,10 @@ type Pattern struct {
 // minRateSample is the fewest admissions after its first refusal a key needs for its
 // admitted rate to be read.
 const minRateSample = 5
+
+// minRateSpan is the shortest time after its first run over which a key's admitted rate
+// is read: a burst's stragglers, admitted within milliseconds, say nothing of a rate.
+const minRateSpan = 500 * time.Millisecond
 
 // ErrNothingRefused is returned by Identify for an endpoint that refused nothing: there
 // is no edge to tell one limiter from another by.
@@ -66,7 +70,10 @@ func ReadPattern(obs Observed) (Pattern, error) {
 		}
 	}
 	held, admitted := 0, 0
-	threshold := max(20*time.Millisecond, 2*obs.Jitter)
+	threshold := max(50*time.Millisecond, 2*obs.Jitter)
+	// An admission up to 2·jitter after the key's first refusal may have arrived before
+	// it: requests sent at once reach the server in any order. It counts in the run.
+	slack := 2 * int64(obs.Jitter)
 	for _, d := range ds {
 		k := runs[d.Key]
 		if k == nil {
@@ -84,14 +91,15 @@ func ReadPattern(obs Observed) (Pattern, error) {
 		if least >= 0 && d.Sent != 0 && time.Duration(d.Answered-d.Sent-least) > threshold {
 			held++
 		}
-		if k.refused {
+		switch {
+		case !k.refused || d.Arrival <= k.firstRefusal+slack:
+			k.run++
+		default:
 			k.admittedAfterRun++
 			k.lastAdmission = d.Arrival
-		} else {
-			k.run++
 		}
 	}
-	p.Delayed = admitted > 0 && held*100 >= admitted
+	p.Delayed = admitted > 0 && held*10 >= admitted
 	p.FirstRun = -1
 	var after int64
 	var span time.Duration
@@ -104,8 +112,7 @@ func ReadPattern(obs Observed) (Pattern, error) {
 		if p.FirstRun < 0 || k.run < p.FirstRun {
 			p.FirstRun = k.run
 		}
-		if k.admittedAfterRun >= minRateSample && k.lastAdmission > k.firstRefusal {
-			d := time.Duration(k.lastAdmission - k.firstRefusal)
+		if d := time.Duration(k.lastAdmission - k.firstRefusal - slack); k.admittedAfterRun >= minRateSample && d >= minRateSpan {
 			after += k.admittedAfterRun
 			span += d
 			rates = append(rates, float64(k.admittedAfterRun)/d.Seconds())
@@ -311,9 +318,60 @@ func isTokenProduct(name string) bool {
 	return false
 }
 
+// admittedFirst returns the arrivals of ds with the requests of a key that arrived
+// within 2·jitter of each other (a burst sent at once, which reaches the server in any
+// order) put admitted first: the times of such a run stay where they are and are handed
+// out to its admissions, then to its refusals, each in the order observed. Every limiter
+// of the catalogue admits the first requests of a burst it admits any of, so this is the
+// order the server most likely saw; Identify ranks on it before judging the best with
+// the jitter.
+func admittedFirst(ds []Decision, jitter time.Duration) []int64 {
+	out := make([]int64, len(ds))
+	byKey := map[string][]int{}
+	var keys []string
+	for i, d := range ds {
+		out[i] = d.Arrival
+		if byKey[d.Key] == nil {
+			keys = append(keys, d.Key)
+		}
+		byKey[d.Key] = append(byKey[d.Key], i)
+	}
+	span := 2 * int64(jitter)
+	for _, k := range keys {
+		idx := byKey[k]
+		for lo := 0; lo < len(idx); {
+			hi := lo + 1
+			for hi < len(idx) && ds[idx[hi]].Arrival-ds[idx[hi-1]].Arrival <= span {
+				hi++
+			}
+			run := idx[lo:hi]
+			ordered := slices.Clone(run)
+			slices.SortStableFunc(ordered, func(a, b int) int {
+				switch {
+				case ds[a].Admitted == ds[b].Admitted:
+					return 0
+				case ds[a].Admitted:
+					return -1
+				}
+				return 1
+			})
+			for n, i := range ordered {
+				out[i] = ds[run[n]].Arrival
+			}
+			lo = hi
+		}
+	}
+	return out
+}
+
+// rejudged is how many of the best of each kind on the estimated arrivals Identify
+// judges again with the jitter.
+const rejudged = 3
+
 // Identify searches the catalogue for the configurations that reproduce obs (Grid of its
 // pattern), ranks them by the decisions each reproduces on the estimated arrivals, judges
-// the best `best` again with the jitter (Agree), and returns those, best first. Ties go
+// the best few of each kind again with the jitter (Agree), and returns the best `best`,
+// best first, with the pattern read. Ties go
 // to a product's model before a textbook algorithm (a deployed limiter is a product's),
 // then to the catalogue's order, then to the spec.
 func Identify(obs Observed, best int) ([]Candidate, Pattern, error) {
@@ -324,10 +382,7 @@ func Identify(obs Observed, best int) ([]Candidate, Pattern, error) {
 	grid := Grid(p)
 	ds := obs.Decisions
 	keys := keyIDs(ds)
-	arrivals := make([]int64, len(ds))
-	for i, d := range ds {
-		arrivals[i] = d.Arrival
-	}
+	arrivals := admittedFirst(ds, obs.Jitter)
 	for i := range grid {
 		c := &grid[i]
 		s, err := algorithms.Parse(c.Spec)
@@ -360,7 +415,16 @@ func Identify(obs Observed, best int) ([]Candidate, Pattern, error) {
 		return cmp.Compare(a.Name(), b.Name())
 	}
 	slices.SortStableFunc(grid, rank)
-	grid = grid[:min(max(best, 1), len(grid))]
+	// The ranking on the estimated arrivals alone puts the truth near the top but not
+	// always first: requests sent at once arrive in any order, and configurations of
+	// other kinds that decide alike crowd the top. The best rejudged of each kind are
+	// ranked again, jitter counted.
+	perKind := map[string]int{}
+	grid = slices.DeleteFunc(grid, func(c Candidate) bool {
+		k := algorithms.Lookup(c.Spec).Name
+		perKind[k]++
+		return perKind[k] > rejudged
+	})
 	for i := range grid {
 		a, err := Agree(obs, grid[i].Spec, grid[i].Policy)
 		if err != nil {
@@ -369,5 +433,5 @@ func Identify(obs Observed, best int) ([]Candidate, Pattern, error) {
 		grid[i].Agreement = a
 	}
 	slices.SortStableFunc(grid, rank)
-	return grid, p, nil
+	return grid[:min(max(best, 1), len(grid))], p, nil
 }

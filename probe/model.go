@@ -13,6 +13,9 @@ import (
 // nanoseconds of Unix time, so that a model on the Unix clock (nginx's milliseconds, a
 // fixed window's edges) sees them where the server did.
 type Decision struct {
+	// Seq is the request's place in the order it was due, from 1 (a probe's retries come
+	// after its plan); 0 when unknown.
+	Seq  int
 	Key  string
 	Cost int64
 	// Sent is when the request was handed to the connection and Answered when its
@@ -56,7 +59,7 @@ func Observe(exchanges []Exchange, start time.Time, refusedCodes []int) Observed
 	}
 	base := start.UnixNano()
 	var ds []Decision
-	for _, x := range exchanges {
+	for i, x := range exchanges {
 		if x.Unsent || x.Err != "" || x.Status == 0 {
 			continue
 		}
@@ -64,7 +67,7 @@ func Observe(exchanges []Exchange, start time.Time, refusedCodes []int) Observed
 		if !ok && !refused[x.Status] {
 			continue
 		}
-		ds = append(ds, Decision{Key: x.Key, Cost: max(x.Cost, 1), Sent: base + int64(x.Sent),
+		ds = append(ds, Decision{Seq: i + 1, Key: x.Key, Cost: max(x.Cost, 1), Sent: base + int64(x.Sent),
 			Answered: base + int64(x.Received), Status: x.Status, Admitted: ok})
 	}
 	return Estimate(ds)
@@ -160,12 +163,16 @@ const maxJitterTries = 200
 
 // Agree judges the observed decisions against the model spec names (any spec
 // algorithms.Parse reads; a textbook algorithm is configured by policy), fed the
-// estimated arrivals in order, and returns the agreement. A decision the model decides
-// otherwise is tried again with its arrival moved by the jitter, and by half of it, each
-// way; a move is kept when it makes the model agree on that decision and leaves fewer
-// differences in all (a model whose state parted from the server's at one request near
-// an edge parts on the requests after it too). It is what another command calls to
-// verify a deployed configuration.
+// estimated arrivals in order, and returns the agreement. It is what another command
+// calls to verify a deployed configuration.
+//
+// Going through the decisions in order, one the model decides otherwise is tried again
+// with its arrival moved by the jitter, and by half of it, each way (the model replayed
+// afresh); a move is kept when the model then decides every decision up to this one as
+// the endpoint did (but those already found to differ whatever the jitter), and the walk
+// goes on from there with the move in place. A model whose state parted from the
+// server's at a request near an edge parts on the requests after it too: the move brings
+// them back. A decision no move reproduces is a real difference.
 func Agree(obs Observed, spec string, policy algorithms.Policy) (Agreement, error) {
 	s, err := algorithms.Parse(spec)
 	if err != nil {
@@ -182,38 +189,46 @@ func Agree(obs Observed, spec string, policy algorithms.Policy) (Agreement, erro
 		arrivals[i] = d.Arrival
 	}
 	model := replay(s, policy, ds, keys, arrivals)
-	count := func(m []bool) int {
-		n := 0
-		for i := range ds {
-			if m[i] != ds[i].Admitted {
-				n++
-			}
-		}
-		return n
-	}
-	differ := count(model)
 	estimated := slices.Clone(model)
 	j := int64(obs.Jitter)
 	moves := []int64{-j, j, -j / 2, j / 2}
 	moved := map[int]time.Duration{}
+	real := map[int]bool{}
+	// agreesTo says m decides every decision up to i as observed, but for those already
+	// found to differ whatever the jitter.
+	agreesTo := func(m []bool, i int) bool {
+		for k := 0; k <= i; k++ {
+			if m[k] != ds[k].Admitted && !real[k] {
+				return false
+			}
+		}
+		return true
+	}
 	tries := 0
-	for i := 0; i < len(ds) && differ > 0 && tries < maxJitterTries; i++ {
+	for i := range ds {
 		if model[i] == ds[i].Admitted {
 			continue
 		}
+		if tries == maxJitterTries {
+			real[i] = true
+			continue
+		}
 		tries++
+		fixed := false
 		for _, m := range moves {
 			if m == 0 {
 				continue
 			}
 			trial := slices.Clone(arrivals)
 			trial[i] += m
-			got := replay(s, policy, ds, keys, trial)
-			if n := count(got); got[i] == ds[i].Admitted && n < differ {
-				arrivals, model, differ = trial, got, n
-				moved[i] = time.Duration(m)
+			if got := replay(s, policy, ds, keys, trial); agreesTo(got, i) {
+				arrivals, model = trial, got
+				moved[i], fixed = time.Duration(m), true
 				break
 			}
+		}
+		if !fixed {
+			real[i] = true
 		}
 	}
 	// Agreed counts the decisions the model reproduces on the estimated arrivals and after

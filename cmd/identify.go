@@ -1,0 +1,190 @@
+package cmd
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rlsim/rlsim/probe"
+	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/traffic"
+)
+
+type identifyOptions struct {
+	*globalOptions
+	file        string
+	nginxFormat string
+	keyVar      string
+	best        int
+}
+
+func newIdentifyCmd(g *globalOptions, streams IO) *cobra.Command {
+	o := &identifyOptions{globalOptions: g}
+	c := &cobra.Command{
+		Use:   "identify FILE",
+		Short: "Name the limiter that made a set of decisions: a probe's decisions file or an nginx log",
+		Long: `identify reads the decisions an endpoint made and searches the catalogue of rlsim
+algorithms — every model, with rates, bursts and windows read off the admissions — for
+the configurations that reproduce them, and prints the best with their agreement, as
+rlsim probe --identify does while probing.
+
+FILE is a probe's decisions file (rlsim probe --decisions FILE): arrivals are estimated
+from the send and answer times as the probe estimates them. With --nginx-log-format it is
+an nginx access log written by that log_format, which must hold $limit_req_status,
+$msec and $request_time (the arrival is $msec − $request_time, on nginx's own clock), and
+the variable the zone is keyed by (--key-var). PASSED and DELAYED are admissions, REJECTED
+a refusal (the _DRY_RUN forms alike); a line without a status is left out.`,
+		Example: `  rlsim probe http://127.0.0.1:8080/api/ --scenario cmd/testdata/probe-identify.yaml \
+    --key-header X-User --decisions decisions.csv
+  rlsim identify decisions.csv
+  # an nginx log of one location
+  rlsim identify limits.log --key-var http_x_user \
+    --nginx-log-format '$msec $request_time $limit_req_status $status $uri $http_x_user'`,
+		Args: argCount(1, 1),
+		RunE: func(c *cobra.Command, args []string) error {
+			o.file = args[0]
+			return runIdentify(o, streams)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.nginxFormat, "nginx-log-format", "", "FILE is an nginx log written by this log_format (with $limit_req_status)")
+	f.StringVar(&o.keyVar, "key-var", "remote_addr", "with --nginx-log-format: the variable the zone is keyed by, without its $")
+	f.IntVar(&o.best, "best", identifyBest, "how many configurations to print")
+	g.addFormatFlag(c, allFormats...)
+	return c
+}
+
+// identifyReport is the JSON form of `rlsim identify`.
+type identifyReport struct {
+	Source     string            `json:"source"`
+	Decisions  int               `json:"decisions"`
+	Keys       int               `json:"keys"`
+	OneWayMS   float64           `json:"one_way_ms"`
+	JitterMS   float64           `json:"jitter_ms"`
+	Pattern    identifyPattern   `json:"pattern"`
+	Identified []probeIdentified `json:"identified"`
+}
+
+type identifyPattern struct {
+	FirstRun int64   `json:"first_run"`
+	Rate     float64 `json:"rate_per_s"`
+	Delayed  bool    `json:"delayed"`
+}
+
+func runIdentify(o *identifyOptions, streams IO) error {
+	if o.best < 1 {
+		return usagef("--best: must be at least 1, got %d", o.best)
+	}
+	var obs probe.Observed
+	var err error
+	if o.nginxFormat != "" {
+		obs, err = readNginxDecisions(o.file, o.nginxFormat, o.keyVar)
+	} else {
+		var f *os.File
+		if f, err = os.Open(o.file); err != nil {
+			return err
+		}
+		obs, err = probe.ReadDecisions(f, o.file)
+		f.Close()
+	}
+	if err != nil {
+		return err
+	}
+	found, p, err := probe.Identify(obs, o.best)
+	if errors.Is(err, probe.ErrNothingRefused) {
+		return fmt.Errorf("%s: %w", o.file, err)
+	}
+	if err != nil {
+		return err
+	}
+	keys := map[string]bool{}
+	for _, d := range obs.Decisions {
+		keys[d.Key] = true
+	}
+	rep := identifyReport{Source: o.file, Decisions: len(obs.Decisions), Keys: len(keys), OneWayMS: msOf(obs.OneWay),
+		JitterMS: msOf(obs.Jitter), Pattern: identifyPattern{FirstRun: p.FirstRun, Rate: p.Rate, Delayed: p.Delayed},
+		Identified: identifiedOf(found)}
+	var buf bytes.Buffer
+	switch o.format {
+	case "json":
+		err = report.WriteJSON(&buf, rep)
+	case "csv":
+		cw := csv.NewWriter(&buf)
+		cw.Write([]string{"rank", "model", "agreed", "within_jitter", "decisions", "agreement"})
+		for i, c := range rep.Identified {
+			cw.Write([]string{strconv.Itoa(i + 1), c.Model, strconv.Itoa(c.Agreed), strconv.Itoa(c.WithinJitter),
+				strconv.Itoa(c.Decisions), strconv.FormatFloat(c.Agreement, 'g', -1, 64)})
+		}
+		cw.Flush()
+		err = cw.Error()
+	default:
+		t := identifiedTable(rep.Identified)
+		t.Notes = append(t.Notes, fmt.Sprintf("%d decisions of %d keys from %s; arrivals known to ±%.2f ms. Read off them: first run %d, "+
+			"admitted rate %.2f/s, delayed %v.", rep.Decisions, rep.Keys, rep.Source, rep.JitterMS, p.FirstRun, p.Rate, p.Delayed))
+		err = writeTables(&buf, o.format, []report.Table{t})
+	}
+	if err != nil {
+		return err
+	}
+	_, err = streams.Out.Write(buf.Bytes())
+	return err
+}
+
+// nginxLogReorder is how far out of order an nginx log's lines may be: nginx writes a
+// line when the request completes, so a request it delayed is logged after later ones.
+const nginxLogReorder = time.Minute
+
+// readNginxDecisions reads the decisions of an nginx log written by format, keyed by
+// the variable keyVar, through the traffic package's reader of nginx log formats.
+func readNginxDecisions(path, format, keyVar string) (probe.Observed, error) {
+	lf, err := traffic.LookupLogFormat("nginx")
+	if err != nil {
+		return probe.Observed{}, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return probe.Observed{}, err
+	}
+	defer f.Close()
+	lr, err := traffic.OpenLog(f, traffic.LogReaderOptions{
+		Format: lf, Strict: true, Reorder: nginxLogReorder, Workers: 1,
+		Config: traffic.LogConfig{Spec: format, Want: traffic.WantUser | traffic.WantActor,
+			Fields: map[string]string{"user": keyVar, "actor": "limit_req_status"}},
+	})
+	if err != nil {
+		return probe.Observed{}, usagef("--nginx-log-format: %v", err)
+	}
+	defer lr.Close()
+	var ds []probe.Decision
+	var l traffic.LogLine
+	for lr.Next(&l) {
+		var admitted bool
+		switch l.Request.Actor {
+		case "PASSED", "DELAYED", "DELAYED_DRY_RUN":
+			admitted = true
+		case "REJECTED", "REJECTED_DRY_RUN":
+		case "":
+			continue
+		default:
+			return probe.Observed{}, fmt.Errorf("%s:%d: $limit_req_status %q: want PASSED, DELAYED or REJECTED", path, l.Line, l.Request.Actor)
+		}
+		status := 200
+		if !admitted {
+			status = 0
+		}
+		ds = append(ds, probe.Decision{Seq: l.Line, Key: l.Request.User, Cost: 1, Arrival: l.Time, Status: status, Admitted: admitted})
+	}
+	if err := lr.Err(); err != nil {
+		return probe.Observed{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(ds) == 0 {
+		return probe.Observed{}, fmt.Errorf("%s: no line with a $limit_req_status", path)
+	}
+	return probe.Estimate(ds), nil
+}
