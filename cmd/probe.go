@@ -354,7 +354,6 @@ func identifiedOf(found []probe.Candidate) []probeIdentified {
 	return out
 }
 
-
 func writeProbeDecisions(w io.Writer, exchanges []probe.Exchange, start time.Time, obs probe.Observed, model []bool, promise probe.Promise) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(probe.DecisionColumns); err != nil {
