@@ -425,12 +425,16 @@ func Identify(obs Observed, best int) ([]Candidate, Pattern, error) {
 		perKind[k]++
 		return perKind[k] > rejudged
 	})
+	// In order of the ranking so far: a candidate that differs on more decisions than
+	// the best judged yet is dropped as soon as that shows.
+	bestAgreed := 0
 	for i := range grid {
-		a, err := Agree(obs, grid[i].Spec, grid[i].Policy)
+		a, err := agree(obs, grid[i].Spec, grid[i].Policy, len(ds)-bestAgreed)
 		if err != nil {
 			return nil, p, err
 		}
 		grid[i].Agreement = a
+		bestAgreed = max(bestAgreed, a.Agreed+a.WithinJitter)
 	}
 	slices.SortStableFunc(grid, rank)
 	return grid[:min(max(best, 1), len(grid))], p, nil

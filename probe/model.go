@@ -174,6 +174,13 @@ const maxJitterTries = 200
 // server's at a request near an edge parts on the requests after it too: the move brings
 // them back. A decision no move reproduces is a real difference.
 func Agree(obs Observed, spec string, policy algorithms.Policy) (Agreement, error) {
+	return agree(obs, spec, policy, len(obs.Decisions))
+}
+
+// agree is Agree giving up on moves once more than maxReal decisions differ whatever
+// the jitter (the rest count as differences): Identify needs no more of a candidate
+// that can no longer rank first.
+func agree(obs Observed, spec string, policy algorithms.Policy, maxReal int) (Agreement, error) {
 	s, err := algorithms.Parse(spec)
 	if err != nil {
 		return Agreement{}, err
@@ -209,7 +216,7 @@ func Agree(obs Observed, spec string, policy algorithms.Policy) (Agreement, erro
 		if model[i] == ds[i].Admitted {
 			continue
 		}
-		if tries == maxJitterTries {
+		if tries == maxJitterTries || len(real) > maxReal {
 			real[i] = true
 			continue
 		}
