@@ -610,7 +610,7 @@ var probeCSVColumns = []string{"scenario", "seed", "limit", "window", "time_scal
 	"other", "peak_window_admitted", "over_admission", "false_allow", "false_reject", "false_allow_rate", "false_reject_rate",
 	"keys", "late_ms_max", "late_ms_p99", "answer_ms_max", "with_quota", "remaining_checked", "remaining_broken", "reset_checked", "reset_broken",
 	"retries_sent", "retries_admitted", "retry_after_checked", "retry_after_broken",
-	"one_way_ms", "verdict", "jitter_ms", "uncertain", "false_rejects_by_arrival", "false_rejects_within_jitter",
+	"one_way_ms", "verdict", "jitter_ms", "within_jitter", "false_rejects_by_arrival", "false_rejects_within_jitter",
 	"model", "model_agreement", "model_differences", "model_within_jitter", "identified", "identified_agreement"}
 
 func writeProbeCSV(buf *bytes.Buffer, rep probeReport) error {

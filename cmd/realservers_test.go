@@ -788,10 +788,13 @@ func renamedScenario(t *testing.T, prefix string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := strings.ReplaceAll(string(data), "key: ", "key: "+prefix)
-	text = strings.ReplaceAll(text, "key_prefix: ", "key_prefix: "+prefix)
-	if strings.Count(text, prefix) != 9 {
-		t.Fatalf("%s: renamed %d keys, want the 9 the file has", identifyTraffic, strings.Count(text, prefix))
+	text := string(data)
+	for _, k := range []string{"key: burst}", "key: stream}", "key: sparse}", "key: double}", "key_prefix: user_"} {
+		name, value, _ := strings.Cut(k, ": ")
+		text = strings.ReplaceAll(text, k, name+": "+prefix+value)
+	}
+	if n := strings.Count(text, prefix); n != 9 {
+		t.Fatalf("%s: renamed %d keys, want the 9 the file has", identifyTraffic, n)
 	}
 	path := filepath.Join(t.TempDir(), "probe-identify.yaml")
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
@@ -919,10 +922,13 @@ func readServedLines(t *testing.T, path, prefix string, want int) []string {
 
 // TestProbeVerdictIsStableOnNginx runs the README's probe of nginx (rate=10r/s, no burst,
 // keyed by address; probe-drip: two clients at 30 a second for two seconds) five times:
-// every run must give the same verdict. nginx lets one request through every 100 ms, so
-// the eleventh admission of a second lands on the window's edge, where a send a
-// millisecond late or early turns 10 into 11: judged on arrivals known to within the
-// jitter, that is "within jitter" every time, not "kept" one run and "broke" the next.
+// every run must give the same verdict. nginx lets one request through when 100 ms of
+// its millisecond clock have passed since the last, and the clients send every 33.3 ms,
+// so the gap between admissions is 100 ms or 133 ms as sends fall a hair late or early:
+// the eleventh admission of a second lands on the window's edge in some runs and not in
+// others. Judged on the times sent, that read kept one run and ✗1.10 the next; judged on
+// arrivals known to within the jitter, it is kept every time, within jitter by a request
+// in the runs that reach the edge, and never broke.
 func TestProbeVerdictIsStableOnNginx(t *testing.T) {
 	base := os.Getenv("RLSIM_NGINX_URL")
 	if base == "" {
@@ -934,16 +940,16 @@ func TestProbeVerdictIsStableOnNginx(t *testing.T) {
 		rep := probeJSON(t, strings.TrimSuffix(base, "/")+"/ip/", "--scenario", drip, "--key-addr")
 		r := rep.Results[0]
 		p := r.Promise
-		t.Logf("run %d: %s (%d surely in a window, %d on the estimates, %d at most; jitter ±%.2f ms); over_admission on send times %.2f; false rejects in arrival order %d, %d more within jitter",
-			run+1, p.Verdict, p.PeakSure, p.Peak, p.PeakMay, p.JitterMS, r.OverAdmission, p.FalseRejects, p.FalseRejectsWithinJitter)
+		t.Logf("run %d: %s, %d within jitter (%d surely in a window, %d on the estimates, %d at most; jitter ±%.2f ms); over_admission on send times %.2f; false rejects in arrival order %d, %d more within jitter",
+			run+1, p.Verdict, p.Uncertain, p.PeakSure, p.Peak, p.PeakMay, p.JitterMS, r.OverAdmission, p.FalseRejects, p.FalseRejectsWithinJitter)
 		if r.Requests != 120 || r.Other != 0 {
 			t.Fatalf("run %d: %+v", run+1, r)
 		}
-		verdicts = append(verdicts, fmt.Sprintf("%s (%d)", p.Verdict, p.Uncertain))
+		verdicts = append(verdicts, p.Verdict)
 	}
-	for _, v := range verdicts[1:] {
-		if v != verdicts[0] {
-			t.Fatalf("verdicts differ run to run: %v", verdicts)
+	for _, v := range verdicts {
+		if v != probe.Kept {
+			t.Fatalf("verdicts run to run: %v, want kept every time (nginx admits at most 10 in a second of its clock)", verdicts)
 		}
 	}
 }

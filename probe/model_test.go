@@ -178,8 +178,9 @@ func TestPromiseVerdictHoldsWithinJitter(t *testing.T) {
 	}{
 		// nginx at 10r/s with no burst: one request every 100 ms, the eleventh exactly a
 		// second after the first, a hair inside or outside a window by the jitter.
-		{"11 a second apart", 11, 99.9, WithinJitter, 1},
-		{"11 at 100ms", 11, 100, WithinJitter, 1},
+		{"11 a second apart", 11, 99.9, Kept, 1},
+		{"11 at 100ms", 11, 100, Kept, 1},
+		{"12 in a hair over a second", 12, 90.95, Broke, 0},
 		{"11 well spread", 11, 105, Kept, 0},
 		{"12 in 990ms", 12, 90, Broke, 0},
 		{"10 at once", 10, 0, Kept, 0},

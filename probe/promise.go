@@ -7,11 +7,14 @@ import (
 	"github.com/rlsim/rlsim/algorithms"
 )
 
-// The verdicts of a promise judged on arrivals known to within a jitter.
+// The verdicts of a promise judged on arrivals known to within a jitter: broke when a
+// window held more than the limit wherever within the jitter the requests arrived, kept
+// otherwise. A kept verdict is "within jitter" when some placement of the arrivals within
+// the jitter puts more than the limit in one window: the run cannot tell, and the verdict
+// says how many requests that is rather than flipping with them run to run.
 const (
-	Kept         = "kept"
-	Broke        = "broke"
-	WithinJitter = "within jitter"
+	Kept  = "kept"
+	Broke = "broke"
 )
 
 // PromiseAllowed is the promise's decision for one request: allowed, refused, or
@@ -35,9 +38,9 @@ func (p PromiseAllowed) String() string {
 // (what surely fell into one window) and as long as Window + 2·Jitter (what may have).
 type Promise struct {
 	Verdict string `json:"verdict"`
-	// Uncertain, for a verdict within jitter, is how many admissions beyond the limit a
-	// window may hold with arrivals moved within the jitter.
-	Uncertain int64   `json:"uncertain,omitempty"`
+	// Uncertain, for a kept verdict, is how many admissions beyond the limit a window may
+	// hold with arrivals moved within the jitter (0: none, whatever the jitter).
+	Uncertain int64   `json:"within_jitter"`
 	JitterMS  float64 `json:"jitter_ms"`
 	// PeakSure is the most admitted cost surely in one window, Peak on the estimated
 	// arrivals, PeakMay the most that may have been.
@@ -109,7 +112,7 @@ func JudgePromise(obs Observed, policy algorithms.Policy) Promise {
 	case p.PeakSure > policy.Limit:
 		p.Verdict = Broke
 	case p.PeakMay > policy.Limit:
-		p.Verdict, p.Uncertain = WithinJitter, p.PeakMay-policy.Limit
+		p.Uncertain = p.PeakMay - policy.Limit
 	}
 	if n := len(obs.Decisions); n > 0 {
 		p.FalseRejectRate = float64(p.FalseRejects) / float64(n)
@@ -117,20 +120,23 @@ func JudgePromise(obs Observed, policy algorithms.Policy) Promise {
 	return p
 }
 
-// Text is the verdict as the probe prints it: "kept", "broke (12 in a window of 1s)" or
-// "within jitter (1 request)", with the jitter.
+// Text is the verdict as the probe prints it: "kept: …", "broke: …" or "kept within
+// jitter (1 request): …", with the jitter.
 func (p Promise) Text(policy algorithms.Policy) string {
 	jitter := time.Duration(p.JitterMS * float64(time.Millisecond)).Round(10 * time.Microsecond)
 	switch p.Verdict {
 	case Broke:
 		return fmt.Sprintf("broke: %d surely in one window of %s (limit %d; jitter ±%s)", p.PeakSure, policy.Window, policy.Limit, jitter)
-	case WithinJitter:
+	case Kept:
+		if p.Uncertain == 0 {
+			break
+		}
 		s := "s"
 		if p.Uncertain == 1 {
 			s = ""
 		}
-		return fmt.Sprintf("within jitter (%d request%s): %d at most in one window of %s, %d if arrivals moved by the jitter ±%s",
-			p.Uncertain, s, p.PeakSure, policy.Window, p.PeakMay, jitter)
+		return fmt.Sprintf("kept within jitter (%d request%s): %d surely in one window of %s, %d on the estimates, %d if arrivals moved by ±%s",
+			p.Uncertain, s, p.PeakSure, policy.Window, p.Peak, p.PeakMay, jitter)
 	}
 	return fmt.Sprintf("kept: at most %d in one window of %s, whatever the jitter ±%s", p.PeakMay, policy.Window, jitter)
 }
