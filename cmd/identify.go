@@ -28,7 +28,7 @@ func newIdentifyCmd(g *globalOptions, streams IO) *cobra.Command {
 	o := &identifyOptions{globalOptions: g}
 	c := &cobra.Command{
 		Use:   "identify FILE",
-		Short: "Name the limiter that made a set of decisions: a probe's decisions file or an nginx log",
+		Short: "Name the limiter behind a probe's decisions file or an nginx log of limit_req",
 		Long: `identify reads the decisions an endpoint made and searches the catalogue of rlsim
 algorithms — every model, with rates, bursts and windows read off the admissions — for
 the configurations that reproduce them, and prints the best with their agreement, as
