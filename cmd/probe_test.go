@@ -14,6 +14,7 @@ import (
 
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/internal/testnet"
+	"github.com/rlsim/rlsim/probe"
 	"github.com/rlsim/rlsim/worstcase"
 )
 
@@ -208,6 +209,10 @@ func TestProbeRefusesBadInputAndSendsNothing(t *testing.T) {
 		{[]string{srv.URL, "--scenario", boundary, "--timeout", "0s"}, 2, "--timeout"},
 		{[]string{srv.URL, "--scenario", "no-such-scenario"}, 2, "no-such-scenario"},
 		{[]string{srv.URL, "--scenario", "retry-storm"}, 1, "no open-loop traffic"},
+		{[]string{srv.URL, "--scenario", boundary, "--model", "nginx:rate=fast"}, 2, "--model: nginx"},
+		{[]string{srv.URL, "--scenario", boundary, "--model", "no-such-limiter"}, 2, "--model: unknown algorithm"},
+		{[]string{srv.URL, "--scenario", boundary, "--burst", "0"}, 2, "--burst"},
+		{[]string{srv.URL, "--scenario", boundary, "--decisions", filepath.Join(t.TempDir(), "no", "such", "dir", "d.csv")}, 1, "--decisions"},
 	} {
 		out, errOut, code := rlsim(t, append([]string{"probe"}, tt.args...)...)
 		if code != tt.code || out != "" || !strings.Contains(errOut, tt.want) {
@@ -216,6 +221,62 @@ func TestProbeRefusesBadInputAndSendsNothing(t *testing.T) {
 	}
 	if n := hits.Load(); n != 0 {
 		t.Fatalf("%d requests reached the target", n)
+	}
+}
+
+// TestProbeJudgesServeAgainstAModel puts two configurations behind rlsim serve and
+// probes each with the boundary case (20 requests 200 ms before a window edge and 20
+// after it) with --model: the configuration itself must agree on every decision, the
+// other's differs; --decisions writes one row per request with the model's and the
+// promise's decisions, and the JSON's policy carries the burst --burst gave, and none
+// without it.
+func TestProbeJudgesServeAgainstAModel(t *testing.T) {
+	boundary := filepath.Join("testdata", "probe-boundary-1s.yaml")
+	for _, tt := range []struct {
+		serve        []string
+		model, other []string
+	}{
+		{[]string{"--algorithm", "fixed-window", "--limit", "20", "--window", "1s"}, []string{"--model", "fixed-window"},
+			[]string{"--model", "sliding-log"}},
+		{[]string{"--algorithm", "token-bucket", "--limit", "20", "--window", "1s", "--burst", "5"},
+			[]string{"--model", "token-bucket", "--burst", "5"}, []string{"--model", "token-bucket"}},
+	} {
+		t.Run(tt.serve[1], func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			url, _, _ := startServeWith(t, ctx, func(*serveOptions) {}, append(tt.serve, "--key", "header:X-User")...)
+			decisions := filepath.Join(t.TempDir(), "decisions.csv")
+			rep := probeJSON(t, append([]string{url, "--scenario", boundary, "--key-header", "X-User", "--decisions", decisions}, tt.model...)...)
+			r := rep.Results[0]
+			if r.ModelAgreement == nil || *r.ModelAgreement != 1 || *r.ModelDifferences != 0 {
+				t.Fatalf("%s: %+v", r.Model, r)
+			}
+			wantBurst := int64(0)
+			if len(tt.model) > 2 {
+				wantBurst = 5
+			}
+			if rep.Policy.Burst != wantBurst || rep.Policy.Limit != 20 {
+				t.Fatalf("policy %+v", rep.Policy)
+			}
+			data, err := os.ReadFile(decisions)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+			if len(lines) != 41 || lines[0] != strings.Join(probe.DecisionColumns, ",") {
+				t.Fatalf("%d lines: %q", len(lines), lines[0])
+			}
+			for _, l := range lines[1:] {
+				f := strings.Split(l, ",")
+				if len(f) != 8 || f[5] != f[6] || f[1] != "user_8812" {
+					t.Fatalf("row %q: the model decides otherwise", l)
+				}
+			}
+			other := probeJSON(t, append([]string{url, "--scenario", boundary, "--key-header", "X-User"}, tt.other...)...).Results[0]
+			if *other.ModelAgreement == 1 {
+				t.Fatalf("%s agrees on every decision of %s", other.Model, tt.serve[1])
+			}
+		})
 	}
 }
 

@@ -44,7 +44,6 @@ func ReadDecisions(r io.Reader, name string) (Observed, error) {
 		if err == io.EOF {
 			break
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
@@ -52,6 +51,7 @@ func ReadDecisions(r io.Reader, name string) (Observed, error) {
 			}
 			return Observed{}, fmt.Errorf("%s: %w", name, err)
 		}
+		line, _ := cr.FieldPos(0)
 		field := func(c string) (string, int) {
 			i := col[c]
 			if i >= len(rec) {

@@ -261,3 +261,30 @@ func TestIdentifyNeedsARefusal(t *testing.T) {
 		t.Fatal("a bad spec agreed")
 	}
 }
+
+// FuzzReadDecisions: any input is read or refused with an error naming it, never a
+// panic, and what is read is in order of arrival with a jitter of at least MinJitter.
+func FuzzReadDecisions(f *testing.F) {
+	header := strings.Join(DecisionColumns, ",") + "\n"
+	f.Add(header + "1,a,5,6,200,true,true,true\n2,a,7,9,429,false,false,either\n")
+	f.Add(header + "1,a,5,6,200,,,\n")
+	f.Add("seq,key\n1,a\n")
+	f.Add(header + "1,\"a,b\",5,6,200,true,,\n3,b,1,2,429,false,,\n")
+	f.Fuzz(func(t *testing.T, data string) {
+		obs, err := ReadDecisions(strings.NewReader(data), "f.csv")
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "f.csv") {
+				t.Fatalf("error not naming the file: %v", err)
+			}
+			return
+		}
+		if obs.Jitter < MinJitter || len(obs.Decisions) == 0 {
+			t.Fatalf("%+v", obs)
+		}
+		for i := 1; i < len(obs.Decisions); i++ {
+			if obs.Decisions[i].Arrival < obs.Decisions[i-1].Arrival {
+				t.Fatalf("out of order: %+v", obs.Decisions)
+			}
+		}
+	})
+}
