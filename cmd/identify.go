@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -40,12 +41,10 @@ an nginx access log written by that log_format, which must hold $limit_req_statu
 $msec and $request_time (the arrival is $msec − $request_time, on nginx's own clock), and
 the variable the zone is keyed by (--key-var). PASSED and DELAYED are admissions, REJECTED
 a refusal (the _DRY_RUN forms alike); a line without a status is left out.`,
-		Example: `  rlsim probe http://127.0.0.1:8080/api/ --scenario cmd/testdata/probe-identify.yaml \
-    --key-header X-User --decisions decisions.csv
+		Example: `  # a probe's decisions file (rlsim probe URL --scenario FILE --decisions decisions.csv)
   rlsim identify decisions.csv
-  # an nginx log of one location
-  rlsim identify limits.log --key-var http_x_user \
-    --nginx-log-format '$msec $request_time $limit_req_status $status $uri $http_x_user'`,
+  # an nginx log of one location, keyed by X-User
+  rlsim identify limits.log --key-var http_x_user --nginx-log-format '$msec $request_time $limit_req_status $uri $http_x_user'`,
 		Args: argCount(1, 1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.file = args[0]
@@ -71,10 +70,14 @@ type identifyReport struct {
 	Identified []probeIdentified `json:"identified"`
 }
 
+// identifyPattern is what the search read off the admissions (probe.Pattern): the fewest
+// admissions of a key before its first refusal, the admitted rate after it over every key
+// and at most for one key, per second, and whether admissions were held back.
 type identifyPattern struct {
-	FirstRun int64   `json:"first_run"`
-	Rate     float64 `json:"rate_per_s"`
-	Delayed  bool    `json:"delayed"`
+	FirstRun   int64   `json:"first_run"`
+	Rate       float64 `json:"rate_per_s"`
+	MaxKeyRate float64 `json:"max_key_rate_per_s"`
+	Delayed    bool    `json:"delayed"`
 }
 
 func runIdentify(o *identifyOptions, streams IO) error {
@@ -108,7 +111,7 @@ func runIdentify(o *identifyOptions, streams IO) error {
 		keys[d.Key] = true
 	}
 	rep := identifyReport{Source: o.file, Decisions: len(obs.Decisions), Keys: len(keys), OneWayMS: msOf(obs.OneWay),
-		JitterMS: msOf(obs.Jitter), Pattern: identifyPattern{FirstRun: p.FirstRun, Rate: p.Rate, Delayed: p.Delayed},
+		JitterMS: msOf(obs.Jitter), Pattern: patternOf(p),
 		Identified: identifiedOf(found)}
 	var buf bytes.Buffer
 	switch o.format {
@@ -125,8 +128,9 @@ func runIdentify(o *identifyOptions, streams IO) error {
 		err = cw.Error()
 	default:
 		t := identifiedTable(rep.Identified)
-		t.Notes = append(t.Notes, fmt.Sprintf("%d decisions of %d keys from %s; arrivals known to ±%.2f ms. Read off them: first run %d, "+
-			"admitted rate %.2f/s, delayed %v.", rep.Decisions, rep.Keys, rep.Source, rep.JitterMS, p.FirstRun, p.Rate, p.Delayed))
+		t.Notes = append(t.Notes, fmt.Sprintf("%d decisions of %d keys from %s, arrivals known to ±%.2f ms.",
+			rep.Decisions, rep.Keys, filepath.Base(rep.Source), rep.JitterMS))
+		t.Notes = append(t.Notes, rep.Pattern.lines()...)
 		err = writeTables(&buf, o.format, []report.Table{t})
 	}
 	if err != nil {
@@ -134,6 +138,26 @@ func runIdentify(o *identifyOptions, streams IO) error {
 	}
 	_, err = streams.Out.Write(buf.Bytes())
 	return err
+}
+
+func patternOf(p probe.Pattern) identifyPattern {
+	ip := identifyPattern{FirstRun: p.FirstRun, Rate: p.Rate, Delayed: p.Delayed}
+	for _, r := range p.Rates {
+		ip.MaxKeyRate = max(ip.MaxKeyRate, r)
+	}
+	return ip
+}
+
+// lines are the pattern as the notes say it.
+func (p identifyPattern) lines() []string {
+	held := "none held back"
+	if p.Delayed {
+		held = "some held back (a queueing limiter)"
+	}
+	return []string{
+		fmt.Sprintf("Read off the admissions: at least %d before a key's first refusal, %s;", p.FirstRun, held),
+		fmt.Sprintf("admitted after it: %.2f/s over all keys, %.2f/s at most for one key.", p.Rate, p.MaxKeyRate),
+	}
 }
 
 // nginxLogReorder is how far out of order an nginx log's lines may be: nginx writes a

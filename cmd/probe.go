@@ -80,9 +80,8 @@ must be on loopback unless --allow-remote. Keys reach the target in a header
   #   rlsim serve --algorithm fixed-window --limit 100 --window 1s --key header:X-User
   # in another, the boundary burst played 60 times faster (its minute becomes a second):
   rlsim probe http://127.0.0.1:8080/ --scenario boundary-burst --time-scale 60 --key-header X-User
-  # nginx limit_req behind /api/, judged against its model, and named from what it did:
-  rlsim probe http://127.0.0.1:8080/api/ --scenario cmd/testdata/probe-identify.yaml \
-    --key-header X-User --model 'nginx:rate=10r/s burst=20 nodelay' --identify`,
+  # nginx behind /api/ judged against its model, named from what it did, decisions kept:
+  rlsim probe http://127.0.0.1:8080/api/ --scenario probe-identify.yaml --key-header X-User --model 'nginx:rate=10r/s burst=20 nodelay' --identify --decisions d.csv`,
 		Args: argCount(1, 1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return runProbe(c.Context(), o, args[0], streams)
@@ -586,12 +585,13 @@ func identifiedTable(found []probeIdentified) report.Table {
 	best := found[0]
 	t := report.Table{
 		Title:  fmt.Sprintf("behaves like %s — %d of %d decisions", best.Model, best.Agreed+best.WithinJitter, best.Decisions),
-		Header: []string{"model", "agreed", "within_jitter", "agreement"},
+		Header: []string{"model", "agreed", "+jitter", "agreement"},
 	}
 	for _, c := range found {
 		t.Rows = append(t.Rows, []string{c.Model, strconv.Itoa(c.Agreed), strconv.Itoa(c.WithinJitter), pct(c.Agreement)})
 	}
-	t.Notes = []string{"Searched every model of rlsim algorithms, with rates, bursts and windows read off the admissions."}
+	t.Notes = []string{"Searched every model of rlsim algorithms, with rates, bursts and windows read off the admissions;",
+		"agreed on the estimated arrivals, +jitter more with arrivals moved within the jitter."}
 	return t
 }
 
