@@ -217,6 +217,7 @@ func TestSnippetRefuses(t *testing.T) {
 		{"kong:minute=5", "xff:1", "key xff:1: Kong's rate-limiting plugin cannot count on it: the plugin counts on the client address Kong settles on"},
 		{"kong:minute=5", "route", "key route: Kong's rate-limiting plugin cannot count on it"},
 		{"traefik:average=5", "route", "key route: Traefik's rateLimit cannot count on it"},
+		{"traefik:average=5", "ipv6/0", "key ipv6/0: Traefik's rateLimit cannot count on it"},
 		{"traefik:average=5", "xff-leftmost", "key xff-leftmost: Traefik's rateLimit cannot count on it"},
 		{"nginx:rate=10r/s", "addr", `unknown key "addr"`},
 		{"haproxy:period=10s gt=5", "xff:0", `key "xff:0": the number of trusted proxies`},

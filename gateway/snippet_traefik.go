@@ -59,6 +59,9 @@ func writeTraefikSnippet(s snippetSpec, k snippetKey) (string, error) {
 	case "ip":
 		words = "each client address"
 	case "ipv6":
+		if k.n == 0 {
+			return "", fmt.Errorf("key %s: Traefik's rateLimit cannot count on it: ipStrategy.ipv6Subnet 0 means no subnet, each address apart", k.text)
+		}
 		criterion = fmt.Sprintf("ipStrategy:\n            ipv6Subnet: %d\n", k.n)
 		words = fmt.Sprintf("each client address, IPv6 by its /%d (Traefik 3.1 and later)", k.n)
 	case "xff":
