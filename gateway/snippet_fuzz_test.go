@@ -139,6 +139,8 @@ func FuzzSnippet(f *testing.F) {
 	f.Add("haproxy:period=01s gt=3", "ip")
 	f.Add("kong:minute=2 second=1", "tenant")
 	f.Add("envoy-local:fill_interval=1m30s max_tokens=3 version=v1.30", "route")
+	f.Add("token-bucket:limit=10 window=1s burst=20", "xff:3")
+	f.Add("sliding-window:window=250ms limit=4", "ipv6/64")
 	f.Fuzz(func(t *testing.T, spec, key string) {
 		snippet, err := gateway.Snippet(spec, key)
 		if err != nil {
@@ -147,14 +149,22 @@ func FuzzSnippet(f *testing.F) {
 			}
 			return
 		}
-		if _, err := algorithms.Parse(spec); err != nil {
-			t.Fatalf("Snippet(%q, %q) writes a spec the models refuse: %v", spec, key, err)
-		}
 		keyer, err := traffic.ParseKeyer(key)
 		if err != nil {
 			t.Fatalf("Snippet(%q, %q) takes a key --key refuses: %v", spec, key, err)
 		}
 		product, _, _ := strings.Cut(strings.TrimSpace(spec), ":")
+		if _, ok := snippetFormats[product]; !ok {
+			// A built-in algorithm on Redis: its parameters are a policy the algorithm
+			// takes.
+			if _, err := algorithms.New(product, redisPolicy(t, strings.TrimSpace(spec))); err != nil {
+				t.Fatalf("Snippet(%q, %q) takes a policy %s refuses: %v", spec, key, product, err)
+			}
+			return
+		}
+		if _, err := algorithms.Parse(spec); err != nil {
+			t.Fatalf("Snippet(%q, %q) writes a spec the models refuse: %v", spec, key, err)
+		}
 		gotSpec, gotKey, _ := readSnippet(t, product, snippet)
 		if at := same(t, spec, gotSpec); at != nil {
 			t.Fatalf("Snippet(%q, %q) reads back as %q, which decides request %d otherwise:\n%s", spec, key, gotSpec, at[0], snippet)

@@ -237,6 +237,13 @@ func TestSnippetRefuses(t *testing.T) {
 		{"envoy-local:max_tokens=5 fill_interval=1s + max_tokens=3 fill_interval=1s", "route", "not several joined by +"},
 		{"envoy-ratelimit:unit=minute requests_per_unit=100", "ip", `no configuration snippet for "envoy-ratelimit"`},
 		{"leaky-bucket", "ip", `no configuration snippet for "leaky-bucket"`},
+		{"token-bucket:limit=10", "ip", "limit and window are required"},
+		{"token-bucket", "ip", "limit and window are required"},
+		{"gcra:limit=0 window=1s", "ip", "limit: want a whole number"},
+		{"gcra:limit=4503599627370497 window=1s", "ip", "limit: want a whole number"},
+		{"sliding-log:limit=3 window=1ns", "ip", "window: want a duration in whole microseconds"},
+		{"fixed-window:limit=10 window=1s burst=5", "ip", `unknown parameter "burst"`},
+		{"token-bucket:limit=10 window=1s", "header:", `key "header:"`},
 		{"nginx:rate=10r/s rate=5r/s", "ip", "rate given twice"},
 		{"nginx:rate=10r/s zone=x", "ip", `unknown parameter "zone"`},
 	}
