@@ -14,9 +14,12 @@ import (
 // ("ip", "xff:1", "api-key", "header:X-Api-Key"), in the words of the product the spec
 // names: nginx limit_req_zone and limit_req; an HAProxy stick table, track-sc and deny;
 // an Envoy local_ratelimit filter; a Kong rate-limiting plugin; a Traefik rateLimit
-// middleware. A built-in algorithm with its policy ("token-bucket:limit=100 window=1s
-// burst=20", see snippet_redis.go) gets the store's Lua script to run on Redis and the
-// EVALSHA call that runs it.
+// middleware. For Redis, spec is a built-in algorithm that has a store script with the
+// policy as its parameters, as --limit, --window and --burst give it
+// ("token-bucket:limit=100 window=1s burst=20"; burst for token-bucket and gcra alone,
+// default the limit), and the snippet is the store's script to load and the EVALSHA call
+// that runs it, as redis-cli commands. The snippet starts with comments naming spec and
+// key and saying where its lines go.
 //
 // Every snippet but the Redis one reads back through Parse, in its product's format, as
 // spec and key again: a duration or number written in another form comes back in the
@@ -27,7 +30,7 @@ import (
 // X-User, X-Api-Key, X-Tenant and X-Account, the headers rlsim probe sends.
 //
 // A spec that does not parse, a product without a snippet, or a key the product cannot
-// count on is an error that names the spec or the key and the product.
+// count on is an error that names the spec or the key and the product, and no text.
 func Snippet(spec, key string) (string, error) {
 	text := strings.TrimSpace(spec)
 	product, rest, _ := strings.Cut(text, ":")

@@ -81,9 +81,10 @@ func redisKeyWords(k snippetKey) string {
 	return "the request's " + k.header + " header"
 }
 
-// writeRedisSnippet writes how an application runs the store's script for a built-in
-// algorithm: the script to load, and the EVALSHA call for each request, with the keys
-// named as rlsim names them and the arguments in the scripts' units.
+// writeRedisSnippet writes, as redis-cli commands in a shell, how an application runs the
+// store's script for a built-in algorithm: the script to load, and the EVALSHA call for
+// each request, with the keys named as rlsim names them and the arguments in the
+// scripts' units.
 func writeRedisSnippet(s snippetSpec, k snippetKey) (string, error) {
 	product, _, _ := strings.Cut(s.text, ":")
 	rs := redisScripts[product]
@@ -107,7 +108,7 @@ func writeRedisSnippet(s snippetSpec, k snippetKey) (string, error) {
 		naming = fmt.Sprintf("$WINDOW is floor(now in µs / %d), the window that holds now; $PREVIOUS is $WINDOW − 1.", us)
 	}
 	lines := []string{
-		"The script is store/lua/" + rs.script + ".lua of rlsim's source, the one rlsim runs on a real Redis (RLSIM_REDIS_URL). Load it once; SCRIPT LOAD answers the SHA1 that EVALSHA names.",
+		"The script is store/lua/" + rs.script + ".lua of rlsim's source, the one rlsim runs on a real Redis (RLSIM_REDIS_URL). Load it once; SCRIPT LOAD answers the SHA1 that EVALSHA names. Your application makes the call for each request, with its own client.",
 		"",
 		"$CLIENT is " + redisKeyWords(k) + "; the braces make it the hash tag, so every key of one call falls in one slot of Redis Cluster.",
 	}
@@ -120,8 +121,8 @@ func writeRedisSnippet(s snippetSpec, k snippetKey) (string, error) {
 		"The reply: {allowed 0|1, remaining, retry_after µs (-1: never), reset µs}. Refuse with 429 when allowed is 0, with Retry-After from retry_after.",
 	)
 	var b strings.Builder
-	b.WriteString(snippetHead("--", s, k, redisKeyWords(k), lines...))
-	fmt.Fprintf(&b, "SCRIPT LOAD \"$(cat store/lua/%s.lua)\"\n", rs.script)
-	fmt.Fprintf(&b, "EVALSHA $SHA %s \"\" %s %d %s 1 0 \"\"\n", keys, limit, us, burst)
+	b.WriteString(snippetHead("#", s, k, redisKeyWords(k), lines...))
+	fmt.Fprintf(&b, "SHA=$(redis-cli SCRIPT LOAD \"$(cat store/lua/%s.lua)\")\n", rs.script)
+	fmt.Fprintf(&b, "redis-cli EVALSHA \"$SHA\" %s \"\" %s %d %s 1 0 \"\"\n", keys, limit, us, burst)
 	return b.String(), nil
 }

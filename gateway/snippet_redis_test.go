@@ -40,7 +40,7 @@ func TestRedisSnippetDecidesAsItsAlgorithm(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Snippet(%q, %q): %v", spec, key, err)
 			}
-			if !strings.HasPrefix(snippet, "-- rlsim spec: "+spec+"\n-- rlsim key:  "+key+"\n") {
+			if !strings.HasPrefix(snippet, "# rlsim spec: "+spec+"\n# rlsim key:  "+key+"\n") {
 				t.Errorf("Snippet(%q, %q) does not name them:\n%s", spec, key, snippet)
 			}
 			load, call := redisSnippetCall(t, snippet)
@@ -100,10 +100,10 @@ func TestRedisSnippetDecidesAsItsAlgorithm(t *testing.T) {
 func redisSnippetCall(t *testing.T, snippet string) (load string, call []string) {
 	t.Helper()
 	for _, l := range strings.Split(snippet, "\n") {
-		if rest, ok := strings.CutPrefix(l, "SCRIPT LOAD "); ok {
-			load = rest
+		if rest, ok := strings.CutPrefix(l, "SHA=$(redis-cli SCRIPT LOAD "); ok {
+			load = strings.TrimSuffix(rest, ")")
 		}
-		if rest, ok := strings.CutPrefix(l, "EVALSHA $SHA "); ok {
+		if rest, ok := strings.CutPrefix(l, `redis-cli EVALSHA "$SHA" `); ok {
 			for _, w := range strings.Fields(rest) {
 				call = append(call, strings.Trim(w, `"`))
 			}
