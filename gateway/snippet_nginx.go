@@ -86,7 +86,7 @@ func writeNginxSnippet(s snippetSpec, k snippetKey) (string, error) {
 	b.WriteString(snippetHead("#", s, k, words,
 		"`rlsim import` reads these lines back as that spec and key.",
 		"",
-		"They go in http { }: limit_req_zone once, limit_req in every location the limit applies to (here the server's location /). nginx's documentation: a megabyte of zone holds about 16 000 keys.",
+		"They go in http { }: limit_req_zone once, limit_req in every location the limit applies to (here the server's location /); leave out limit_req_status if your http { } sets one. nginx's documentation: a megabyte of zone holds about 16 000 keys.",
 	))
 	if k.kind == "xff" {
 		b.WriteString("\n# The proxy in front of nginx: replace 10.0.0.0/8 with its addresses. nginx takes the\n")
