@@ -97,7 +97,6 @@ type Nginx struct {
 	zones  []nginxZone
 	stride int  // len(zones): a key's nodes are state[key·stride:][:stride]
 	delays bool // some zone delays requests (not every one has nodelay)
-	clock  windowIndex
 	state  []nginxNode
 }
 
@@ -245,7 +244,6 @@ func newNginx(m nginxModel) *Nginx {
 		name:   m.name(),
 		zones:  m.zones,
 		stride: len(m.zones),
-		clock:  windowIndex{window: int64(time.Millisecond)},
 	}
 	for _, z := range m.zones {
 		l.delays = l.delays || z.delay != nginxNoDelay
@@ -298,7 +296,7 @@ func (l *Nginx) Admit(key uint32, now int64, _ int64) (bool, time.Duration) {
 	if base >= len(l.state) {
 		l.growTo(key)
 	}
-	m := l.clock.of(now)
+	m := nsToMs(now)
 	if l.stride == 1 {
 		// One zone, the common case, written out.
 		z, n := &l.zones[0], &l.state[base]
@@ -313,6 +311,31 @@ func (l *Nginx) Admit(key uint32, now int64, _ int64) (bool, time.Duration) {
 		return true, z.delayOf(e)
 	}
 	nodes := l.state[base : base+l.stride]
+	if l.stride == 2 {
+		// Two zones, the common stack, written out: both must admit before either is
+		// charged.
+		z0, z1 := &l.zones[0], &l.zones[1]
+		n0, n1 := &nodes[0], &nodes[1]
+		e0, moves0 := z0.excessAt(n0, m)
+		if e0 > z0.burst {
+			return false, 0
+		}
+		e1, moves1 := z1.excessAt(n1, m)
+		if e1 > z1.burst {
+			return false, 0
+		}
+		n0.excess, n1.excess = e0, e1
+		if moves0 {
+			n0.last = m
+		}
+		if moves1 {
+			n1.last = m
+		}
+		if !l.delays {
+			return true, 0
+		}
+		return true, max(z0.delayOf(e0), z1.delayOf(e1))
+	}
 	if l.stride > nginxZonesOnStack {
 		return l.admitMany(nodes, m)
 	}
