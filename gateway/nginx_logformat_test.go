@@ -34,7 +34,7 @@ func TestNginxLogFormatsReadsEveryDefinition(t *testing.T) {
 
 func TestNginxLogFormatsErrors(t *testing.T) {
 	for conf, want := range map[string]string{
-		"http {\n log_format;\n}\n":                   "nginx.conf:2: invalid number of arguments",
+		"http {\n log_format;\n}\n":                    "nginx.conf:2: invalid number of arguments",
 		"http {\n log_format x escape=json;\n}\n":      "nginx.conf:2: invalid number of arguments",
 		"http {\n log_format x escape=xml '$msec';\n}": "nginx.conf:2: log_format x: escape=xml",
 		"http {\n log_format x '$msec;\n}\n":           "nginx.conf",
