@@ -3,6 +3,7 @@ package algorithms
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 	"unsafe"
 )
@@ -82,13 +83,19 @@ type kongModel struct {
 }
 
 func (m kongModel) New(Policy) (Limiter, error) {
-	k := &Kong{name: m.name, limits: m.limits, redis: m.redis, windows: make([]kongWindows, len(m.limits)),
-		ms: windowIndex{window: int64(time.Millisecond)}}
+	k := &Kong{name: m.name, limits: make([]int64, len(m.limits)), redis: m.redis, least: math.MaxInt64,
+		windows: make([]kongWindows, len(m.limits))}
 	for i, l := range m.limits {
+		k.limits[i] = l.limit
+		k.least = min(k.least, l.limit)
 		k.windows[i].seconds = kongPeriods[l.period].seconds
 		k.windows[i].ttlMs = kongPeriods[l.period].ttl * 1000
 		k.windows[i].months = map[int]int{4: 1, 5: 12}[l.period]
+		if k.windows[i].seconds > 0 {
+			k.fixed++
+		}
 	}
+	k.stride = kongCount + 2*len(k.limits) - k.fixed
 	return k, nil
 }
 
@@ -132,7 +139,8 @@ func (m kongModel) Bound(p Policy, span time.Duration) (Bound, bool) {
 // an INCR, so every request, refused or not, counts on every period. A counter lives for
 // its period's TTL from its creation, which for a month is 30 days and for a year 365: a
 // month's counter created on the 1st ends on the 31st, inside the month, and the count
-// starts over there. It keeps 24 bytes per configured period per key.
+// starts over there. It keeps 8 bytes per key, 8 per configured period and 8 more per month
+// or year period (see kongRecord).
 //
 // Where it parts from the fixed window (fixed-window): several windows at once, each of
 // which must admit, aligned to the calendar rather than to multiples of one length. The
@@ -157,18 +165,36 @@ func (m kongModel) Bound(p Policy, span time.Duration) (Bound, bool) {
 // for a request at or after its expiry, so a step back never starts a count over.
 type Kong struct {
 	name    string
-	limits  []kongLimit
+	limits  []int64 // per configured period, shortest first
+	least   int64   // the lowest of limits
+	fixed   int     // how many periods have a fixed length: the calendar's come after them
 	redis   bool
 	windows []kongWindows // per configured period
-	ms      windowIndex   // ⌊now/1ms⌋
-	state   []kongCounter // per key, one counter per configured period
+	stride  int           // a key's words in state: 1 + len(limits) + len(limits) − fixed
+	state   []int64       // per key: its record (see kongRecord)
 }
 
-type kongCounter struct {
-	window  int64 // the window's start, Unix milliseconds
-	count   int64
-	expires int64 // when the counter's TTL runs out, Unix milliseconds
-}
+// kongRecord: a key's record in Kong.state is stride words:
+//
+//	[0]                 the end of the shortest period's window of the latest request
+//	                    counted, Unix milliseconds (unseen for a key never counted)
+//	[1 … n]             each period's count
+//	[n+1 …]             each calendar period's counter expiry (its TTL's end), ms
+//
+// Every counted request counts on every period, so all the counters are those of the
+// windows holding one instant, the latest counted (M): windows nest (a UTC second lies in
+// one minute, hour, day, month and year), and a request in a later window of a period
+// starts that period's counter over in its own window, which holds M from then on. So
+// one word tells every fixed period's window: a request before the shortest window's
+// end lies in the windows of M (a step back counts in them too, as a counter that only
+// moves forward does), and a later one in period i's window of M iff it comes before
+// that window's end, found from the shortest window's last millisecond. A fixed
+// period's TTL is its length and never ends a counter before its window does; a month's
+// or a year's can, and is kept.
+const (
+	kongEnd   = 0 // kongRecord's words
+	kongCount = 1
+)
 
 // kongWindows finds a period's window: fixed lengths by division, the calendar's month
 // and year from the UTC date, remembering the last one found, so that most requests
@@ -180,22 +206,29 @@ type kongWindows struct {
 	start, end int64 // the window found last, [start, end) in Unix milliseconds
 }
 
-// of returns the window holding ms, [start, end) in Unix milliseconds. It is small
-// enough to be inlined; find, which divides or reads the calendar, is not.
-func (w *kongWindows) of(ms int64) (start, end int64) {
-	if ms >= w.start && ms < w.end {
-		return w.start, w.end
+// startOf returns the start of the window holding ms, Unix milliseconds.
+func (w *kongWindows) startOf(ms int64) int64 {
+	if ms < w.start || ms >= w.end {
+		w.find(ms)
 	}
-	return w.find(ms)
+	return w.start
+}
+
+// endOf returns the end of the window holding ms, Unix milliseconds.
+func (w *kongWindows) endOf(ms int64) int64 {
+	if ms < w.start || ms >= w.end {
+		w.find(ms)
+	}
+	return w.end
 }
 
 //go:noinline
-func (w *kongWindows) find(ms int64) (start, end int64) {
+func (w *kongWindows) find(ms int64) {
 	sec := floorDiv(ms, 1000)
 	if w.seconds > 0 {
 		first := floorDiv(sec, w.seconds) * w.seconds
 		w.start, w.end = first*1000, (first+w.seconds)*1000
-		return w.start, w.end
+		return
 	}
 	t := time.Unix(sec, 0).UTC()
 	month := t.Month()
@@ -204,7 +237,6 @@ func (w *kongWindows) find(ms int64) (start, end int64) {
 	}
 	first := time.Date(t.Year(), month, 1, 0, 0, 0, 0, time.UTC)
 	w.start, w.end = first.Unix()*1000, first.AddDate(0, w.months, 0).Unix()*1000
-	return w.start, w.end
 }
 
 var (
@@ -219,26 +251,26 @@ func (k *Kong) Name() string { return k.name }
 func (k *Kong) Allow(key uint32, now int64, cost int64) Decision {
 	cost = max(cost, 1)
 	ok := k.decide(key, now, cost)
-	at := k.ms.of(now)
-	counters := k.counters(key)
+	ms := nsToMs(now)
+	rec := k.record(key)
 	d := Decision{Allowed: ok, Remaining: 1<<63 - 1}
 	var retry, reset int64 // the latest instant, ms, at which a blocking or any counter ends
-	least := int64(1<<63 - 1)
-	for i, l := range k.limits {
-		least = min(least, l.limit)
-		usage, end := k.usage(i, &counters[i], at)
-		d.Remaining = min(d.Remaining, max(l.limit-usage, 0))
+	for i, limit := range k.limits {
+		usage, until, _ := k.usage(rec, i, ms)
 		if usage > 0 {
-			reset = max(reset, end)
+			reset = max(reset, until)
 		}
-		if usage+cost > l.limit {
-			retry = max(retry, end)
+		d.Remaining = min(d.Remaining, max(limit-usage, 0))
+		// A counter that holds nothing blocks only a cost above its limit, which is
+		// Never below.
+		if usage > 0 && usage+cost > limit {
+			retry = max(retry, until)
 		}
 	}
 	d.Reset = ahead(msToNs(reset), now)
 	switch {
 	case ok:
-	case cost > least:
+	case cost > k.least:
 		d.RetryAfter = Never
 	default:
 		d.RetryAfter = ahead(msToNs(retry), now)
@@ -251,97 +283,127 @@ func (k *Kong) Admit(key uint32, now int64, cost int64) (bool, time.Duration) {
 	return k.decide(key, now, max(cost, 1)), 0
 }
 
-// counters are key's counters, one per configured period.
-func (k *Kong) counters(key uint32) []kongCounter {
-	n := len(k.limits)
-	return k.state[int(key)*n : int(key)*n+n]
+// record is key's record (see kongRecord).
+func (k *Kong) record(key uint32) []int64 {
+	return k.state[int(key)*k.stride : int(key)*k.stride+k.stride]
 }
 
-// usage is what counter c holds for period i at ms (0 once its window has passed or its
-// TTL run out), and when that ends, in Unix milliseconds. A counter's window only moves
-// forward: at an ms before it, the counter's own window is the one that counts.
-func (k *Kong) usage(i int, c *kongCounter, ms int64) (usage, endMs int64) {
-	start, end := k.windows[i].of(ms)
-	if c.window > start {
-		start, end = k.windows[i].of(c.window)
+// usage is what period i's counter in record rec holds for a request at ms (0 once its
+// window has passed or its TTL run out), until when it holds it, Unix milliseconds, and
+// whether it is live at all.
+func (k *Kong) usage(rec []int64, i int, ms int64) (usage, until int64, live bool) {
+	end := rec[kongEnd]
+	if end == unseen {
+		return 0, 0, false
 	}
-	if c.window != start || ms >= c.expires {
-		return 0, end
+	if i > 0 {
+		end = k.windows[i].endOf(rec[kongEnd] - 1)
 	}
-	return c.count, min(end, c.expires)
+	if i >= k.fixed {
+		end = min(end, rec[k.expiry(i)])
+	}
+	if ms >= end {
+		return 0, 0, false
+	}
+	return rec[kongCount+i], end, true
 }
 
-// decide is the plugin's access phase and its increment.
+// expiry is the index in a record of calendar period i's counter expiry.
+func (k *Kong) expiry(i int) int { return kongCount + len(k.limits) + i - k.fixed }
+
+// nsToMs is ⌊now/1ms⌋, Kong's clock (ngx.now() in milliseconds), by a constant that the
+// compiler divides by with a multiplication.
+func nsToMs(now int64) int64 {
+	ms := now / int64(time.Millisecond)
+	if now%int64(time.Millisecond) < 0 {
+		ms--
+	}
+	return ms
+}
+
+// decide is the plugin's access phase and its increment: every period's counter is
+// read, and if all admit (or on Redis, whatever they say) each adds cost, a counter
+// that has ended starting over at cost.
 func (k *Kong) decide(key uint32, now, cost int64) bool {
-	n := len(k.limits)
-	if int(key)*n >= len(k.state) {
+	base := int(key) * k.stride
+	if base >= len(k.state) {
 		k.grow(key)
 	}
-	ms := k.ms.of(now)
-	if n == 1 {
-		return k.decideOne(&k.state[key], ms, cost)
+	rec := k.state[base : base+k.stride]
+	ms := nsToMs(now)
+	if ms >= rec[kongEnd] || k.fixed < len(k.limits) {
+		return k.decideAnew(rec, ms, cost)
 	}
-	counters := k.state[int(key)*n : int(key)*n+n]
-	var starts [6]int64
-	ok := true
-	for i, l := range k.limits {
-		c := &counters[i]
-		start, _ := k.windows[i].of(ms)
-		start = max(start, c.window)
-		starts[i] = start
-		if c.window == start && ms < c.expires && c.count+cost > l.limit || cost > l.limit {
+	// The shortest window of the latest request counted holds ms, so every period's
+	// window does, and every counter is live.
+	counts := rec[kongCount : kongCount+len(k.limits)]
+	limits := k.limits[:len(counts)]
+	ok := cost <= k.least
+	for i, c := range counts {
+		if c+cost > limits[i] {
+			ok = false
+		}
+	}
+	if ok || k.redis {
+		for i := range counts {
+			counts[i] += cost
+		}
+	}
+	return ok
+}
+
+// decideAnew is decide for a request after the shortest window of the latest request
+// counted, or for a plugin with a calendar period: each counter is looked at on its own.
+func (k *Kong) decideAnew(rec []int64, ms, cost int64) bool {
+	var live [6]bool // one per period kongPeriods names
+	last := rec[kongEnd]
+	ok := cost <= k.least
+	for i, limit := range k.limits {
+		// Before the shortest window's end, every window is M's; after it, period i's
+		// is M's if it holds the shortest window's last millisecond too. (The window of
+		// ms, the latest request's, is the one the period remembers.)
+		l := ms < last || i > 0 && last != unseen && last-1 >= k.windows[i].startOf(ms)
+		if i >= k.fixed {
+			l = l && ms < rec[k.expiry(i)]
+		}
+		live[i] = l
+		if l && rec[kongCount+i]+cost > limit {
 			ok = false
 		}
 	}
 	if !ok && !k.redis {
 		return false // refused before any increment
 	}
-	for i := range counters {
-		c := &counters[i]
-		if c.window == starts[i] && ms < c.expires {
-			c.count += cost
-		} else {
-			*c = kongCounter{window: starts[i], count: cost, expires: ms + k.windows[i].ttlMs}
+	for i := range k.limits {
+		if live[i] {
+			rec[kongCount+i] += cost
+			continue
+		}
+		rec[kongCount+i] = cost
+		if i >= k.fixed {
+			rec[k.expiry(i)] = ms + k.windows[i].ttlMs
 		}
 	}
-	return ok
-}
-
-// decideOne is decide for a plugin with one period: its check and its increment in one
-// pass.
-func (k *Kong) decideOne(c *kongCounter, ms, cost int64) bool {
-	w := &k.windows[0]
-	start, _ := w.of(ms)
-	start = max(start, c.window)
-	live := c.window == start && ms < c.expires
-	usage := int64(0)
-	if live {
-		usage = c.count
-	}
-	ok := usage+cost <= k.limits[0].limit
-	switch {
-	case !ok && !k.redis:
-	case live:
-		c.count += cost
-	default:
-		*c = kongCounter{window: start, count: cost, expires: ms + w.ttlMs}
+	if ms >= last {
+		rec[kongEnd] = k.windows[0].endOf(ms)
 	}
 	return ok
 }
 
-// grow makes room for key's counters.
+// grow makes room for key's record.
 //
 //go:noinline
 func (k *Kong) grow(key uint32) {
-	for len(k.state) < (int(key)+1)*len(k.limits) {
-		k.state = append(k.state, kongCounter{window: unseen, expires: unseen})
+	for len(k.state) < (int(key)+1)*k.stride {
+		k.state = append(k.state, unseen)
 	}
 }
 
 // Keys returns the number of keys held: the highest key decided plus one.
-func (k *Kong) Keys() int { return len(k.state) / len(k.limits) }
+func (k *Kong) Keys() int { return len(k.state) / k.stride }
 
-// StateBytes returns 24 bytes per configured period per key held.
+// StateBytes returns 8 bytes per key held, 8 per configured period, and 8 more per
+// calendar period (month, year).
 func (k *Kong) StateBytes() int64 {
-	return int64(len(k.state)) * int64(unsafe.Sizeof(kongCounter{}))
+	return int64(len(k.state)) * int64(unsafe.Sizeof(int64(0)))
 }

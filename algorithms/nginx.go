@@ -76,7 +76,8 @@ func init() {
 // credited twice. (nginx reads a step back of more than a minute as 1 ms, a guard
 // against a clock that wraps; the model treats every step back as 0 ms.)
 //
-// State: 16 bytes per key per zone (excess and last as int64). nginx's own node is 72
+// State: 16 bytes per key for one zone (excess and last as int64), and 16 per pair of
+// zones for several (their last shared, two excesses to a word; see nginxNode). nginx's own node is 72
 // bytes plus the key in a slab chunk rounded up to a power of two, 128 bytes for
 // $binary_remote_addr on a 64-bit build.
 //
@@ -95,9 +96,9 @@ func init() {
 type Nginx struct {
 	name   string
 	zones  []nginxZone
-	stride int  // len(zones): a key's nodes are state[key·stride:][:stride]
+	stride int  // len(zones)
+	nodes  int  // a key's nodes are state[key·nodes:][:nodes]: 1 for one zone, else ⌈zones/2⌉
 	delays bool // some zone delays requests (not every one has nodelay)
-	clock  windowIndex
 	state  []nginxNode
 }
 
@@ -117,6 +118,34 @@ type nginxZone struct {
 type nginxNode struct {
 	excess int64 // thousandths of a request
 	last   int64 // milliseconds since the Unix epoch; unseen for a key never admitted
+}
+
+// A location of several zones keeps a key's nodes packed: every zone's last is the same
+// (all start unseen, an admission moves each to the same millisecond or none, a refusal
+// changes nothing), so the key keeps it once, in its first node's last; and an excess is
+// at most burst, 10⁹ thousandths, so two zones' excesses share one node's excess word,
+// zone 2j in the low 32 bits of node j's and zone 2j+1 in the high ones. Two zones take
+// 16 bytes per key, as one does.
+
+// packedExcess returns zone i's excess from a key's packed nodes.
+func packedExcess(nodes []nginxNode, i int) int64 {
+	return int64(uint32(uint64(nodes[i/2].excess) >> (32 * (i % 2))))
+}
+
+// setPackedExcess stores zone i's excess e (0 ≤ e < 2³²) in a key's packed nodes.
+func setPackedExcess(nodes []nginxNode, i int, e int64) {
+	shift := 32 * (i % 2)
+	w := uint64(nodes[i/2].excess)&^(0xffffffff<<shift) | uint64(e)<<shift
+	nodes[i/2].excess = int64(w)
+}
+
+// node returns zone i's node of the key whose nodes start at base.
+func (l *Nginx) node(base, i int) nginxNode {
+	if l.stride == 1 {
+		return l.state[base]
+	}
+	nodes := l.state[base : base+l.nodes]
+	return nginxNode{excess: packedExcess(nodes, i), last: nodes[0].last}
 }
 
 var (
@@ -245,7 +274,7 @@ func newNginx(m nginxModel) *Nginx {
 		name:   m.name(),
 		zones:  m.zones,
 		stride: len(m.zones),
-		clock:  windowIndex{window: int64(time.Millisecond)},
+		nodes:  (len(m.zones) + 1) / 2,
 	}
 	for _, z := range m.zones {
 		l.delays = l.delays || z.delay != nginxNoDelay
@@ -294,11 +323,11 @@ func (z *nginxZone) readyAt(n nginxNode, x int64) int64 {
 // Admit decides as Allow does, without the decision's Remaining, RetryAfter and Reset,
 // and returns the delay nginx holds an admitted request for.
 func (l *Nginx) Admit(key uint32, now int64, _ int64) (bool, time.Duration) {
-	base := int(key) * l.stride
+	base := int(key) * l.nodes
 	if base >= len(l.state) {
 		l.growTo(key)
 	}
-	m := l.clock.of(now)
+	m := nsToMs(now)
 	if l.stride == 1 {
 		// One zone, the common case, written out.
 		z, n := &l.zones[0], &l.state[base]
@@ -312,64 +341,74 @@ func (l *Nginx) Admit(key uint32, now int64, _ int64) (bool, time.Duration) {
 		}
 		return true, z.delayOf(e)
 	}
-	nodes := l.state[base : base+l.stride]
-	if l.stride > nginxZonesOnStack {
-		return l.admitMany(nodes, m)
+	nodes := l.state[base : base+l.nodes]
+	last := nodes[0].last
+	if l.stride == 2 {
+		// Two zones, the common stack, written out: both must admit before either is
+		// charged.
+		z0, z1 := &l.zones[0], &l.zones[1]
+		packed := uint64(nodes[0].excess)
+		e0, moves := z0.excessAt(&nginxNode{excess: int64(uint32(packed)), last: last}, m)
+		if e0 > z0.burst {
+			return false, 0
+		}
+		e1, _ := z1.excessAt(&nginxNode{excess: int64(packed >> 32), last: last}, m)
+		if e1 > z1.burst {
+			return false, 0
+		}
+		nodes[0].excess = int64(uint64(e0) | uint64(e1)<<32)
+		if moves {
+			nodes[0].last = m
+		}
+		if !l.delays {
+			return true, 0
+		}
+		return true, max(z0.delayOf(e0), z1.delayOf(e1))
 	}
-	// Every zone must admit before any is charged: the new nodes are worked out once.
-	var next [nginxZonesOnStack]nginxNode
-	zones := l.zones[:len(nodes)]
-	for i := range nodes {
-		z := &zones[i]
-		e, moves := z.excessAt(&nodes[i], m)
+	// Every zone must admit before any is charged: the new excesses are worked out once
+	// (twice for a location of more zones than the stack holds).
+	var next [nginxZonesOnStack]int64
+	moves := false
+	for i := range l.zones {
+		z := &l.zones[i]
+		e, mv := z.excessAt(&nginxNode{excess: packedExcess(nodes, i), last: last}, m)
 		if e > z.burst {
 			return false, 0
 		}
-		next[i] = nginxNode{excess: e, last: nodes[i].last}
-		if moves {
-			next[i].last = m
+		moves = mv
+		if i < len(next) {
+			next[i] = e
 		}
 	}
-	copy(nodes, next[:len(nodes)])
 	var delay time.Duration
-	if l.delays {
-		for i := range zones {
-			delay = max(delay, zones[i].delayOf(next[i].excess))
+	for i := range l.zones {
+		z := &l.zones[i]
+		e := int64(0)
+		if i < len(next) {
+			e = next[i]
+		} else {
+			e, _ = z.excessAt(&nginxNode{excess: packedExcess(nodes, i), last: last}, m)
 		}
+		setPackedExcess(nodes, i, e)
+		if l.delays {
+			delay = max(delay, z.delayOf(e))
+		}
+	}
+	if moves {
+		nodes[0].last = m
 	}
 	return true, delay
 }
 
 // nginxZonesOnStack is how many zones Admit charges from excesses it keeps on the stack;
-// a location with more works each one out twice.
+// a location with more works the others out twice.
 const nginxZonesOnStack = 8
-
-// admitMany is Admit for a location with more than nginxZonesOnStack zones.
-func (l *Nginx) admitMany(nodes []nginxNode, m int64) (bool, time.Duration) {
-	for i := range l.zones {
-		if e, _ := l.zones[i].excessAt(&nodes[i], m); e > l.zones[i].burst {
-			return false, 0
-		}
-	}
-	var delay time.Duration
-	for i := range l.zones {
-		z, n := &l.zones[i], &nodes[i]
-		e, moves := z.excessAt(n, m)
-		n.excess = e
-		if moves {
-			n.last = m
-		}
-		delay = max(delay, z.delayOf(e))
-	}
-	return true, delay
-}
 
 // Allow decides a request for key at now (nanoseconds since the Unix epoch), in any
 // order of now; its cost is not read.
 func (l *Nginx) Allow(key uint32, now int64, cost int64) Decision {
 	ok, delay := l.Admit(key, now, cost)
-	base := int(key) * l.stride
-	nodes := l.state[base : base+l.stride]
+	base := int(key) * l.nodes
 	d := Decision{Allowed: ok, Delay: delay}
 	// Reset: every zone must let the location's capacity through, least burst+1: the
 	// first request leaves excess at most burst − (capacity−1)·1000 in each.
@@ -379,16 +418,17 @@ func (l *Nginx) Allow(key uint32, now int64, cost int64) Decision {
 	}
 	reset, retry := int64(math.MinInt64), int64(math.MinInt64)
 	for i, z := range l.zones {
-		reset = max(reset, z.readyAt(nodes[i], z.burst-(capacity-1)*1000))
+		n := l.node(base, i)
+		reset = max(reset, z.readyAt(n, z.burst-(capacity-1)*1000))
 		if !ok {
-			retry = max(retry, z.readyAt(nodes[i], z.burst))
+			retry = max(retry, z.readyAt(n, z.burst))
 		}
 	}
 	d.Reset = ahead(msToNanos(reset), now)
 	if ok {
 		d.Remaining = math.MaxInt64
 		for i, z := range l.zones {
-			d.Remaining = min(d.Remaining, (z.burst-nodes[i].excess)/1000)
+			d.Remaining = min(d.Remaining, (z.burst-l.node(base, i).excess)/1000)
 		}
 		return d
 	}
@@ -411,17 +451,17 @@ func msToNanos(m int64) int64 {
 //
 //go:noinline
 func (l *Nginx) growTo(key uint32) {
-	need := (int(key) + 1) * l.stride
+	need := (int(key) + 1) * l.nodes
 	l.state = grow(l.state, uint32(need-1), nginxNode{last: unseen})
 }
 
 // Keys returns the number of keys held: the highest key decided plus one.
-func (l *Nginx) Keys() int { return len(l.state) / l.stride }
+func (l *Nginx) Keys() int { return len(l.state) / l.nodes }
 
-// StateBytes returns 16 bytes per key and zone.
+// StateBytes returns 16 bytes per key and pair of zones (one zone: 16).
 func (l *Nginx) StateBytes() int64 {
 	return int64(len(l.state)) * int64(unsafe.Sizeof(nginxNode{}))
 }
 
 // Reserve makes room for the state of keys keys (see Reserver).
-func (l *Nginx) Reserve(keys int) { l.state = reserve(l.state, keys*l.stride) }
+func (l *Nginx) Reserve(keys int) { l.state = reserve(l.state, keys*l.nodes) }

@@ -226,9 +226,10 @@ func TestNginxHAProxyDoNotAllocate(t *testing.T) {
 	}
 }
 
+// zonesOf is how many 16-byte nodes a key of lim takes: one per pair of nginx zones.
 func zonesOf(lim Limiter) int {
 	if l, ok := lim.(*Nginx); ok {
-		return l.stride
+		return l.nodes
 	}
 	return 1
 }

@@ -475,6 +475,26 @@ var flips = map[string]func(Measurement) []flip{
 		over := int64(float64(m.limit)*(1+syncSlack)) + 1
 		return []flip{{at(m.limit, 0, over), Holds}, {at(m.limit, 0.9, over), DoesNotHold}, {at(m.limit, 0, over-1), DoesNotHold}, {at(over, 0, over), DoesNotHold}}
 	},
+	"nginx-burst-plus-one": func(x Measurement) []flip {
+		m := x.(nginxBurstPlusOne)
+		textbook, fewer := m, m
+		textbook.nginxAtOnce, fewer.nginxAtOnce = m.burst, m.burst-5
+		return []flip{{m, Holds}, {textbook, DoesNotHold}, {fewer, DoesNotHold}}
+	},
+	"haproxy-counts-refused": func(x Measurement) []flip {
+		m := x.(haproxyRefusedCount)
+		level, over := m, m
+		level.haproxy = int64(heldBelow*float64(m.slidingWindow)) + 1
+		over.haproxyPeak = m.limit + 1
+		return []flip{{m, Holds}, {level, DoesNotHold}, {over, DoesNotHold}}
+	},
+	"kong-calendar-windows": func(x Measurement) []flip {
+		m := x.(kongCalendar)
+		opened, leaky := m, m
+		opened.kong = m.limit
+		leaky.express = m.limit + 1
+		return []flip{{m, Holds}, {opened, DoesNotHold}, {leaky, DoesNotHold}}
+	},
 	"kong-sync-rate": func(x Measurement) []flip {
 		m := x.(kongSync)
 		over := int64(float64(m.limit)*(1+syncSlack)) + 1

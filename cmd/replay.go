@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/gateway"
 	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/run"
 	"github.com/rlsim/rlsim/scenario"
@@ -129,7 +130,7 @@ under --out (a folder named after the log) and index.html over them.`,
 	}
 	f := c.Flags()
 	f.StringVar(&o.logFormat, "log-format", "", strings.Join(traffic.LogFormats(), ", ")+" (default: from the extension: .jsonl/.ndjson, .csv, else combined; nginx with --nginx-log-format)")
-	f.StringVar(&o.nginxFormat, "nginx-log-format", "", "the log was written by this nginx log_format string ($remote_addr, $msec, $request_time, $http_NAME, ...); implies --log-format nginx")
+	f.StringVar(&o.nginxFormat, "nginx-log-format", "", "the log was written by this nginx log_format string ($remote_addr, $msec, $request_time, $http_NAME, ...), or by the log_format NAME of an nginx.conf (@nginx.conf:NAME; @nginx.conf when it defines one); implies --log-format nginx")
 	f.StringArrayVar(&o.fields, "field", nil, "read an identity from a column of the log's own: NAME=COLUMN, NAME one of "+strings.Join(traffic.FieldNames, ", ")+" or header:NAME (repeatable; for "+strings.Join(mappableFormats(), ", ")+" logs)")
 	f.StringVar(&o.key, "key", replayDefaultKey, "what requests are keyed on (user, ip, ipv6/N, xff:K, xff-leftmost, account, tenant, api-key, route, header:NAME)")
 	f.StringArrayVar(&o.layers, "layer", nil, "a layer of limits instead of --key: [NAME=]KEY:LIMIT/WINDOW[,burst=N], narrowest first (repeatable)")
@@ -201,6 +202,13 @@ func parseLayer(s string) (scenario.LimitSpec, error) {
 func (o *replayOptions) validate() error {
 	if err := o.imp.check(); err != nil {
 		return err
+	}
+	if conf, ok := strings.CutPrefix(o.nginxFormat, "@"); ok {
+		text, err := nginxFormatFromConf(conf)
+		if err != nil {
+			return usagef("--nginx-log-format @%s: %w", conf, err)
+		}
+		o.nginxFormat = text
 	}
 	if o.nginxFormat != "" {
 		if o.logFormat != "" && o.logFormat != "nginx" {
@@ -499,4 +507,67 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// nginxFormatFromConf reads the log_format that ref names, "FILE:NAME" or "FILE", from
+// the nginx configuration FILE (with its includes, as rlsim import reads it), and returns
+// it as --nginx-log-format takes it. FILE alone is the one log_format it defines; NAME
+// "combined", when the file does not define it, is nginx's predefined one.
+func nginxFormatFromConf(ref string) (string, error) {
+	path, name := ref, ""
+	if i := strings.LastIndexByte(ref, ':'); i > 0 && !strings.ContainsAny(ref[i+1:], `/\`) {
+		path, name = ref[:i], ref[i+1:]
+	}
+	formats, err := gateway.NginxLogFormats(path, gateway.OSFiles{})
+	if err != nil {
+		return "", err
+	}
+	names := make([]string, 0, len(formats))
+	for _, f := range formats {
+		names = append(names, f.Name)
+	}
+	slices.Sort(names)
+	var found *gateway.NginxLogFormat
+	for i := range formats {
+		if name == "" && len(formats) == 1 || formats[i].Name == name {
+			found = &formats[i] // the last definition of a name, as nginx refuses a second one
+		}
+	}
+	switch {
+	case found == nil && name == "combined":
+		found = &gateway.NginxLogFormat{Name: "combined", Format: gateway.NginxCombined}
+	case found == nil && name == "" && len(formats) == 0:
+		return "", errors.New("it defines no log_format: name one (@FILE:combined for nginx's own)")
+	case found == nil && name == "":
+		return "", fmt.Errorf("it defines %d log_formats (%s): name one, @%s:NAME", len(formats), strings.Join(names, ", "), path)
+	case found == nil:
+		return "", fmt.Errorf("no log_format %s (it defines %s)", name, strings.Join(append(names, "and nginx's combined"), ", "))
+	}
+	text := quoteNginxFormat(found.Format)
+	if found.Escape != "" {
+		text = "escape=" + found.Escape + " " + text
+	}
+	return text, nil
+}
+
+// quoteNginxFormat quotes a log_format's text as nginx.conf would write it, so that
+// --nginx-log-format reads it back whole: in single quotes, and the runs holding a single
+// quote in double quotes (nginx joins the strings).
+func quoteNginxFormat(text string) string {
+	var b strings.Builder
+	for text != "" {
+		q, stop := byte('\''), byte('\'')
+		if text[0] == '\'' {
+			q, stop = '"', '"'
+		}
+		n := strings.IndexByte(text, stop)
+		if n < 0 {
+			n = len(text)
+		}
+		b.WriteByte(q)
+		b.WriteString(text[:n])
+		b.WriteByte(q)
+		text = text[n:]
+	}
+	return b.String()
 }

@@ -492,6 +492,30 @@ func TestReplayNginxMsecDecidesAsTheSameRequestsInJSONLines(t *testing.T) {
 	}
 	dj, rj := run(a, "--log-format", "jsonl")
 	dn, rn := run(b, "--nginx-log-format", `$remote_addr [$time_local] "$request" $status $msec $request_time`)
+	// The same format read from an nginx.conf that defines more than one, by name; its
+	// pieces joined and requoted as nginx joins them.
+	conf := filepath.Join(dir2, "nginx.conf")
+	os.WriteFile(conf, []byte("http {\n  log_format main '$remote_addr - $remote_user [$time_local] \"$request\"';\n"+
+		"  log_format timed '$remote_addr [$time_local] \"$request\" '\n    '$status $msec $request_time';\n"+
+		"  server { access_log /var/log/nginx/access.log timed; }\n}\n"), 0o644)
+	if dc, rc := run(b, "--nginx-log-format", "@"+conf+":timed"); !bytes.Equal(dc, dn) || !reflect.DeepEqual(rc, rn) {
+		t.Errorf("@nginx.conf:timed decides otherwise than the format given as text (%d and %d bytes)", len(dc), len(dn))
+	}
+	for ref, want := range map[string]string{
+		"@" + conf:            "defines 2 log_formats (main, timed): name one",
+		"@" + conf + ":other": "no log_format other (it defines main, timed, and nginx's combined)",
+		"@" + filepath.Join(dir2, "missing.conf"): "missing.conf",
+	} {
+		_, errOut, code := rlsim(t, "replay", b, "--limit", "5", "--window", "1s", "--out", "", "--nginx-log-format", ref)
+		if code == 0 || !strings.Contains(errOut, want) {
+			t.Errorf("--nginx-log-format %s: exit %d, %q; want an error with %q", ref, code, errOut, want)
+		}
+	}
+	bad := filepath.Join(dir2, "bad.conf")
+	os.WriteFile(bad, []byte("http {\n  log_format broken;\n}\n"), 0o644)
+	if _, errOut, code := rlsim(t, "replay", b, "--limit", "5", "--nginx-log-format", "@"+bad); code != 2 || !strings.Contains(errOut, "bad.conf:2") {
+		t.Errorf("a log_format without a format: exit %d, %q; want 2 naming bad.conf:2", code, errOut)
+	}
 	if !bytes.Equal(dj, dn) || len(dj) < 600*6*20 {
 		t.Errorf("the decisions differ (%d and %d bytes)", len(dj), len(dn))
 	}

@@ -307,3 +307,71 @@ func (r *ngxReader) include(d *ngxDirective, depth int) ([]*ngxDirective, error)
 	}
 	return out, nil
 }
+
+// NginxLogFormat is one log_format directive of an nginx configuration.
+type NginxLogFormat struct {
+	Name string
+	// Escape is the directive's escape= parameter ("default", "json", "none"), or "".
+	Escape string
+	// Format is the directive's strings joined, as nginx joins them, quotes removed.
+	Format string
+	At     Place
+}
+
+// NginxCombined is nginx's predefined log_format, which a configuration may use without
+// defining it (ngx_http_log_module.c).
+const NginxCombined = `$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent"`
+
+// NginxLogFormats reads the nginx configuration at path, and the files it includes, as
+// rlsim import reads it, and returns its log_format directives in the order nginx reads
+// them. A malformed file, or a log_format without a name or a format, is an error naming
+// file:line.
+func NginxLogFormats(path string, files Files) ([]NginxLogFormat, error) {
+	data, err := files.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, unwrapPath(err))
+	}
+	r := &ngxReader{files: files, confDir: filepath.Dir(path), col: &collector{}}
+	tree, err := r.readFile(path, filepath.Base(path), data, 0)
+	if err != nil {
+		return nil, err
+	}
+	var out []NginxLogFormat
+	var walk func(dirs []*ngxDirective) error
+	walk = func(dirs []*ngxDirective) error {
+		for _, d := range dirs {
+			if d.hasBlock {
+				if err := walk(d.block); err != nil {
+					return err
+				}
+				continue
+			}
+			if d.name != "log_format" {
+				continue
+			}
+			f := NginxLogFormat{At: d.at}
+			args := d.args
+			if len(args) > 0 {
+				f.Name, args = args[0], args[1:]
+			}
+			if len(args) > 0 {
+				if v, ok := strings.CutPrefix(args[0], "escape="); ok {
+					if v != "default" && v != "json" && v != "none" {
+						return &Error{File: d.path, Line: d.at.Line, Msg: fmt.Sprintf("log_format %s: escape=%s: want default, json or none", f.Name, v)}
+					}
+					f.Escape, args = v, args[1:]
+				}
+			}
+			if len(args) == 0 || f.Name == "" {
+				return &Error{File: d.path, Line: d.at.Line, Msg: `invalid number of arguments in "log_format" directive: want a name and a format`}
+			}
+			f.Format = strings.Join(args, "")
+			out = append(out, f)
+		}
+		return nil
+	}
+	if err := walk(tree); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

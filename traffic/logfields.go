@@ -76,10 +76,14 @@ func split(line []byte, out []field, brackets bool) (int, error) {
 		case c == '"':
 			j := i + 1
 			escaped := false
-			for ; j < len(line) && line[j] != '"'; j++ {
-				if line[j] == '\\' && j+1 < len(line) {
-					j++
-					escaped = true
+			if q := bytes.IndexByte(line[j:], '"'); q >= 0 && bytes.IndexByte(line[j:j+q], '\\') < 0 {
+				j += q // no escape before the first quote: it closes the field
+			} else {
+				for ; j < len(line) && line[j] != '"'; j++ {
+					if line[j] == '\\' && j+1 < len(line) {
+						j++
+						escaped = true
+					}
 				}
 			}
 			if j >= len(line) {
