@@ -58,6 +58,9 @@ type searcher struct {
 	big      int64 // the most one instant can get through: max(Limit, Burst)
 	gap      int64 // W/L, the spacing of a drip at the advertised rate, ns (at least 1)
 	capacity int64 // the most requests a candidate may hold, to bound each run
+	// found are the edges the limiter revealed when run (discover), for the local
+	// search to place bursts around.
+	found []edges
 	// ctx stops the search between two runs of the limiter: its cause is the error.
 	ctx context.Context
 }
