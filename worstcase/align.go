@@ -101,6 +101,13 @@ type edges struct {
 	from, first, period int64
 }
 
+// discovery remembers what discover found for one target, whatever the window length T
+// measured: the searches of one Find share it, so the limiter is probed once.
+type discovery struct {
+	done, ok bool
+	edges    edges
+}
+
 // discover finds a limiter's own edges by bisection, each probe a fresh limiter replaying
 // the prefix and one request more: B at from (the limiter refuses more), then the earliest
 // instant in (from, from + 2W] at which one request passes; then, after B more there, the
@@ -166,10 +173,21 @@ func (s *searcher) nextAdmission(prefix Schedule, after int64) (int64, bool, err
 // a period apart. Against windows at an offset of the limiter's own, this is the edge pair
 // of the notes wherever the edges are.
 func (s *searcher) discoveredAttacks() ([]attack, error) {
-	e, ok, err := s.discover(s.edge + s.offEdge())
-	if err != nil || !ok {
-		return nil, err
+	d := s.discovered
+	if d == nil {
+		d = &discovery{}
 	}
+	if !d.done {
+		e, ok, err := s.discover(s.edge + s.offEdge())
+		if err != nil {
+			return nil, err
+		}
+		*d = discovery{done: true, edges: e, ok: ok}
+	}
+	if !d.ok {
+		return nil, nil
+	}
+	e := d.edges
 	s.found = append(s.found, e)
 	var out []attack
 	at := func(ns int64) time.Duration { return time.Duration(ns) }

@@ -28,7 +28,8 @@ func Find(t Target, budget int, spans []time.Duration, rng *rand.Rand) (Findings
 // FindContext is Find stopped by ctx, as SearchContext is.
 func FindContext(ctx context.Context, t Target, budget int, spans []time.Duration, rng *rand.Rand) (Findings, error) {
 	t.T = t.Policy.Window
-	worst, err := SearchContext(ctx, t, budget, rng)
+	d := &discovery{} // the limiter's own edges do not depend on T: probe them once
+	worst, err := searchContext(ctx, t, budget, rng, d)
 	if err != nil {
 		return Findings{}, err
 	}
@@ -40,7 +41,7 @@ func FindContext(ctx context.Context, t Target, budget int, spans []time.Duratio
 		}
 		at := t
 		at.T = T
-		r, err := SearchContext(ctx, at, budget/4, rng)
+		r, err := searchContext(ctx, at, budget/4, rng, d)
 		if err != nil {
 			return Findings{}, err
 		}
