@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -181,7 +182,7 @@ func TestWorstCaseFitsOneHundredColumns(t *testing.T) {
 // measured, which is the observed column beside it) — on a first-request window of 20
 // per 10 s, the issue's acceptance, at least 39 — and never a figure below observed.
 func TestWorstCaseBoundColumn(t *testing.T) {
-	out, errOut, code := rlsim(t, "worst-case", "--budget", "20", "--limit", "20", "--window", "10s", "--spans", "1",
+	out, errOut, code := rlsim(t, "worst-case", "--budget", "0", "--limit", "20", "--window", "10s", "--spans", "1",
 		"--algorithms", "haproxy:period=10s gt=20,gcra,fixed-window", "--lua", "../examples/lua/incr_expire.lua")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -414,5 +415,67 @@ func TestWorstCaseUnwritableScheduleFolder(t *testing.T) {
 	out, errOut, code := rlsim(t, "worst-case", "--budget", "0", "--spans", "1", "--schedule-out", file)
 	if code != 1 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "--schedule-out:") {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// windowsProgram is a --limiter-exec program of windows a user might write: opened at a
+// key's first request (mode "first") or on the clock's multiples of the window shifted by
+// a third of it plus 7 ns (mode "offset"), the mode read from the program's file name, counting what they admit, with no retry-after.
+const windowsProgram = `import json, os, sys
+mode = os.path.basename(sys.argv[0]).split("_")[0]
+state = {}
+pending = b""
+while True:
+    chunk = os.read(0, 1 << 16)
+    if not chunk:
+        break
+    lines = (pending + chunk).split(b"\n")
+    pending = lines.pop()
+    out = []
+    for line in lines:
+        r = json.loads(line)
+        now, key, w, limit = r["t_ns"], r["key"], r["window_ns"], r["limit"]
+        start, count = state.get(key, (None, 0))
+        if mode == "first":
+            if start is None or now >= start + w:
+                start, count = now, 0
+        else:
+            phase = w // 3 + 7
+            s = now - (now - phase) % w
+            if s != start:
+                start, count = s, 0
+        ok = count < limit
+        state[key] = (start, count + 1 if ok else count)
+        out.append('{"allowed": %s, "retry_after_ns": 0}\n' % ("true" if ok else "false"))
+    sys.stdout.write("".join(out))
+    sys.stdout.flush()
+`
+
+// TestWorstCaseOfOwnWindows: through the command line, a --limiter-exec program whose
+// windows open at a key's first request reads found 39 at 20 per 10 s (the issue's
+// acceptance), and one whose windows sit at an offset of its own found 40, with the
+// structured attacks alone; a first request a nanosecond late, or edges only where the
+// clock puts them, would give 20.
+func TestWorstCaseOfOwnWindows(t *testing.T) {
+	dir := t.TempDir()
+	var args []string
+	for _, mode := range []string{"first", "offset"} {
+		prog := filepath.Join(dir, mode+"_window.py")
+		if err := os.WriteFile(prog, []byte(windowsProgram), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "--limiter-exec", "python3 "+prog)
+	}
+	d, _ := worstCase(t, append([]string{"--algorithms", "fixed-window", "--limit", "20", "--window", "10s", "--spans", "1", "--budget", "0"}, args...)...)
+	got := map[string]int64{}
+	for _, r := range d.Results {
+		got[r.Algorithm] = r.WorstWindowAdmitted
+		if r.Algorithm != "fixed-window" && r.AnalyticBound != 0 {
+			t.Errorf("%s: an analytic bound %v claimed for a program", r.Algorithm, r.AnalyticBound)
+		}
+	}
+	want := map[string]int64{"fixed-window": 40, "first_window": 39, "offset_window": 40}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("worst cases %v, want %v", got, want)
 	}
 }
