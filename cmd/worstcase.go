@@ -357,8 +357,8 @@ func scheduleTable(x worstcase.Result) report.Table {
 }
 
 // worstCaseCurveTable is the curve: for CSV one raw row per algorithm and window length,
-// for people one row per algorithm with a column per window length T, holding what the
-// engine measured (the bounds are in the CSV and JSON).
+// for people one row per window length with a column per algorithm, split into several
+// tables when the algorithms do not fit the width.
 func worstCaseCurveTable(runs []worstcase.Findings, seed uint64, raw bool) report.Table {
 	if raw {
 		t := report.Table{Header: []string{"algorithm", "seed", "limit", "window", "burst", "t", "t_over_window", "analytic_bound", "worst_window_admitted", "worst_over_admission", "found_by"}}
@@ -376,20 +376,27 @@ func worstCaseCurveTable(runs []worstcase.Findings, seed uint64, raw bool) repor
 		return t
 	}
 	t := report.Table{
-		Title:  "most the engine admitted in any window of length T (T in windows W; --format csv adds the analytic bounds)",
-		Header: []string{"algorithm"},
+		Title:  "most admitted in any window of length T: found (analytic bound)",
+		Header: []string{"T", "T/W"},
 		Width:  worstCaseWidth,
+		Keys:   2, // a table split to fit the width repeats T and T/W
 	}
 	if len(runs) == 0 {
 		return t
 	}
-	for _, p := range runs[0].Curve {
-		t.Header = append(t.Header, strconv.FormatFloat(float64(p.Target.T)/float64(p.Target.Policy.Window), 'g', 4, 64)+"W")
-	}
 	for _, r := range runs {
-		row := []string{r.Worst.Target.Algorithm}
-		for _, p := range r.Curve {
-			row = append(row, strconv.FormatInt(p.Worst.Peak, 10))
+		t.Header = append(t.Header, r.Worst.Target.Algorithm)
+	}
+	for i := range runs[0].Curve {
+		p0 := runs[0].Curve[i]
+		row := []string{p0.Target.T.String(), strconv.FormatFloat(float64(p0.Target.T)/float64(p0.Target.Policy.Window), 'g', 4, 64)}
+		for _, r := range runs {
+			p := r.Curve[i]
+			bound := formatFloat(p.Bound.Value)
+			if !p.Known {
+				bound = "—"
+			}
+			row = append(row, fmt.Sprintf("%d (%s)", p.Worst.Peak, bound))
 		}
 		t.Rows = append(t.Rows, row)
 	}
