@@ -5,8 +5,16 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/scenario"
+	"github.com/rlsim/rlsim/worstcase"
 )
 
 type worstCaseDoc struct {
@@ -125,11 +133,133 @@ func TestWorstCaseSameSeedSameBytes(t *testing.T) {
 	}
 }
 
+// TestWorstCaseBudgetZeroIsStructuredOnly: --budget 0 is a valid budget (the help says
+// so: structured attacks only), not a malformed value, so it exits 0 with the proven
+// bounds and what the structured attacks measured; a negative budget is the bad command
+// line, exit 2 naming the flag (TestWorstCaseBadFlags).
 func TestWorstCaseBudgetZeroIsStructuredOnly(t *testing.T) {
 	d, _ := worstCase(t, "--budget", "0", "--spans", "1,2")
 	for _, r := range d.Results {
 		if r.Searched != 0 || strings.HasPrefix(r.FoundBy, "search") {
 			t.Errorf("%s: searched %d, found by %q with budget 0", r.Algorithm, r.Searched, r.FoundBy)
+		}
+		if r.Structured == 0 || r.WorstWindowAdmitted < 100 || r.AnalyticBound < 100 {
+			t.Errorf("%s: budget 0 ran %d attacks, measured %d, bound %v", r.Algorithm, r.Structured, r.WorstWindowAdmitted, r.AnalyticBound)
+		}
+	}
+	for _, format := range []string{"table", "csv", "markdown"} {
+		out, errOut, code := rlsim(t, "worst-case", "--budget", "0", "--algorithms", "fixed-window,gcra", "--spans", "1", "--format", format)
+		if code != 0 || errOut != "" || !strings.Contains(out, "fixed-window") || !strings.Contains(out, "gcra") {
+			t.Errorf("--budget 0 --format %s: exit %d, stderr %q, stdout %q", format, code, errOut, out)
+		}
+	}
+}
+
+// TestWorstCaseFitsOneHundredColumns: the default output of rlsim worst-case, and the same
+// with product models' long names and a long curve, keeps every
+// line within 100 columns.
+func TestWorstCaseFitsOneHundredColumns(t *testing.T) {
+	for _, args := range [][]string{
+		{"worst-case"},
+		{"worst-case", "--budget", "20", "--limit", "20", "--window", "10s",
+			"--algorithms", "haproxy:period=10s gt=20,express-rate-limit:windowMs=10000 limit=20,rate-limiter-flexible:points=20 duration=10,fixed-window",
+			"--spans", "0.1,0.2,0.3,0.5,0.7,1,1.5,2,2.5,3,4,5,8"},
+	} {
+		out, errOut, code := rlsim(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		for i, line := range strings.Split(out, "\n") {
+			if n := utf8.RuneCountInString(line); n > 100 {
+				t.Errorf("%v: line %d is %d columns: %s", args[1:], i+1, n, line)
+			}
+		}
+	}
+}
+
+// TestWorstCaseBoundColumn: the summary says proven where an analytic bound is known (the
+// bound, "<" where never reached) and found for a limiter with none (the most the search
+// measured, which is the observed column beside it) — on a first-request window of 20
+// per 10 s, the issue's acceptance, at least 39 — and never a figure below observed.
+func TestWorstCaseBoundColumn(t *testing.T) {
+	out, errOut, code := rlsim(t, "worst-case", "--budget", "0", "--limit", "20", "--window", "10s", "--spans", "1",
+		"--algorithms", "haproxy:period=10s gt=20,gcra,fixed-window", "--lua", "../examples/lua/incr_expire.lua")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := map[string][]string{
+		"haproxy:period=10s gt=20": {"40", "2.00", "proven", "40"},
+		"gcra":                     {"<40", "<2.00", "proven", "39"},
+		"fixed-window":             {"40", "2.00", "proven", "40"},
+		"incr_expire":              {"39", "1.95", "found", "39"},
+	}
+	seen := 0
+	for _, line := range strings.Split(out, "\n") {
+		cells := strings.Split(line, "│")
+		if len(cells) != 7 {
+			continue
+		}
+		name := strings.TrimSpace(cells[1])
+		w, ok := want[name]
+		if !ok {
+			continue
+		}
+		seen++
+		for i, cell := range cells[2:6] {
+			if got := strings.TrimSpace(cell); got != w[i] {
+				t.Errorf("%s: column %d is %q, want %q", name, i+2, got, w[i])
+			}
+		}
+	}
+	if seen != len(want) {
+		t.Errorf("%d of %d rows found in:\n%s", seen, len(want), out)
+	}
+}
+
+// TestWorstPossibleNeverBelowObserved: a proven bound the engine measured more than is
+// not printed as the worst possible; the measurement is, marked found.
+func TestWorstPossibleNeverBelowObserved(t *testing.T) {
+	pol := algorithms.Policy{Limit: 20, Window: 10 * time.Second}
+	for _, c := range []struct {
+		bound    float64
+		reached  bool
+		peak     int64
+		figure   string
+		provenOK bool
+	}{
+		{40, true, 40, "40", true},
+		{40, false, 39, "<40", true},
+		{39, true, 40, "40", false},
+		{0, false, 39, "39", false},
+	} {
+		x := worstcase.Result{Target: worstcase.Target{Policy: pol}, Known: c.bound > 0,
+			Bound: worstcase.Bound{Value: c.bound, Reached: c.reached}, Worst: worstcase.Measure{Peak: c.peak}}
+		figure, _, proven := worstPossible(x)
+		if figure != c.figure || proven != c.provenOK {
+			t.Errorf("bound %v (reached %v), measured %d: %s proven %v, want %s proven %v", c.bound, c.reached, c.peak, figure, proven, c.figure, c.provenOK)
+		}
+	}
+}
+
+// TestCompareWorstNeverBelowTheTraffic: the worst possible column of compare is at least
+// what the run's own traffic got through, where that is more than the search found (here
+// a per-key over-admission of 3.5 at a fixed window the search puts at 2), and the search's
+// figure where it is more.
+func TestCompareWorstNeverBelowTheTraffic(t *testing.T) {
+	rep := &report.Report{Scenario: "made-up", Seed: 1, Policy: report.Policy{Limit: 100, Window: report.Duration(time.Minute)},
+		Results: []report.Result{{Algorithm: "fixed-window", OverAdmission: 3.5}, {Algorithm: "sliding-log", OverAdmission: 0.5}, {Algorithm: "gcra", OverAdmission: 1.2}}}
+	var cache worstcase.Cache
+	if err := addWorstOverAdmission(&cache, rep, scenario.DefaultEpoch, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		alg  string
+		want float64
+	}{{"fixed-window", 3.5}, {"sliding-log", 1}, {"gcra", 1.99}} {
+		for _, r := range rep.Results {
+			if r.Algorithm == c.alg && (r.WorstOverAdmission == nil || *r.WorstOverAdmission != c.want) {
+				t.Errorf("%s: worst_over_admission %v, want %v", c.alg, r.WorstOverAdmission, c.want)
+			}
 		}
 	}
 }
@@ -285,5 +415,67 @@ func TestWorstCaseUnwritableScheduleFolder(t *testing.T) {
 	out, errOut, code := rlsim(t, "worst-case", "--budget", "0", "--spans", "1", "--schedule-out", file)
 	if code != 1 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "--schedule-out:") {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// windowsProgram is a --limiter-exec program of windows a user might write: opened at a
+// key's first request (mode "first") or on the clock's multiples of the window shifted by
+// a third of it plus 7 ns (mode "offset"), the mode read from the program's file name, counting what they admit, with no retry-after.
+const windowsProgram = `import json, os, sys
+mode = os.path.basename(sys.argv[0]).split("_")[0]
+state = {}
+pending = b""
+while True:
+    chunk = os.read(0, 1 << 16)
+    if not chunk:
+        break
+    lines = (pending + chunk).split(b"\n")
+    pending = lines.pop()
+    out = []
+    for line in lines:
+        r = json.loads(line)
+        now, key, w, limit = r["t_ns"], r["key"], r["window_ns"], r["limit"]
+        start, count = state.get(key, (None, 0))
+        if mode == "first":
+            if start is None or now >= start + w:
+                start, count = now, 0
+        else:
+            phase = w // 3 + 7
+            s = now - (now - phase) % w
+            if s != start:
+                start, count = s, 0
+        ok = count < limit
+        state[key] = (start, count + 1 if ok else count)
+        out.append('{"allowed": %s, "retry_after_ns": 0}\n' % ("true" if ok else "false"))
+    sys.stdout.write("".join(out))
+    sys.stdout.flush()
+`
+
+// TestWorstCaseOfOwnWindows: through the command line, a --limiter-exec program whose
+// windows open at a key's first request reads found 39 at 20 per 10 s (the issue's
+// acceptance), and one whose windows sit at an offset of its own found 40, with the
+// structured attacks alone; a first request a nanosecond late, or edges only where the
+// clock puts them, would give 20.
+func TestWorstCaseOfOwnWindows(t *testing.T) {
+	dir := t.TempDir()
+	var args []string
+	for _, mode := range []string{"first", "offset"} {
+		prog := filepath.Join(dir, mode+"_window.py")
+		if err := os.WriteFile(prog, []byte(windowsProgram), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "--limiter-exec", "python3 "+prog)
+	}
+	d, _ := worstCase(t, append([]string{"--algorithms", "fixed-window", "--limit", "20", "--window", "10s", "--spans", "1", "--budget", "0"}, args...)...)
+	got := map[string]int64{}
+	for _, r := range d.Results {
+		got[r.Algorithm] = r.WorstWindowAdmitted
+		if r.Algorithm != "fixed-window" && r.AnalyticBound != 0 {
+			t.Errorf("%s: an analytic bound %v claimed for a program", r.Algorithm, r.AnalyticBound)
+		}
+	}
+	want := map[string]int64{"fixed-window": 40, "first_window": 39, "offset_window": 40}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("worst cases %v, want %v", got, want)
 	}
 }

@@ -41,6 +41,9 @@ type attack struct {
 //     periods that follow each other from a key's first request and weigh the previous
 //     one by the time left (HAProxy's stick-table rate), which gives a burst at a
 //     period's very end almost none of the burst before it.
+//   - the attacks of align.go: trains and primed pairs anchored at a key's first request,
+//     at the clock's edge and off it (first-request-train, primed-pair … off the edges),
+//     and edge pairs against the edges the limiter reveals when run (discovered-edge).
 func (s *searcher) structured() ([]attack, error) {
 	e, w, n, big := s.edge, s.w, s.windows, s.big
 	at := func(ns int64) time.Duration { return time.Duration(ns) }
@@ -59,17 +62,13 @@ func (s *searcher) structured() ([]attack, error) {
 	// and a second burst comes as it expires.
 	add("primed-pair", Schedule{{at(e), 1}, {at(e + w - 1), big}, {at(e + w), big}})
 
-	// The step is a millisecond, the clock of the products that anchor periods this way,
-	// unless the windows are too short to hold n+2 of them.
-	step := int64(time.Millisecond)
-	if (n+2)*step >= w {
-		step = max(w/(2*(n+2)), 1)
+	add("primed-window-ends", s.primedWindowEnds(e))
+	out = append(out, s.firstRequestAttacks()...)
+	found, err := s.discoveredAttacks()
+	if err != nil {
+		return nil, err
 	}
-	primed := Schedule{{at(e), 1}}
-	for k := int64(1); k <= n+1; k++ {
-		primed = append(primed, Burst{at(e + (k+1)*w - k*step), big})
-	}
-	add("primed-window-ends", primed)
+	out = append(out, found...)
 
 	train := Schedule{{at(e - 1), big}}
 	for k := int64(0); k <= n; k++ {

@@ -2,7 +2,9 @@ package worstcase
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 )
 
@@ -26,7 +28,8 @@ func Find(t Target, budget int, spans []time.Duration, rng *rand.Rand) (Findings
 // FindContext is Find stopped by ctx, as SearchContext is.
 func FindContext(ctx context.Context, t Target, budget int, spans []time.Duration, rng *rand.Rand) (Findings, error) {
 	t.T = t.Policy.Window
-	worst, err := SearchContext(ctx, t, budget, rng)
+	d := &discovery{} // the limiter's own edges do not depend on T: probe them once
+	worst, err := searchContext(ctx, t, budget, rng, d)
 	if err != nil {
 		return Findings{}, err
 	}
@@ -38,11 +41,43 @@ func FindContext(ctx context.Context, t Target, budget int, spans []time.Duratio
 		}
 		at := t
 		at.T = T
-		r, err := SearchContext(ctx, at, budget/4, rng)
+		r, err := searchContext(ctx, at, budget/4, rng, d)
 		if err != nil {
 			return Findings{}, err
 		}
 		f.Curve = append(f.Curve, r)
 	}
+	if err := f.carry(); err != nil {
+		return Findings{}, err
+	}
 	return f, nil
+}
+
+// carry keeps the curve from falling below what was already run: a trailing window of
+// length T holds one of any shorter length, so the schedule found at a shorter T admits
+// at least as much in some window of T. Where the search at T found less (it has a
+// quarter of the budget), that schedule is measured again at T and taken, named after
+// where it was found; Worst follows the curve's point at W.
+func (f *Findings) carry() error {
+	for j := 1; j < len(f.Curve); j++ {
+		prev, cur := f.Curve[j-1], f.Curve[j]
+		if prev.Worst.Peak <= cur.Worst.Peak {
+			continue
+		}
+		m, err := cur.Target.Measure(prev.Schedule)
+		if err != nil {
+			return err
+		}
+		if m.Peak > cur.Worst.Peak {
+			cur.Worst, cur.Schedule, cur.FoundBy = m, prev.Schedule, prev.FoundBy
+			if !strings.Contains(cur.FoundBy, " at T = ") {
+				cur.FoundBy += fmt.Sprintf(" at T = %s", prev.Target.T)
+			}
+			f.Curve[j] = cur
+			if cur.Target.T == f.Worst.Target.T {
+				f.Worst = cur
+			}
+		}
+	}
+	return nil
 }

@@ -74,3 +74,43 @@ func TestCacheSearchesEachKeyOnce(t *testing.T) {
 		t.Errorf("unknown algorithm: %v, %d entries", err, len(c.found))
 	}
 }
+
+// TestCurveNeverFallsBelowWhatWasRun: where the search at a longer T found less than the
+// schedule found at a shorter one admits, that schedule is measured at the longer T and
+// taken (a window of 1m holds one of 30s), with Worst following the point at W; a curve
+// that does not fall is left as it is.
+func TestCurveNeverFallsBelowWhatWasRun(t *testing.T) {
+	at := func(T time.Duration) Target {
+		return Target{Algorithm: "fixed-window", Policy: per100Minute, Epoch: epoch, T: T}
+	}
+	edge := Schedule{{At: time.Minute - 1, Count: 100}, {At: time.Minute, Count: 100}}
+	lone := Schedule{{At: 0, Count: 100}}
+	mk := func(T time.Duration, s Schedule, by string) Result {
+		m, err := at(T).Measure(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Result{Target: at(T), Worst: m, Schedule: s, FoundBy: by}
+	}
+	f := Findings{Worst: mk(time.Minute, lone, "lone")}
+	f.Curve = []Result{mk(30*time.Second, edge, "edge-pair 1ns"), f.Worst, mk(2*time.Minute, lone, "lone")}
+	if err := f.carry(); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []struct {
+		peak int64
+		by   string
+	}{{200, "edge-pair 1ns"}, {200, "edge-pair 1ns at T = 30s"}, {200, "edge-pair 1ns at T = 30s"}} {
+		if c := f.Curve[i]; c.Worst.Peak != want.peak || c.FoundBy != want.by {
+			t.Errorf("T = %s: %d by %q, want %d by %q", c.Target.T, c.Worst.Peak, c.FoundBy, want.peak, want.by)
+		}
+	}
+	if f.Worst.Worst.Peak != 200 || f.Worst.Target.T != time.Minute {
+		t.Errorf("Worst is %d at T = %s, want the curve's 200 at 1m", f.Worst.Worst.Peak, f.Worst.Target.T)
+	}
+	rising := Findings{Curve: []Result{mk(30*time.Second, lone, "lone"), mk(time.Minute, edge, "edge")}}
+	before := rising.Curve[1]
+	if err := rising.carry(); err != nil || !reflect.DeepEqual(rising.Curve[1], before) {
+		t.Errorf("a rising curve changed: %+v (%v)", rising.Curve[1], err)
+	}
+}

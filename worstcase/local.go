@@ -88,12 +88,8 @@ func (s *searcher) perturb(sched Schedule, rng *rand.Rand) Schedule {
 		}
 	case 4: // drop a burst
 		out[i].Count = 0
-	case 5: // add a burst around a window edge, or anywhere in the schedule's span
-		at := time.Duration(s.edge + rng.Int64N(s.windows+2)*s.w)
-		if rng.IntN(2) == 0 {
-			last := out[len(out)-1].At
-			at = time.Duration(rng.Int64N(int64(last) + 1))
-		}
+	case 5: // add a burst around an edge, or anywhere in the schedule's span
+		at := s.anchor(out, rng)
 		out = append(out, Burst{At: at + s.shift(rng), Count: 1 + rng.Int64N(s.big)})
 	case 6: // shift everything from one burst on
 		d := s.shift(rng)
@@ -128,4 +124,28 @@ func (s *searcher) countStep(count int64, rng *rand.Rand) int64 {
 		return -step
 	}
 	return step
+}
+
+// anchor draws where case 5 of perturb adds a burst: a window edge of one of the three
+// alignments a limiter may have — the clock's (s.edge + k·W), the key's first request in
+// sched (its first burst + k·W), the edges the limiter revealed (discover: First +
+// k·Period) — or anywhere in sched's span, each alike often (the revealed edges only when
+// there are some).
+func (s *searcher) anchor(sched Schedule, rng *rand.Rand) time.Duration {
+	k := rng.Int64N(s.windows + 2)
+	kinds := 3
+	if len(s.found) > 0 {
+		kinds = 4
+	}
+	switch rng.IntN(kinds) {
+	case 0:
+		return time.Duration(s.edge + k*s.w)
+	case 1:
+		return sched[0].At + time.Duration(k*s.w)
+	case 2:
+		last := sched[len(sched)-1].At
+		return time.Duration(rng.Int64N(int64(last) + 1))
+	}
+	e := s.found[rng.IntN(len(s.found))]
+	return time.Duration(e.first + k*max(e.period, 1))
 }

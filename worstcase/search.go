@@ -58,6 +58,11 @@ type searcher struct {
 	big      int64 // the most one instant can get through: max(Limit, Burst)
 	gap      int64 // W/L, the spacing of a drip at the advertised rate, ns (at least 1)
 	capacity int64 // the most requests a candidate may hold, to bound each run
+	// found are the edges the limiter revealed when run (discover), for the local
+	// search to place bursts around.
+	found []edges
+	// discovered, when not nil, is shared by the searches of one Find (see discovery).
+	discovered *discovery
 	// ctx stops the search between two runs of the limiter: its cause is the error.
 	ctx context.Context
 }
@@ -123,11 +128,17 @@ func Search(t Target, budget int, rng *rand.Rand) (Result, error) {
 // SearchContext is Search stopped by ctx: once ctx ends, no further candidate is run
 // (the one running finishes) and the search returns ctx's cause.
 func SearchContext(ctx context.Context, t Target, budget int, rng *rand.Rand) (Result, error) {
+	return searchContext(ctx, t, budget, rng, nil)
+}
+
+// searchContext is SearchContext with the edges found of t's limiter shared through d
+// (nil: found afresh).
+func searchContext(ctx context.Context, t Target, budget int, rng *rand.Rand, d *discovery) (Result, error) {
 	s, err := newSearcher(t)
 	if err != nil {
 		return Result{}, err
 	}
-	s.ctx = ctx
+	s.ctx, s.discovered = ctx, d
 	if budget < 0 {
 		return Result{}, fmt.Errorf("budget must not be negative, got %d", budget)
 	}
