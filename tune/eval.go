@@ -141,6 +141,9 @@ func newBudget(s *Sample, kg *Keying, goals []Goal) *budget {
 			legitKeys++
 		}
 	}
+	if kg.unkeyedLegit > 0 {
+		legitKeys++ // the unkeyed requests, refused whole, count as one key
+	}
 	for _, g := range goals {
 		switch g.Metric {
 		case LegitRefused:
@@ -184,19 +187,31 @@ func (e *evaluator) legitOK(f *Family, c Candidate, goals []Goal) (bool, error) 
 	defer algorithms.Finish(lim)
 	b := newBudget(e.s, e.kg, goals)
 	b.legitSoFar = e.kg.unkeyedLegit
+	if e.kg.unkeyedLegit > 0 && b.keyGoal && b.keyShare < 1 {
+		b.keysSoFar++
+	}
 	if b.over() {
 		return false, nil
 	}
 	adm := algorithms.AdmitterOf(lim)
 	skip := e.prof.skipper(f.skip, c.Limit, c.Window, c.Burst)
-	for k := range e.kg.Names {
-		if e.kg.keyLegit[k] == 0 || skip(k) {
+	for _, k := range e.prof.byLegit() {
+		if skip(k) {
 			continue
 		}
+		// A key is done with as soon as what it has refused settles the goals: the
+		// legitimate budget spent, or (with no such budget) the key over its share.
 		var refused int64
+		keyOver := int64(math.Floor(b.keyShare*float64(e.kg.keyLegit[k])+1e-9)) + 1
 		for _, i := range e.kg.order[e.kg.start[k]:e.kg.start[k+1]] {
 			if ok, _ := adm.Admit(uint32(k), e.s.times[i], e.s.cost(i)); !ok && !e.s.attacker[i] {
 				refused++
+				if b.legit >= 0 && b.legitSoFar+refused > b.legit {
+					return false, nil
+				}
+				if b.legit < 0 && refused >= keyOver {
+					break
+				}
 			}
 		}
 		b.legitSoFar += refused
@@ -233,6 +248,11 @@ func (e *evaluator) run(f *Family, c Candidate, refused func(i uint32)) (*Metric
 		marked = append(marked, i)
 	}
 	m.LegitRejected, m.AttackerAdmitted = kg.unkeyedLegit, 0
+	if kg.unkeyedLegit > 0 {
+		// The requests that could not be keyed, all refused, count as one key.
+		m.legitKeys++
+		m.keyRefused = append(m.keyRefused, 1)
+	}
 	for k := range kg.Names {
 		if kg.keyLegit[k] > 0 {
 			m.legitKeys++
@@ -356,3 +376,25 @@ func cmpInt(a, b int64) int {
 	}
 	return 0
 }
+
+// Evaluate runs c over every key of s, as Search runs a candidate, and returns its
+// figures; refused, when not nil, is given the index (in delivery order) of every
+// request c refuses.
+func Evaluate(s *Sample, c Candidate, refused func(i int)) (*Metrics, error) {
+	kg := s.Keying(c.Key)
+	if kg == nil {
+		return nil, fmt.Errorf("the sample is not keyed by %s", c.Key)
+	}
+	f, err := LookupFamily(c.Family)
+	if err != nil {
+		return nil, err
+	}
+	var mark func(uint32)
+	if refused != nil {
+		mark = func(i uint32) { refused(int(i)) }
+	}
+	return newEvaluator(s, kg, newProfiles(s, kg)).run(f, c, mark)
+}
+
+// Attacker says whether request i (in delivery order) is labelled the attacker's.
+func (s *Sample) Attacker(i int) bool { return s.attacker[i] }

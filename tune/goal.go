@@ -202,3 +202,9 @@ func (g Goal) miss(v float64) float64 {
 	}
 	return (v - g.Max) / g.Max
 }
+
+// FormatValue writes v in the unit of the goal text's metric: "0.25%", "120/s", "1.050".
+func FormatValue(goalText string, v float64) string {
+	name, _, _ := strings.Cut(goalText, "<=")
+	return Metric(strings.TrimSpace(name)).format(v)
+}

@@ -132,7 +132,7 @@ type Result struct {
 
 // ladderSteps is how many limits the search runs whole for each window; the bisection's
 // answer is run beside them.
-const ladderSteps = 8
+const ladderSteps = 6
 
 // combo is the search of one family, keying and window.
 type combo struct {
@@ -257,9 +257,34 @@ func searchCombo(s *Sample, prof *profiles, f *Family, w time.Duration, sp Space
 		out = append(out, Point{Candidate: c, Metrics: *m})
 		return nil
 	}
+	legitMet := func() bool {
+		p := &out[len(out)-1]
+		for _, g := range goals {
+			if g.legitSide() && g.miss(g.value(&p.Metrics)) > 0 {
+				return false
+			}
+		}
+		return true
+	}
 	if !f.Bucket {
-		if sp.Limits.Auto() || len(sp.Limits.Values) == 0 {
-			best, err := bisect(lo, hi, func(l int64) (bool, error) { return ok(l, 0) })
+		// The ladder first: its runs bracket the least limit meeting the legit-side
+		// goals, and the bisection searches only between its neighbours.
+		blo, bhi := lo, hi
+		for _, l := range limits {
+			if err := run(l, 0); err != nil {
+				return nil, probes, err
+			}
+			if out[len(out)-1].Limit != l {
+				continue
+			}
+			if legitMet() {
+				bhi = min(bhi, l)
+			} else if l < bhi {
+				blo = max(blo, l+1)
+			}
+		}
+		if len(sp.Limits.Values) == 0 && blo <= bhi {
+			best, err := bisect(blo, bhi, func(l int64) (bool, error) { return ok(l, 0) })
 			if err != nil {
 				return nil, probes, err
 			}
@@ -267,14 +292,13 @@ func searchCombo(s *Sample, prof *profiles, f *Family, w time.Duration, sp Space
 				return nil, probes, err
 			}
 		}
-		for _, l := range limits {
-			if err := run(l, 0); err != nil {
-				return nil, probes, err
-			}
-		}
 		return out, probes, nil
 	}
-	for _, l := range limits {
+	// From the highest rate down: a lower rate never needs a smaller burst, so the least
+	// burst at one rate is where the bisection at the next starts.
+	floor := int64(0)
+	for li := len(limits) - 1; li >= 0; li-- {
+		l := limits[li]
 		if _, expressible := f.spec(l, w, 2); !expressible {
 			continue
 		}
@@ -290,12 +314,27 @@ func searchCombo(s *Sample, prof *profiles, f *Family, w time.Duration, sp Space
 		if sp.Bursts.Auto() {
 			blo, bhi = 1, burstCeiling(prof, l, w)
 		}
+		if floor > blo {
+			blo, bhi = min(floor, bhi), max(bhi, floor)
+		}
 		best, err := bisect(blo, bhi, func(b int64) (bool, error) { return ok(l, b) })
 		if err != nil {
 			return nil, probes, err
 		}
 		if err := run(l, best); err != nil {
 			return nil, probes, err
+		}
+		if legitMet() {
+			floor = best
+		}
+		// Below the least burst meeting the goals, the front: fewer attacker requests
+		// through for some legitimate ones refused.
+		for _, b := range []int64{best / 2} {
+			if b >= max(sp.Bursts.Lo, 1) {
+				if err := run(l, b); err != nil {
+					return nil, probes, err
+				}
+			}
 		}
 	}
 	return out, probes, nil

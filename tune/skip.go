@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
@@ -45,6 +46,23 @@ type profiles struct {
 	align  map[time.Duration]*onceInts
 	two    map[time.Duration]*onceInts
 	curve  map[[2]int64]*onceFloats
+
+	legitOnce sync.Once
+	legitKeys []int
+}
+
+// byLegit lists the keys with legitimate requests, the most first: a probe that breaks
+// a goal breaks it soonest on the busiest keys.
+func (p *profiles) byLegit() []int {
+	p.legitOnce.Do(func() {
+		for k, n := range p.kg.keyLegit {
+			if n > 0 {
+				p.legitKeys = append(p.legitKeys, k)
+			}
+		}
+		slices.SortStableFunc(p.legitKeys, func(a, b int) int { return int(p.kg.keyLegit[b] - p.kg.keyLegit[a]) })
+	})
+	return p.legitKeys
 }
 
 type onceInts struct {
