@@ -279,3 +279,24 @@ func TestEveryFamilyIsARegisteredKind(t *testing.T) {
 }
 
 func errorsIs(err, target error) bool { return errors.Is(err, target) }
+
+// FuzzParseGoal: any text is a goal or one GoalError whose column lies within it (or
+// just past its end), never a panic; a goal's text renders back as given.
+func FuzzParseGoal(f *testing.F) {
+	for _, s := range []string{"legit-refused<=0.1%", "key-refused<=0.1%@p99.9", "backend-peak<=500/s", "over-admission<=1.05", "x<=", "<=", "@p"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		g, err := ParseGoal(s)
+		if err != nil {
+			ge, ok := err.(*GoalError)
+			if !ok || ge.Column < 1 || ge.Column > len(s)+1 {
+				t.Fatalf("%q: %v", s, err)
+			}
+			return
+		}
+		if g.String() != s || g.Max < 0 || (g.Metric == KeyRefused) != (g.Percentile > 0) {
+			t.Fatalf("%q parsed as %+v", s, g)
+		}
+	})
+}
