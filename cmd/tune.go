@@ -493,7 +493,7 @@ func (o *tuneOptions) verify(ctx context.Context, s *tune.Sample, c *tune.Point)
 			return nil, fmt.Errorf("tune %s: re-checking %s by replay: %w", o.input, c.Candidate, err)
 		}
 		rep = res.Report
-		v.By = fmt.Sprintf("rlsim replay %s --key %s --algorithms %s --limit %d --window %s", o.input, c.Key, shellQuote(c.Spec), c.Limit, c.Window)
+		v.By = fmt.Sprintf("rlsim replay %s --key %s --algorithms %s --limit %d --window %s", filepath.Base(o.input), c.Key, shellQuote(c.Spec), c.Limit, c.Window)
 	} else {
 		opts.Limit, opts.Window, opts.Burst = c.Limit, c.Window, c.Burst
 		sc := *o.scenario
@@ -501,7 +501,7 @@ func (o *tuneOptions) verify(ctx context.Context, s *tune.Sample, c *tune.Point)
 		if rep, err = run.Run(&sc, opts); err != nil {
 			return nil, fmt.Errorf("tune %s: re-checking %s by a run: %w", o.input, c.Candidate, err)
 		}
-		v.By = fmt.Sprintf("rlsim run %s --key %s --algorithms %s --limit %d --window %s", o.input, c.Key, shellQuote(c.Spec), c.Limit, c.Window)
+		v.By = fmt.Sprintf("rlsim run %s --key %s --algorithms %s --limit %d --window %s", filepath.Base(o.input), c.Key, shellQuote(c.Spec), c.Limit, c.Window)
 	}
 	if c.Burst > 0 {
 		v.By += fmt.Sprintf(" --burst %d", c.Burst)

@@ -180,9 +180,9 @@ func costSentence(c GoalCost, rec *Point, labelled bool) string {
 	}
 	more := ""
 	if labelled && p.Candidate != rec.Candidate {
-		more = " and " + ratioPhrase(p.AttackerAdmitted, rec.AttackerAdmitted, "attacker requests through")
+		more = " and lets " + ratioPhrase(p.AttackerAdmitted, rec.AttackerAdmitted, "attacker requests through")
 	} else if p.Candidate != rec.Candidate {
-		more = " and " + ratioPhrase(p.BackendPeak, rec.BackendPeak, "backend peak")
+		more = ", a backend peak of " + ratioPhrase(p.BackendPeak, rec.BackendPeak, "per second")
 	}
 	if c.Change == "dropped" {
 		return fmt.Sprintf("without %s the pick %s%s", c.Goal.Text, what, more)
@@ -192,16 +192,12 @@ func costSentence(c GoalCost, rec *Point, labelled bool) string {
 
 func ratioPhrase(now, before int64, what string) string {
 	switch {
-	case before == 0 && now == 0:
-		return "no change in " + what
+	case before == now:
+		return "the same " + what
 	case before == 0:
-		return fmt.Sprintf("%d instead of none %s", now, what)
+		return fmt.Sprintf("%d instead of no %s", now, what)
 	}
-	r := float64(now) / float64(before)
-	if r >= 1 {
-		return fmt.Sprintf("lets %.2g× the %s", r, what)
-	}
-	return fmt.Sprintf("lets %.2g× the %s", r, what)
+	return fmt.Sprintf("%d instead of %d %s (%.3g×)", now, before, what, float64(now)/float64(before))
 }
 
 // policyName is a candidate in a few words: "token-bucket 100/1m b40 by ip".
@@ -294,7 +290,11 @@ func (r *Report) WriteText(w io.Writer, markdown bool) error {
 	fmt.Fprintf(&b, "space: %s; keys %s; windows %s\n", strings.Join(r.Space.Algorithms, ", "), strings.Join(r.Space.Keys, ", "),
 		strings.Join(r.Space.Windows, ", "))
 	fmt.Fprintf(&b, "  limits %s\n  bursts %s\n", r.Space.Limits, r.Space.Bursts)
-	fmt.Fprintf(&b, "  %d candidates run over every key, %d bisection probes; %d MB held\n", r.Evaluated, r.Probes, (r.HeldBytes+1<<19)>>20)
+	held := fmt.Sprintf("%d KB", (r.HeldBytes+1<<9)>>10)
+	if r.HeldBytes >= 10<<20 {
+		held = fmt.Sprintf("%d MB", (r.HeldBytes+1<<19)>>20)
+	}
+	fmt.Fprintf(&b, "  %d candidates run over every key, %d bisection probes; the sample holds %s\n", r.Evaluated, r.Probes, held)
 	point := func(p *PointReport) {
 		fmt.Fprintf(&b, "  spec %s, key %s, promise %d per %s", p.Spec, p.Key, p.Limit, p.Window)
 		if p.Burst > 0 {
@@ -344,7 +344,13 @@ func (r *Report) WriteText(w io.Writer, markdown bool) error {
 	if len(r.Costs) > 0 {
 		h("what each goal costs")
 		for _, c := range r.Costs {
-			fmt.Fprintf(&b, "- %s\n", c.Says)
+			for i, line := range wrap(c.Says, 96) {
+				if i == 0 {
+					fmt.Fprintf(&b, "- %s\n", line)
+				} else {
+					fmt.Fprintf(&b, "  %s\n", line)
+				}
+			}
 		}
 	}
 	h(fmt.Sprintf("Pareto front: legit refused, attacker admitted, backend peak (%d of %d candidates)", len(r.Front), r.Evaluated))
