@@ -290,3 +290,27 @@ func TestTuneOutputFitsAndCarriesTheFront(t *testing.T) {
 		t.Fatalf("front.svg: %v", err)
 	}
 }
+
+// TestTuneSearchesTheProductsInTheirOwnWords: every product family is searched, written in
+// its own parameters, and the recommendation among them is re-checked by replay.
+func TestTuneSearchesTheProductsInTheirOwnWords(t *testing.T) {
+	log := constructedLog(t, "jsonl")
+	r := tuneRun(t, log, "--products", "nginx,haproxy,envoy-local,kong,traefik", "--key", "user,ip", "--window", "1s,1m",
+		"--goal", "legit-refused<=0%", "--out", "")
+	if r.Recommended == nil || r.Verified == nil {
+		t.Fatalf("no re-checked recommendation: %+v", r)
+	}
+	seen := map[string]string{}
+	for _, p := range append(append(r.Front, r.RunnersUp...), *r.Recommended) {
+		seen[p.Algorithm] = p.Spec
+		if !strings.HasPrefix(p.Spec, p.Algorithm+":") {
+			t.Fatalf("%s is written as %q", p.Algorithm, p.Spec)
+		}
+	}
+	if len(seen) < 4 {
+		t.Fatalf("products seen: %v", seen)
+	}
+	if s, ok := seen["nginx"]; ok && !strings.Contains(s, "nodelay") {
+		t.Fatalf("nginx spec %q: tune writes nodelay", s)
+	}
+}

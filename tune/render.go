@@ -296,7 +296,8 @@ func (r *Report) WriteText(w io.Writer, markdown bool) error {
 	}
 	fmt.Fprintf(&b, "  %d candidates run over every key, %d bisection probes; the sample holds %s\n", r.Evaluated, r.Probes, held)
 	point := func(p *PointReport) {
-		fmt.Fprintf(&b, "  spec %s, key %s, promise %d per %s", p.Spec, p.Key, p.Limit, p.Window)
+		w, _ := productDuration(p.point.Window)
+		fmt.Fprintf(&b, "  spec %s, key %s, promise %d per %s", p.Spec, p.Key, p.Limit, w)
 		if p.Burst > 0 {
 			fmt.Fprintf(&b, ", burst %d", p.Burst)
 		}
