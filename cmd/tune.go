@@ -77,17 +77,17 @@ Attackers are the scenario's, the log's own label field, or --attacker's.
 The log is parsed once; every candidate is run over it exactly, and the recommendation
 is then replayed (or run) by the ordinary engine, which must give the same figures.
 See docs/tune.md.`,
-		Example: `  # the policy for an access log, keyed on the address or the user
+		Example: `  # the policy for an access log, keyed on the address or the user, for 99.9% of keys
   rlsim tune access.log --key ip,user --goal 'key-refused<=0.1%@p99.9'
 
-  # a labelled JSON log; the attacker is a prefix; at most 5% of it through
-  rlsim tune app.jsonl --attacker 'ip=203.0.113.0/24' --goal 'legit-refused<=0.1%' --goal 'attacker-admitted<=5%'
+  # a shop's JSON log; the attacker is a prefix; at most 60% of its requests through
+  rlsim tune examples/logs/shop.jsonl --attacker 'ip=203.0.113.0/24' --goal 'legit-refused<=0.1%' --goal 'attacker-admitted<=60%'
 
   # a scenario, token buckets only, the limit between 50 and 500 per minute
-  rlsim tune login-stuffing --algorithms token-bucket --limit 50..500 --window 1m
+  rlsim tune ip-rotation --algorithms token-bucket --limit 50..500 --window 1m
 
-  # nginx's limit_req, with the configuration to paste
-  rlsim tune access.log --for nginx --format markdown`,
+  # nginx's limit_req alone, with the configuration to paste:
+  #   rlsim tune access.log --for nginx --format markdown`,
 		Args: argCount(1, 1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.input = args[0]
