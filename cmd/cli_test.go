@@ -38,6 +38,7 @@ func TestCommonFlagsOnlyWhereUsed(t *testing.T) {
 		"rlsim worst-case":     {"format", "out", "charts", "seed"},
 		"rlsim sweep":          {"format", "out", "charts", "seed"},
 		"rlsim merge":          {"format", "out", "charts"},
+		"rlsim tune":           {"format", "out", "charts"},
 		"rlsim memory":         {"format", "out", "charts"},
 		"rlsim probe":          {"format", "seed", "decisions"},
 		"rlsim identify":       {"format"},

@@ -149,6 +149,7 @@ Exit status: 0 success, 1 a run that failed, 2 a bad command line, 130/143 inter
 	root.AddCommand(newClaimsCmd(g, streams))
 	root.AddCommand(newMemoryCmd(g, streams), newSlotsCmd(g, streams))
 	root.AddCommand(newSweepCmd(g, streams), newMergeCmd(g, streams))
+	root.AddCommand(newTuneCmd(g, streams))
 
 	root.AddCommand(newAlgorithmsCmd(g, streams))
 	root.AddCommand(newColumnsTopic())

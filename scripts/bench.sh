@@ -12,6 +12,7 @@
 #   REDIS_ONLY=1 RLSIM_REDIS_URL=...           those alone
 #   REPLAY_ONLY=1 scripts/bench.sh [ROUNDS]    the replays of generated logs alone
 #   REPLAY_LINES="2000000 20000000"            the sizes of those logs (lines)
+#   TUNE_ONLY=1 scripts/bench.sh               the tune of the 2M-line log alone (TUNE_LINES)
 #
 # Needs benchstat (go install golang.org/x/perf/cmd/benchstat@latest) and GNU time at
 # /usr/bin/time; redis-benchmark and redis-cli for the Redis figures. Raw benchmark lines go
@@ -37,7 +38,7 @@ ratio() {
   paste <(values "$1" "$2" "$4") <(values "$1" "$3" "$4") | awk 'NF == 2 && $2 > 0 {print $1 / $2}' | median
 }
 
-if [[ -z ${REDIS_ONLY:-} && -z ${REPLAY_ONLY:-} ]]; then # (not indented: the benchmarks and whole runs)
+if [[ -z ${REDIS_ONLY:-} && -z ${REPLAY_ONLY:-} && -z ${TUNE_ONLY:-} ]]; then # (not indented: the benchmarks and whole runs)
 # Benchmarks, in alternation.
 for pkg in algorithms sim report run backoff; do
   go test -c -o "$tmp/$pkg.test" "./$pkg"
@@ -138,14 +139,14 @@ if [[ -n ${BASE:-} ]]; then
     "$BASE" "$(pair million-keys 3)" "$(pair million-keys 2)" "$(pair sweep 3)" "$(pair sweep 2)"
 fi
 
-fi # REDIS_ONLY, REPLAY_ONLY
+fi # REDIS_ONLY, REPLAY_ONLY, TUNE_ONLY
 
 # Replays: a generated combined log (internal/loggen, seeded: 262k client addresses at 300
 # requests/s, lines a few seconds out of order) of each size in REPLAY_LINES, replayed
 # through the six algorithms keyed on the address, alternated in each round with a bare
 # Go line reader of the same file (genlog -count) as the peer; and, once, a replay of a
 # one-line log, the process's own memory with next to no state.
-if [[ -z ${REDIS_ONLY:-} ]]; then
+if [[ -z ${REDIS_ONLY:-} && -z ${TUNE_ONLY:-} ]]; then
   go build -o "$tmp/rlsim" .
   go build -o "$tmp/genlog" ./scripts/genlog
   replay_builds=(rlsim)
@@ -205,11 +206,45 @@ if [[ -z ${REDIS_ONLY:-} ]]; then
   done
 fi
 
+# Tune: the policy search of rlsim tune over a generated log of TUNE_LINES (default 2M)
+# lines — the default three algorithms × the keys ip, route and user × the default windows,
+# limits and bursts, with the recommendation re-checked by a replay — whole-process, beside
+# the peer: one replay of the same log through the same three algorithms at one policy.
+if [[ -z ${REDIS_ONLY:-} && -z ${REPLAY_ONLY:-} ]]; then
+  go build -o "$tmp/rlsim" .
+  go build -o "$tmp/genlog" ./scripts/genlog
+  n=${TUNE_LINES:-2000000}
+  log=$tmp/tune-$n.log
+  "$tmp/genlog" -lines "$n" > "$log"
+  : > "$tmp/tunes"
+  for _ in $(seq "${WHOLE_ROUNDS:-3}"); do
+    /usr/bin/time -f '%e %U %S %M' -o "$tmp/time" "$tmp/rlsim" replay "$log" --algorithms fixed-window,sliding-window,token-bucket \
+      --format json --out "" > /dev/null
+    read -r wall user sys rss < "$tmp/time"
+    echo "replay $wall $(awk -v u="$user" -v s="$sys" 'BEGIN {print u + s}') $rss" >> "$tmp/tunes"
+    /usr/bin/time -f '%e %U %S %M' -o "$tmp/time" "$tmp/rlsim" tune "$log" --key ip,route,user \
+      --goal 'legit-refused<=1%' --goal 'key-refused<=0.1%@p99.9' --format json --out "" > "$tmp/tune.json" || true
+    read -r wall user sys rss < "$tmp/time"
+    echo "tune $wall $(awk -v u="$user" -v s="$sys" 'BEGIN {print u + s}') $rss" >> "$tmp/tunes"
+  done
+  rm -f "$log"
+  m() { awk -v l="$1" -v c="$2" '$1 == l {print $c}' "$tmp/tunes" | median; }
+  echo
+  echo "tune of a generated $n-line log (${WHOLE_ROUNDS:-3} rounds, medians; CPU is user+sys;"
+  echo "3 algorithms x keys ip,route,user x windows 1s,10s,1m, default limits and bursts):"
+  printf '  tune:   %6.2f s wall, %6.2f CPU-s, peak RSS %4.0f MB, %s candidates run whole\n' "$(m tune 2)" "$(m tune 3)" \
+    "$(awk -v x="$(m tune 4)" 'BEGIN {print x / 1024}')" "$(grep -m1 '"evaluated"' "$tmp/tune.json" | tr -dc '0-9')"
+  printf '  replay: %6.2f s wall, %6.2f CPU-s (the same log, the same three algorithms, one policy)\n' "$(m replay 2)" "$(m replay 3)"
+  printf '  tune / replay: %.2fx the CPU, %.2fx the wall\n' \
+    "$(paste <(awk '$1 == "tune" {print $3}' "$tmp/tunes") <(awk '$1 == "replay" {print $3}' "$tmp/tunes") | awk '{print $1 / $2}' | median)" \
+    "$(paste <(awk '$1 == "tune" {print $2}' "$tmp/tunes") <(awk '$1 == "replay" {print $2}' "$tmp/tunes") | awk '{print $1 / $2}' | median)"
+fi
+
 # Pipelined script decisions on a real server against the server's own benchmark client.
 # Each benchmark runs on its own, the server's CPU time (INFO cpu) read before and after and
 # the client's by /usr/bin/time, so that every line also says how busy the server was and
 # what each decision cost either side.
-if [[ -n ${RLSIM_REDIS_URL:-} ]] && command -v redis-benchmark > /dev/null; then
+if [[ -n ${RLSIM_REDIS_URL:-} && -z ${TUNE_ONLY:-} ]] && command -v redis-benchmark > /dev/null; then
   hostport=${RLSIM_REDIS_URL#redis://}
   hostport=${hostport%%/*}
   host=${hostport%:*}
