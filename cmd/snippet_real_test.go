@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -41,6 +42,19 @@ func TestSnippetsDecideAsTheirModels(t *testing.T) {
 		{product: "haproxy", spec: "haproxy:period=2s gt=8", key: "user"},
 		{product: "haproxy", spec: "haproxy:period=10s gt=100", key: "ip"},
 	}
+	// And the snippet rlsim tune --for nginx recommends for a log, deployed as tune wrote it.
+	out, errOut, code := rlsim(t, "tune", constructedLog(t, "jsonl"), "--for", "nginx", "--key", "user",
+		"--goal", "legit-refused<=0%", "--format", "json", "--out", "")
+	if code != 0 {
+		t.Fatalf("tune --for nginx: exit %d: %s", code, errOut)
+	}
+	var tuned struct {
+		Recommended *tunePoint `json:"recommended"`
+	}
+	if err := json.Unmarshal([]byte(out), &tuned); err != nil || tuned.Recommended == nil {
+		t.Fatalf("tune JSON: %v\n%s", err, out)
+	}
+	cases = append(cases, &snippetServed{product: "nginx", spec: tuned.Recommended.Spec, key: tuned.Recommended.Key})
 	start := map[string]func(t *testing.T, dir, snippet string) (base, log string){}
 	for product, f := range map[string]func(t *testing.T, dir, snippet string) (string, string){"nginx": startSnippetNginx, "haproxy": startSnippetHAProxy} {
 		if _, err := exec.LookPath(product); err == nil {

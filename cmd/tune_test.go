@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/rlsim/rlsim/gateway"
 )
 
 // constructedLog writes a log whose answer is known by construction: five users each
@@ -225,15 +227,13 @@ func TestTuneErrors(t *testing.T) {
 }
 
 // TestTuneForAGatewaySearchesItsModel: --for nginx searches nginx's model alone and
-// prints its configuration (or names the spec it could not write one for).
+// prints its configuration, which import reads back as the recommended spec and key, and
+// which replay, run with what import read, admits exactly as tune said.
 func TestTuneForAGatewaySearchesItsModel(t *testing.T) {
 	log := constructedLog(t, "jsonl")
 	out, errOut, code := rlsim(t, "tune", log, "--for", "nginx", "--key", "user,ip", "--goal", "legit-refused<=0%", "--format", "json")
 	if code != 0 {
-		if !strings.Contains(errOut, "--for nginx") || !strings.Contains(errOut, `"nginx:rate=`) {
-			t.Fatalf("exit %d: %s", code, errOut)
-		}
-		return
+		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	var r struct {
 		tuneJSON
@@ -242,13 +242,41 @@ func TestTuneForAGatewaySearchesItsModel(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
 	}
-	if r.Recommended == nil || r.Recommended.Algorithm != "nginx" || r.Snippet == "" {
+	if r.Recommended == nil || r.Recommended.Algorithm != "nginx" || r.For != "nginx" || r.Snippet == "" {
 		t.Fatalf("--for nginx: %+v", r)
 	}
 	for _, p := range r.Front {
 		if p.Algorithm != "nginx" {
 			t.Fatalf("--for nginx searched %s", p.Spec)
 		}
+	}
+	conf := filepath.Join(t.TempDir(), "nginx.conf")
+	if err := os.WriteFile(conf, []byte(r.Snippet), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	read, err := gateway.Read(conf, "")
+	if err != nil {
+		t.Fatalf("import cannot read the snippet: %v\n%s", err, r.Snippet)
+	}
+	if len(read.Found) != 1 || read.Found[0].Spec() != r.Recommended.Spec || read.Found[0].Key != r.Recommended.Key {
+		t.Fatalf("import reads the snippet of %s keyed %s as %+v", r.Recommended.Spec, r.Recommended.Key, read.Found)
+	}
+	rec := r.Recommended
+	out, errOut, code = rlsim(t, "replay", log, "--key", read.Found[0].Key, "--algorithms", read.Found[0].Spec(),
+		"--limit", fmt.Sprint(rec.Limit), "--window", rec.Window, "--burst", fmt.Sprint(rec.Burst), "--format", "json")
+	if code != 0 {
+		t.Fatalf("replay of the imported snippet: exit %d: %s", code, errOut)
+	}
+	var rep struct {
+		Results []tunePoint `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Results) != 1 {
+		t.Fatalf("replay JSON: %v\n%s", err, out)
+	}
+	got := rep.Results[0]
+	if got.Requests != rec.Requests || got.Admitted != rec.Admitted || got.Rejected != rec.Rejected ||
+		got.BackendPeak != rec.BackendPeak || got.OverAdmission != rec.OverAdmission || got.FalseReject != rec.FalseReject {
+		t.Fatalf("replay of the imported snippet prints %+v, tune recommended %+v", got, *rec)
 	}
 }
 
