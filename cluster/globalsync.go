@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"container/heap"
 	"fmt"
 	"slices"
 	"strconv"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/sim"
 	"github.com/rlsim/rlsim/store"
 )
 
@@ -90,8 +90,8 @@ type globalSync struct {
 	sliding bool
 	views   map[viewKey]*view
 	applied map[string][]applied // per counter, the increments of the last interval
-	events  eventQueue
-	seq     int64
+	events  sim.Queue[event]
+	seq     uint64
 	sends   int64 // sends that reached the store
 	fails   int64 // sends a partition stopped
 	// active is, per node, the first and last request it decided.
@@ -126,28 +126,13 @@ const (
 	applyEvent                  // the target applies hits
 )
 
+// event is a send or an apply due at at (ns); the queue orders events due at the same
+// instant by when they were scheduled.
 type event struct {
 	at   int64
-	seq  int64
 	kind eventKind
 	vk   viewKey
 	hits []hit
-}
-
-type eventQueue []event
-
-func (q eventQueue) Len() int { return len(q) }
-func (q eventQueue) Less(i, j int) bool {
-	return q[i].at < q[j].at || q[i].at == q[j].at && q[i].seq < q[j].seq
-}
-func (q eventQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *eventQueue) Push(x any)   { *q = append(*q, x.(event)) }
-func (q *eventQueue) Pop() any {
-	old := *q
-	e := old[len(old)-1]
-	old[len(old)-1] = event{}
-	*q = old[:len(old)-1]
-	return e
 }
 
 func newGlobalSync(c Config, algorithm string, p algorithms.Policy, st store.Store) (*globalSync, error) {
@@ -188,15 +173,14 @@ func (g *globalSync) offset(node int) int64 {
 
 func (g *globalSync) push(e event) {
 	g.seq++
-	e.seq = g.seq
-	heap.Push(&g.events, e)
+	g.events.Push(sim.Item[event]{At: time.Duration(e.at), Seq: g.seq, Value: e})
 }
 
 // advanceGlobal runs, in time order, every send and apply due at or before now.
 func (f *Fleet) advanceGlobal(now int64) error {
 	g := f.gs
-	for len(g.events) > 0 && g.events[0].at <= now {
-		e := heap.Pop(&g.events).(event)
+	for g.events.Len() > 0 && g.events.Min().Value.at <= now {
+		e := g.events.Pop().Value
 		name := f.names[e.vk.key]
 		switch e.kind {
 		case sendEvent:

@@ -251,7 +251,7 @@ func runFleet(sc *scenario.Scenario, v fleetVariant, vi int, alg string, pol alg
 			}
 		}()
 	}
-	fleet, err := cluster.New(cfg, carrier, pol, st, sim.NewRNG(seed^uint64(vi+1)*0x9e3779b97f4a7c15, sim.RunStream))
+	fleet, err := cluster.New(cfg, carrier, pol, st, sim.NewRNG(sim.Sibling(seed, vi), sim.RunStream))
 	if err != nil {
 		return report.Result{}, fmt.Errorf("scenario %s: cluster variant %s, %s: %w", sc.Name, v.name, alg, err)
 	}
@@ -309,7 +309,7 @@ func movesOwners(cfg cluster.Config) bool {
 func membershipBaseline(ctx context.Context, sc *scenario.Scenario, cfg cluster.Config, vi int, alg string, pol algorithms.Policy,
 	layers []scenario.LimitSpec, seed uint64, membership []int64) (float64, error) {
 	cfg.Scale = nil
-	fleet, err := cluster.New(cfg, alg, pol, store.NewModel(), sim.NewRNG(seed^uint64(vi+1)*0x9e3779b97f4a7c15, sim.RunStream))
+	fleet, err := cluster.New(cfg, alg, pol, store.NewModel(), sim.NewRNG(sim.Sibling(seed, vi), sim.RunStream))
 	if err != nil {
 		return 0, err
 	}
