@@ -19,22 +19,6 @@ import (
 // Balancers are the ways a request picks its node.
 var Balancers = []string{"round-robin", "random", "hash"}
 
-// Placements are where the counters live.
-//
-//	local             each node enforces its share L/N alone (recomputed on scaling or not)
-//	shared            every decision is one atomic script on the shared store
-//	two-tier          a loose node-local guard first, then the exact shared script
-//	leased            a node borrows Lease tokens at a time from a central bucket and
-//	                  spends them locally; unspent tokens lapse after LeaseTTL
-//	shared-nonatomic  INCR, then EXPIRE as a second command that a crash can skip
-//	shared-racy       the node reads the counter, decides, and writes back one round
-//	                  trip later: nodes interleave (see racy.go)
-//	owner             no store: each key has one owner node on a consistent-hash ring,
-//	                  the others forward to it (owner.go)
-//	global-sync       each node decides from its view of the global count and syncs its
-//	                  hits with the key's owner or the store every Sync (globalsync.go)
-var Placements = []string{"local", "shared", "two-tier", "leased", "shared-nonatomic", "shared-racy", "owner", "global-sync"}
-
 // OutagePolicies are what nodes do while the store is down.
 //
 //	fail-open        admit everything
@@ -56,7 +40,7 @@ type Config struct {
 	// Balancer is one of Balancers ("" is round-robin); hash routes by the client key
 	// (FNV-1a).
 	Balancer string
-	// Placement is one of Placements ("" is local).
+	// Placement is one of Placements ("" is the default, PlacementKind.Default).
 	Placement string
 	// LocalRecompute makes local nodes take L/N of the new count when it changes (their
 	// counters start afresh); without it every node keeps L/N of the initial count.
@@ -165,8 +149,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("nodes: must be between 1 and %d, got %d", MaxNodes, c.Nodes)
 	case c.Balancer != "" && !slices.Contains(Balancers, c.Balancer):
 		return fmt.Errorf("balancer: unknown balancer %q (want one of %s)", c.Balancer, strings.Join(Balancers, ", "))
-	case c.Placement != "" && !slices.Contains(Placements, c.Placement):
-		return fmt.Errorf("placement: unknown placement %q (want one of %s)", c.Placement, strings.Join(Placements, ", "))
+	case PlacementOf(c.Placement) == nil:
+		return fmt.Errorf("placement: unknown placement %q (want one of %s)", c.Placement, strings.Join(Placements(), ", "))
 	case c.Lease < 0:
 		return fmt.Errorf("lease: must not be negative, got %d", c.Lease)
 	case c.LeaseTTL < 0:
@@ -224,7 +208,7 @@ func (c Config) WithDefaults(p algorithms.Policy) Config {
 		c.Balancer = "round-robin"
 	}
 	if c.Placement == "" {
-		c.Placement = "local"
+		c.Placement = PlacementOf("").Name
 	}
 	if c.Clock == "" {
 		c.Clock = "node"
@@ -248,19 +232,15 @@ func (c Config) WithDefaults(p algorithms.Policy) Config {
 	c.Forward = cmp.Or(c.Forward, "batched")
 	c.BatchWait = cmp.Or(c.BatchWait, DefaultBatchWait)
 	c.BatchLimit = cmp.Or(c.BatchLimit, DefaultBatchLimit)
-	c.SyncTo = cmp.Or(c.SyncTo, "owner")
+	c.SyncTo = cmp.Or(c.SyncTo, SyncTargets[0])
 	return c
 }
 
-// UsesStore reports whether the placement talks to the shared store ("" is local).
+// UsesStore reports whether the placement talks to the shared store
+// (PlacementKind.Store; an unknown placement is taken to).
 func (c *Config) UsesStore() bool {
-	switch c.Placement {
-	case "", "local", "owner":
-		return false
-	case "global-sync":
-		return c.SyncTo == "store"
-	}
-	return true
+	k := PlacementOf(c.Placement)
+	return k == nil || k.Store == nil || k.Store(c)
 }
 
 // maxRingPoints bounds the consistent-hash ring: nodes × VNodes points.
@@ -284,8 +264,6 @@ func (c *Config) validateDesigns() error {
 		return fmt.Errorf("sync: must not be negative")
 	case c.SyncTo != "" && !slices.Contains(SyncTargets, c.SyncTo):
 		return fmt.Errorf("sync_to: unknown target %q (want one of %s)", c.SyncTo, strings.Join(SyncTargets, ", "))
-	case c.Placement == "global-sync" && c.SyncTo == "store" && c.Sync > 0 && c.Sync < KongMinSync:
-		return fmt.Errorf("sync: %s is below the %s Kong accepts for sync_rate (0s is synchronous, its -1)", c.Sync, KongMinSync)
 	case c.GlobalBatchLimit < 0 || c.GlobalBatchLimit > DefaultGlobalBatchLimit:
 		return fmt.Errorf("global_batch_limit: must be between 1 and %d (Gubernator's maxBatchSize), got %d", DefaultGlobalBatchLimit, c.GlobalBatchLimit)
 	}
@@ -294,13 +272,9 @@ func (c *Config) validateDesigns() error {
 			return fmt.Errorf("behaviors: unknown behaviour %q (want %s; GLOBAL is the global-sync placement, BATCHING and NO_BATCHING the owner placement's forward)", b, strings.Join(Behaviors, ", "))
 		}
 	}
-	if c.Placement == "owner" || c.Placement == "global-sync" && c.SyncTo != "store" {
-		most := c.Nodes
-		for _, s := range c.Scale {
-			most = max(most, s.Nodes)
-		}
-		if v := cmp.Or(c.VNodes, DefaultVNodes); most*v > maxRingPoints {
-			return fmt.Errorf("vnodes: %d nodes × %d points is more than the ring's %d", most, v, maxRingPoints)
+	if k := PlacementOf(c.Placement); k != nil && k.Validate != nil {
+		if err := k.Validate(c); err != nil {
+			return err
 		}
 	}
 	if err := validateFailovers(c.Failovers, c.Reshards); err != nil {
@@ -310,15 +284,23 @@ func (c *Config) validateDesigns() error {
 		return err
 	}
 	switch {
-	case c.Eviction != nil && c.UsesStore() && !slices.Contains(EvictionPlacements, c.Placement):
-		return fmt.Errorf("eviction: the %s placement does not decide by the store's scripts (want one of %s)", c.Placement, strings.Join(EvictionPlacements, ", "))
+	case c.Eviction != nil && c.UsesStore() && !PlacementOf(c.Placement).Scripts:
+		return fmt.Errorf("eviction: the %s placement does not decide by the store's scripts (want one of %s)", c.Placement, strings.Join(EvictionPlacements(), ", "))
 	case c.Eviction != nil && len(c.Failovers)+len(c.Reshards) > 0:
 		return fmt.Errorf("eviction: a store under memory pressure cannot also fail over or move slots in one fleet; use two variants")
 	}
 	return nil
 }
 
-// EvictionPlacements are the placements a store under memory pressure runs: those whose
-// store calls are the scripts. Like outages, a store's faults leave the placements
-// without a store (local, owner, global-sync to owners) as they are.
-var EvictionPlacements = []string{"shared", "two-tier", "leased", "shared-nonatomic"}
+// checkRing checks that the consistent-hash ring of the placements with owners can hold
+// the most nodes the fleet runs, VNodes points each.
+func checkRing(c *Config) error {
+	most := c.Nodes
+	for _, s := range c.Scale {
+		most = max(most, s.Nodes)
+	}
+	if v := cmp.Or(c.VNodes, DefaultVNodes); most*v > maxRingPoints {
+		return fmt.Errorf("vnodes: %d nodes × %d points is more than the ring's %d", most, v, maxRingPoints)
+	}
+	return nil
+}

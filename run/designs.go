@@ -1,7 +1,6 @@
 package run
 
 import (
-	"cmp"
 	"slices"
 	"time"
 
@@ -114,7 +113,7 @@ func addDesigns(d *report.Distributed, cfg cluster.Config, f cluster.DesignFigur
 	d.Designs = designFigures(cfg, f)
 	d.MembershipOverAdmission, d.FailoverOverAdmission = membership, failovers
 	d.LostWrites += f.LostWrites
-	if cfg.Placement == "global-sync" && cfg.SyncTo == "store" {
+	if f.SyncsOnStore {
 		d.StoreRoundTripsTotal += f.Syncs
 		if decisions > 0 {
 			d.StoreRoundTrips = float64(d.StoreRoundTripsTotal) / float64(decisions)
@@ -129,12 +128,10 @@ func designFigures(cfg cluster.Config, f cluster.DesignFigures) report.Designs {
 		Failovers: len(cfg.Failovers), Reshards: len(cfg.Reshards),
 		FreePasses: f.FreePasses, FreePassKeys: f.FreePassKeys,
 		EvictedKeys: f.EvictedKeys, OOMErrors: f.OOMErrors, StoreKeysMax: int64(f.StoreKeysMax), StoreBytesMax: f.StoreBytesMax,
+		Forward: f.Forward, Sync: report.Duration(f.Sync), SyncTo: f.SyncTo,
 	}
-	switch cfg.Placement {
-	case "owner":
-		d.Forward = cmp.Or(cfg.Forward, "batched")
-	case "global-sync":
-		d.Sync, d.SyncTo, d.SyncExchanges = report.Duration(cfg.Sync), cmp.Or(cfg.SyncTo, "owner"), f.Syncs
+	if f.SyncTo != "" {
+		d.SyncExchanges = f.Syncs
 	}
 	if !cfg.UsesStore() {
 		d.Failovers, d.Reshards = 0, 0 // no store to fail over

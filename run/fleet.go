@@ -102,47 +102,6 @@ func fleetVariants(s *scenario.Scenario, pol algorithms.Policy) []fleetVariant {
 	return out
 }
 
-// clusterAlgorithms are the algorithms a fleet variant runs: the placements with a fixed
-// mechanism (leased, shared-nonatomic) run once; the shared ones only the algorithms the
-// store has a script for, shared-racy those with a read-decide-write form, global-sync
-// those kept as window counts (to the store) or Gubernator's (to owners), and a store
-// under memory pressure those whose keys it has
-// a memory model of (not the sliding log's sorted set); the others are left out of that
-// variant's rows.
-func clusterAlgorithms(cfg cluster.Config, algs []string) []string {
-	switch cfg.Placement {
-	case "leased":
-		return []string{algorithms.TokenBucketName}
-	case "shared-nonatomic":
-		return []string{algorithms.FixedWindowName}
-	case "shared-racy":
-		return keep(algs, cluster.RacyAlgorithms())
-	case "global-sync":
-		if cfg.SyncTo == "store" {
-			return keep(algs, cluster.GlobalAlgorithms())
-		}
-		return keep(algs, cluster.GubernatorAlgorithms)
-	case "shared", "two-tier":
-		algs = keep(algs, store.Algorithms())
-		if cfg.Eviction != nil {
-			algs = slices.DeleteFunc(algs, func(a string) bool { return algorithms.FormOf(a) == algorithms.FormTimestamps })
-		}
-		return algs
-	}
-	return algs
-}
-
-// keep is the algorithms of algs that supported holds, in algs' order.
-func keep(algs, supported []string) []string {
-	var out []string
-	for _, a := range algs {
-		if slices.Contains(supported, a) {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
 // openStore opens the scenario's store face for one run, talking to a server as o says.
 func openStore(s *scenario.Scenario, o store.Options) (store.Store, error) {
 	switch s.Cluster.Store {
@@ -185,7 +144,7 @@ func runFleets(sc *scenario.Scenario, rep *report.Report, pol algorithms.Policy,
 		s.Prefixes = append(s.Prefixes, scenarioPrefix(sc))
 	}
 	for vi, v := range fleetVariants(sc, pol) {
-		fleetAlgs := clusterAlgorithms(v.cfg, algs)
+		fleetAlgs := v.cfg.Runs(algs)
 		for _, own := range ownFleets(v, o) {
 			fleetAlgs = append(fleetAlgs, own.Name())
 		}
@@ -284,7 +243,7 @@ func runFleet(sc *scenario.Scenario, v fleetVariant, vi int, alg string, pol alg
 	res.Distributed = fleetFigures(v, stats, meter)
 	res.Distributed.EffectiveLimit = res.PeakWindowAdmitted
 	addDesigns(res.Distributed, v.cfg, fleet.Designs(), res.Requests)
-	if membership, _ := eventTimes(cfg); len(membership) > 0 && movesOwners(cfg) && carrier == alg {
+	if membership, _ := eventTimes(cfg); len(membership) > 0 && cfg.MovesOwners() && carrier == alg {
 		without, err := membershipBaseline(o.Context, sc, cfg, vi, alg, pol, layers, seed, membership)
 		if err != nil {
 			return res, fmt.Errorf("scenario %s: cluster variant %s, %s, without its membership changes: %w", sc.Name, v.name, alg, err)
@@ -294,12 +253,6 @@ func runFleet(sc *scenario.Scenario, v fleetVariant, vi int, alg string, pol alg
 		res.Distributed.MembershipOverAdmission = 0 // no owners to move: not in play
 	}
 	return res, nil
-}
-
-// movesOwners reports whether a fleet's keys have owners that a membership change moves:
-// the owner placement and global sync to owners.
-func movesOwners(cfg cluster.Config) bool {
-	return cfg.Placement == "owner" || cfg.Placement == "global-sync" && cfg.SyncTo != "store"
 }
 
 // membershipBaseline runs fleet cfg again with its node count never changing, on the same

@@ -15,7 +15,7 @@ type ClusterSpec struct {
 	// LeaseTTL, Guard, StoreTimeout and Clock left out take cluster.Config's defaults.
 	Nodes     *int   `yaml:"nodes"`
 	Balancer  string `yaml:"balancer"`  // round-robin (default), random, hash
-	Placement string `yaml:"placement"` // local (default), shared, two-tier, leased, shared-nonatomic, shared-racy
+	Placement string `yaml:"placement"` // one of cluster.Placements(); "" is the default
 	// LocalRecompute makes local nodes take L/N of the new node count on scaling.
 	LocalRecompute bool `yaml:"local_recompute"`
 	// Lease is the tokens a leased node borrows at once (default 10), LeaseTTL how long
@@ -295,8 +295,8 @@ func (s *Scenario) checkFleetFields(file, field string, nodes int, balancer, pla
 	if balancer != "" && !slices.Contains(cluster.Balancers, balancer) {
 		return s.fail(file, field+".balancer", "unknown balancer %q (want one of %s)", balancer, strings.Join(cluster.Balancers, ", "))
 	}
-	if placement != "" && !slices.Contains(cluster.Placements, placement) {
-		return s.fail(file, field+".placement", "unknown placement %q (want one of %s)", placement, strings.Join(cluster.Placements, ", "))
+	if placement != "" && !slices.Contains(cluster.Placements(), placement) {
+		return s.fail(file, field+".placement", "unknown placement %q (want one of %s)", placement, strings.Join(cluster.Placements(), ", "))
 	}
 	if !slices.Contains(nonatomicKeys, nonatomicKey) {
 		return s.fail(file, field+".nonatomic_key", "unknown key kind %q (want ttl-window or timestamped)", nonatomicKey)

@@ -163,16 +163,16 @@ func (s *Scenario) validateDesigns(file string) error {
 	// eviction fault: on the store's scripts, or with no store at all.
 	evictable := func(placement, syncTo string) bool {
 		cfg := cluster.Config{Placement: placement, SyncTo: syncTo}
-		return !evicts || !cfg.UsesStore() || slices.Contains(cluster.EvictionPlacements, placement)
+		return !evicts || !cfg.UsesStore() || slices.Contains(cluster.EvictionPlacements(), placement)
 	}
 	if !evictable(c.Placement, d.SyncTo) {
-		return s.fail(file, "cluster.placement", "the eviction fault needs a placement on the store's scripts (%s), not %s", strings.Join(cluster.EvictionPlacements, ", "), c.Placement)
+		return s.fail(file, "cluster.placement", "the eviction fault needs a placement on the store's scripts (%s), not %s", strings.Join(cluster.EvictionPlacements(), ", "), c.Placement)
 	}
 	for i, v := range c.Variants {
 		f := fmt.Sprintf("cluster.variants[%d]", i)
 		o := v.DesignOverrides
 		if !evictable(or(v.Placement, c.Placement), or(o.SyncTo, d.SyncTo)) {
-			return s.fail(file, f+".placement", "the eviction fault needs a placement on the store's scripts (%s), not %s", strings.Join(cluster.EvictionPlacements, ", "), or(v.Placement, c.Placement))
+			return s.fail(file, f+".placement", "the eviction fault needs a placement on the store's scripts (%s), not %s", strings.Join(cluster.EvictionPlacements(), ", "), or(v.Placement, c.Placement))
 		}
 		vSync := baseSync
 		if o.Sync != nil {
