@@ -9,9 +9,9 @@ import (
 	"github.com/rlsim/rlsim/scenario"
 )
 
-// designBase puts the cluster section's design settings and faults into base.
+// designBase puts the cluster section's design settings into base.
 func designBase(s *scenario.Scenario, base *cluster.Config) {
-	c, epoch := s.Cluster, s.EpochTime()
+	c := s.Cluster
 	d := c.DesignFields
 	base.VNodes, base.Forward, base.BatchLimit, base.PeerLatency, base.SyncTo = d.VNodes, d.Forward, d.BatchLimit, time.Duration(d.PeerLatency), d.SyncTo
 	base.GlobalBatchLimit, base.Behaviors = d.GlobalBatchLimit, d.Behaviors
@@ -22,20 +22,6 @@ func designBase(s *scenario.Scenario, base *cluster.Config) {
 	if d.Sync != nil {
 		base.Sync = time.Duration(*d.Sync)
 	}
-	for _, ft := range s.Faults {
-		switch {
-		case ft.Failover != nil:
-			base.Failovers = append(base.Failovers, cluster.Failover{At: ft.Failover.At.Resolve(epoch), Lag: time.Duration(ft.Failover.Lag)})
-		case ft.Reshard != nil:
-			base.Reshards = append(base.Reshards, cluster.Reshard{At: ft.Reshard.At.Resolve(epoch), For: time.Duration(ft.Reshard.For), Fraction: ft.Reshard.Fraction})
-		case ft.Eviction != nil:
-			b, _ := scenario.ParseBytes(ft.Eviction.MaxMemory)
-			base.Eviction = &cluster.Eviction{MaxMemory: b, Policy: ft.Eviction.Policy, OutagePolicy: ft.Eviction.OutagePolicy}
-		case ft.Partition != nil:
-			base.Outages = append(base.Outages, cluster.Outage{At: ft.Partition.At.Resolve(epoch), For: time.Duration(ft.Partition.For), Policy: ft.Partition.Policy, Nodes: ft.Partition.Nodes, Cut: partitionCut(ft.Partition.Cut)})
-		}
-	}
-	slices.SortStableFunc(base.Outages, func(a, b cluster.Outage) int { return int(a.At - b.At) })
 }
 
 // designVariant applies a variant's design overrides to cfg (a copy of the base, whose
@@ -147,12 +133,4 @@ func designFigures(cfg cluster.Config, f cluster.DesignFigures) report.Designs {
 		d.PartitionedNodes = max(d.PartitionedNodes, o.Nodes)
 	}
 	return d
-}
-
-// partitionCut is a scenario's partition cut as the fleet takes it: "both" is "".
-func partitionCut(cut string) string {
-	if cut == "both" {
-		return ""
-	}
-	return cut
 }

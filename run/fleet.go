@@ -41,17 +41,10 @@ func fleetVariants(s *scenario.Scenario, pol algorithms.Policy) []fleetVariant {
 		base.Scale = append(base.Scale, cluster.Scale{At: st.At.Resolve(epoch), Nodes: st.Nodes})
 	}
 	for _, ft := range s.Faults {
-		switch {
-		case ft.Outage != nil:
-			base.Outages = append(base.Outages, cluster.Outage{At: ft.Outage.At.Resolve(epoch), For: time.Duration(ft.Outage.For), Policy: ft.Outage.Policy})
-		case ft.Latency != nil:
-			base.Latency = time.Duration(ft.Latency.RoundTrip)
-		case ft.Skew != nil:
-			base.Skew = time.Duration(ft.Skew.Max)
-		case ft.Crash != nil:
-			base.CrashProbability = ft.Crash.Probability
-		}
+		ft.Spec.Apply(&base, epoch)
 	}
+	// Outages and partitions, in time order (they do not overlap).
+	slices.SortStableFunc(base.Outages, func(a, b cluster.Outage) int { return cmp.Compare(a.At, b.At) })
 	designBase(s, &base)
 	if len(c.Variants) == 0 {
 		base = base.WithDefaults(pol)

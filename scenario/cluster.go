@@ -86,40 +86,6 @@ type BreakerSpec struct {
 	OpenFor  Duration `yaml:"open_for"`
 }
 
-// FaultSpec is one entry of the faults list: exactly one fault.
-type FaultSpec struct {
-	Outage    *OutageSpec    `yaml:"outage"`
-	Latency   *LatencySpec   `yaml:"latency"`
-	Skew      *SkewSpec      `yaml:"skew"`
-	Crash     *CrashSpec     `yaml:"crash_between_incr_expire"`
-	Failover  *FailoverSpec  `yaml:"failover"`
-	Reshard   *ReshardSpec   `yaml:"reshard"`
-	Eviction  *EvictionSpec  `yaml:"eviction"`
-	Partition *PartitionSpec `yaml:"partition"`
-}
-
-// OutageSpec makes the store unreachable from At for For; nodes follow Policy meanwhile.
-type OutageSpec struct {
-	At     Offset   `yaml:"at"`
-	For    Duration `yaml:"for"`
-	Policy string   `yaml:"policy"`
-}
-
-// LatencySpec is the store's round-trip time.
-type LatencySpec struct {
-	RoundTrip Duration `yaml:"round_trip"`
-}
-
-// SkewSpec spreads node clocks over [−Max, +Max].
-type SkewSpec struct {
-	Max Duration `yaml:"max"`
-}
-
-// CrashSpec is the chance a process dies between INCR and EXPIRE.
-type CrashSpec struct {
-	Probability float64 `yaml:"probability"`
-}
-
 var nonatomicKeys = []string{"ttl-window", "timestamped"}
 var storeFaces = []string{"model", "miniredis", "redis"}
 
@@ -219,54 +185,7 @@ func (s *Scenario) validateCluster(file string) error {
 	if err := s.validateDesigns(file); err != nil {
 		return err
 	}
-	var lastOutageEnd time.Duration
-	for i, ft := range s.Faults {
-		f := fmt.Sprintf("faults[%d]", i)
-		n := 0
-		for _, set := range []bool{ft.Outage != nil, ft.Latency != nil, ft.Skew != nil, ft.Crash != nil,
-			ft.Failover != nil, ft.Reshard != nil, ft.Eviction != nil, ft.Partition != nil} {
-			if set {
-				n++
-			}
-		}
-		if n != 1 {
-			return s.fail(file, f, "each fault entry holds exactly one fault (outage, latency, skew, crash_between_incr_expire, failover, reshard, eviction or partition), found %d", n)
-		}
-		if err := s.validateDesignFault(file, f, &s.Faults[i], &lastOutageEnd); err != nil {
-			return err
-		}
-		switch {
-		case ft.Outage != nil:
-			o := ft.Outage
-			if !o.At.Set {
-				return s.fail(file, f+".outage.at", "is required")
-			}
-			if o.For <= 0 {
-				return s.fail(file, f+".outage.for", "must be a positive duration")
-			}
-			if !slices.Contains(cluster.OutagePolicies, o.Policy) {
-				return s.fail(file, f+".outage.policy", "unknown policy %q (want one of %s)", o.Policy, strings.Join(cluster.OutagePolicies, ", "))
-			}
-			at := o.At.Resolve(epoch)
-			if at < lastOutageEnd {
-				return s.fail(file, f+".outage.at", "outages must be in time order and not overlap")
-			}
-			lastOutageEnd = at + time.Duration(o.For)
-		case ft.Latency != nil:
-			if ft.Latency.RoundTrip < 0 {
-				return s.fail(file, f+".latency.round_trip", "must not be negative")
-			}
-		case ft.Skew != nil:
-			if ft.Skew.Max < 0 {
-				return s.fail(file, f+".skew.max", "must not be negative")
-			}
-		case ft.Crash != nil:
-			if p := ft.Crash.Probability; p < 0 || p > 1 {
-				return s.fail(file, f+".crash_between_incr_expire.probability", "must be between 0 and 1, got %g", p)
-			}
-		}
-	}
-	return nil
+	return s.validateFaults(file)
 }
 
 // checkTiming checks a store timeout and a breaker of the cluster section or a variant.

@@ -53,38 +53,6 @@ type DesignOverrides struct {
 	EvictionPolicy string `yaml:"eviction_policy"`
 }
 
-// FailoverSpec fails the store's primary over to a replica Lag behind, at At.
-type FailoverSpec struct {
-	At  Offset   `yaml:"at"`
-	Lag Duration `yaml:"lag"`
-}
-
-// ReshardSpec moves Fraction of a Redis Cluster's hash slots from At for For.
-type ReshardSpec struct {
-	At       Offset   `yaml:"at"`
-	For      Duration `yaml:"for"`
-	Fraction float64  `yaml:"fraction"`
-}
-
-// EvictionSpec gives the store a maxmemory ("512kb", "1mb", or bytes) and an eviction
-// policy; under noeviction nodes decide a refused write by OutagePolicy.
-type EvictionSpec struct {
-	MaxMemory    string `yaml:"maxmemory"`
-	Policy       string `yaml:"policy"`
-	OutagePolicy string `yaml:"outage_policy"`
-}
-
-// PartitionSpec cuts nodes 0..Nodes-1 off from the store and their peers from At for
-// For; they decide by Policy meanwhile.
-type PartitionSpec struct {
-	At     Offset   `yaml:"at"`
-	For    Duration `yaml:"for"`
-	Nodes  int      `yaml:"nodes"`
-	Policy string   `yaml:"policy"`
-	// Cut is what the nodes lose: "both" (the default), "store" or "peers".
-	Cut string `yaml:"cut"`
-}
-
 // ParseBytes reads a memory size as Redis's configuration does: a whole number of bytes,
 // or one followed by k, m, g (powers of 1000) or kb, mb, gb (powers of 1024), in any case.
 func ParseBytes(s string) (int64, error) {
@@ -158,7 +126,7 @@ func (s *Scenario) validateDesigns(file string) error {
 	if d.BatchLimit < 0 {
 		return s.fail(file, "cluster.batch_limit", "must not be negative, got %d", d.BatchLimit)
 	}
-	evicts := slices.ContainsFunc(s.Faults, func(ft FaultSpec) bool { return ft.Eviction != nil })
+	evicts := HasFault[*EvictionSpec](s)
 	// evictable reports whether a fleet of placement (syncing to syncTo) can run under the
 	// eviction fault: on the store's scripts, or with no store at all.
 	evictable := func(placement, syncTo string) bool {
@@ -200,72 +168,9 @@ func (s *Scenario) validateDesigns(file string) error {
 		if o.EvictionPolicy != "" && !slices.Contains(cluster.EvictionPolicies, o.EvictionPolicy) {
 			return s.fail(file, f+".eviction_policy", "unknown policy %q (want one of %s)", o.EvictionPolicy, strings.Join(cluster.EvictionPolicies, ", "))
 		}
-		if (o.MaxMemory != "" || o.EvictionPolicy != "") && !slices.ContainsFunc(s.Faults, func(ft FaultSpec) bool { return ft.Eviction != nil }) {
+		if (o.MaxMemory != "" || o.EvictionPolicy != "") && !evicts {
 			return s.fail(file, f+".maxmemory", "a variant changes the eviction fault, and there is none")
 		}
-	}
-	return nil
-}
-
-// validateDesignFault checks one of the designs' faults (f names the entry); partitions
-// share the outages' order.
-func (s *Scenario) validateDesignFault(file, f string, ft *FaultSpec, lastOutageEnd *time.Duration) error {
-	epoch := s.EpochTime()
-	switch {
-	case ft.Failover != nil:
-		if !ft.Failover.At.Set {
-			return s.fail(file, f+".failover.at", "is required")
-		}
-		if ft.Failover.Lag < 0 {
-			return s.fail(file, f+".failover.lag", "must not be negative")
-		}
-	case ft.Reshard != nil:
-		r := ft.Reshard
-		if !r.At.Set {
-			return s.fail(file, f+".reshard.at", "is required")
-		}
-		if r.For <= 0 {
-			return s.fail(file, f+".reshard.for", "must be a positive duration")
-		}
-		if r.Fraction <= 0 || r.Fraction > 1 {
-			return s.fail(file, f+".reshard.fraction", "must be in (0, 1], got %g", r.Fraction)
-		}
-	case ft.Eviction != nil:
-		e := ft.Eviction
-		if slices.ContainsFunc(s.Faults, func(o FaultSpec) bool { return o.Failover != nil || o.Reshard != nil }) {
-			return s.fail(file, f+".eviction", "a store under memory pressure cannot also fail over or move slots in one scenario; use two")
-		}
-		if _, err := ParseBytes(e.MaxMemory); err != nil {
-			return s.fail(file, f+".eviction.maxmemory", "%v", err)
-		}
-		if !slices.Contains(cluster.EvictionPolicies, e.Policy) {
-			return s.fail(file, f+".eviction.policy", "unknown policy %q (want one of %s)", e.Policy, strings.Join(cluster.EvictionPolicies, ", "))
-		}
-		if !slices.Contains(cluster.OutagePolicies, e.OutagePolicy) {
-			return s.fail(file, f+".eviction.outage_policy", "unknown policy %q (want one of %s)", e.OutagePolicy, strings.Join(cluster.OutagePolicies, ", "))
-		}
-	case ft.Partition != nil:
-		p := ft.Partition
-		if !p.At.Set {
-			return s.fail(file, f+".partition.at", "is required")
-		}
-		if p.For <= 0 {
-			return s.fail(file, f+".partition.for", "must be a positive duration")
-		}
-		if p.Nodes < 1 || p.Nodes > cluster.MaxNodes {
-			return s.fail(file, f+".partition.nodes", "must be between 1 and %d, got %d", cluster.MaxNodes, p.Nodes)
-		}
-		if !slices.Contains(cluster.OutagePolicies, p.Policy) {
-			return s.fail(file, f+".partition.policy", "unknown policy %q (want one of %s)", p.Policy, strings.Join(cluster.OutagePolicies, ", "))
-		}
-		if !slices.Contains(cluster.PartitionCuts, p.Cut) {
-			return s.fail(file, f+".partition.cut", "unknown cut %q (want one of %s)", p.Cut, strings.Join(cluster.PartitionCuts, ", "))
-		}
-		at := p.At.Resolve(epoch)
-		if at < *lastOutageEnd {
-			return s.fail(file, f+".partition.at", "partitions and outages must be in time order and not overlap")
-		}
-		*lastOutageEnd = at + time.Duration(p.For)
 	}
 	return nil
 }

@@ -1,0 +1,29 @@
+package scenario
+
+import (
+	"time"
+
+	"github.com/rlsim/rlsim/cluster"
+)
+
+// LatencySpec is the store's round-trip time, added to a decision per round trip.
+type LatencySpec struct {
+	RoundTrip Duration `yaml:"round_trip"`
+}
+
+func init() {
+	RegisterFault(FaultKind{Name: "latency", Rank: 20, New: func() Fault { return &LatencySpec{} }})
+}
+
+func (l *LatencySpec) Defaults() {}
+
+func (l *LatencySpec) Validate(c *Check) error {
+	if l.RoundTrip < 0 {
+		return c.Fail("round_trip", "must not be negative")
+	}
+	return nil
+}
+
+func (l *LatencySpec) Apply(cfg *cluster.Config, _ time.Time) {
+	cfg.Latency = time.Duration(l.RoundTrip)
+}

@@ -1,0 +1,27 @@
+package scenario
+
+import (
+	"time"
+
+	"github.com/rlsim/rlsim/cluster"
+)
+
+// SkewSpec spreads node clocks over [−Max, +Max].
+type SkewSpec struct {
+	Max Duration `yaml:"max"`
+}
+
+func init() {
+	RegisterFault(FaultKind{Name: "skew", Rank: 30, New: func() Fault { return &SkewSpec{} }})
+}
+
+func (s *SkewSpec) Defaults() {}
+
+func (s *SkewSpec) Validate(c *Check) error {
+	if s.Max < 0 {
+		return c.Fail("max", "must not be negative")
+	}
+	return nil
+}
+
+func (s *SkewSpec) Apply(cfg *cluster.Config, _ time.Time) { cfg.Skew = time.Duration(s.Max) }
