@@ -146,25 +146,25 @@ const MaxNodes = 100_000
 func (c *Config) Validate() error {
 	switch {
 	case c.Nodes < 1 || c.Nodes > MaxNodes:
-		return fmt.Errorf("nodes: must be between 1 and %d, got %d", MaxNodes, c.Nodes)
+		return fieldError("nodes", "must be between 1 and %d, got %d", MaxNodes, c.Nodes)
 	case c.Balancer != "" && !slices.Contains(Balancers, c.Balancer):
-		return fmt.Errorf("balancer: unknown balancer %q (want one of %s)", c.Balancer, strings.Join(Balancers, ", "))
+		return fieldError("balancer", "unknown balancer %q (want one of %s)", c.Balancer, strings.Join(Balancers, ", "))
 	case PlacementOf(c.Placement) == nil:
-		return fmt.Errorf("placement: unknown placement %q (want one of %s)", c.Placement, strings.Join(Placements(), ", "))
+		return fieldError("placement", "unknown placement %q (want one of %s)", c.Placement, strings.Join(Placements(), ", "))
 	case c.Lease < 0:
-		return fmt.Errorf("lease: must not be negative, got %d", c.Lease)
+		return fieldError("lease", "must not be negative, got %d", c.Lease)
 	case c.LeaseTTL < 0:
-		return fmt.Errorf("lease_ttl: must not be negative")
+		return fieldError("lease_ttl", "must not be negative")
 	case c.Latency < 0:
-		return fmt.Errorf("latency: must not be negative")
+		return fieldError("latency", "must not be negative")
 	case c.Skew < 0:
-		return fmt.Errorf("skew: must not be negative")
+		return fieldError("skew", "must not be negative")
 	case c.Clock != "" && !slices.Contains(Clocks, c.Clock):
-		return fmt.Errorf("clock: unknown clock %q (want one of %s)", c.Clock, strings.Join(Clocks, ", "))
+		return fieldError("clock", "unknown clock %q (want one of %s)", c.Clock, strings.Join(Clocks, ", "))
 	case c.CrashProbability < 0 || c.CrashProbability > 1:
-		return fmt.Errorf("crash probability: must be between 0 and 1, got %g", c.CrashProbability)
+		return fieldError("crash_probability", "must be between 0 and 1, got %g", c.CrashProbability)
 	case c.StoreTimeout < 0:
-		return fmt.Errorf("store_timeout: must not be negative")
+		return fieldError("store_timeout", "must not be negative")
 	}
 	if err := c.Breaker.validate(); err != nil {
 		return err
@@ -174,27 +174,31 @@ func (c *Config) Validate() error {
 	}
 	for i, s := range c.Scale {
 		if s.Nodes < 1 || s.Nodes > MaxNodes {
-			return fmt.Errorf("scale[%d].nodes: must be between 1 and %d, got %d", i, MaxNodes, s.Nodes)
+			return fieldError(fmt.Sprintf("scale[%d].nodes", i), "must be between 1 and %d, got %d", MaxNodes, s.Nodes)
 		}
 		if i > 0 && s.At < c.Scale[i-1].At {
-			return fmt.Errorf("scale[%d].at: steps must be in time order", i)
+			return fieldError(fmt.Sprintf("scale[%d].at", i), "scale steps must be in time order")
 		}
 	}
 	for i, o := range c.Outages {
 		if o.For <= 0 {
-			return fmt.Errorf("outages[%d].for: must be a positive duration", i)
+			return fieldError(fmt.Sprintf("outages[%d].for", i), "must be a positive duration")
 		}
 		if o.Nodes < 0 || o.Nodes > MaxNodes {
-			return fmt.Errorf("outages[%d].nodes: must be between 0 and %d, got %d", i, MaxNodes, o.Nodes)
+			return fieldError(fmt.Sprintf("outages[%d].nodes", i), "must be between 0 and %d, got %d", MaxNodes, o.Nodes)
 		}
 		if o.Cut != "" && (o.Nodes == 0 || o.Cut != CutStore && o.Cut != CutPeers) {
-			return fmt.Errorf("outages[%d].cut: %q needs a partition (nodes > 0) and one of %s or %s", i, o.Cut, CutStore, CutPeers)
+			return fieldError(fmt.Sprintf("outages[%d].cut", i), "%q needs a partition (nodes > 0) and one of %s or %s", o.Cut, CutStore, CutPeers)
 		}
 		if !slices.Contains(OutagePolicies, o.Policy) {
-			return fmt.Errorf("outages[%d].policy: unknown policy %q (want one of %s)", i, o.Policy, strings.Join(OutagePolicies, ", "))
+			return fieldError(fmt.Sprintf("outages[%d].policy", i), "unknown policy %q (want one of %s)", o.Policy, strings.Join(OutagePolicies, ", "))
 		}
 		if i > 0 && o.At < c.Outages[i-1].At+c.Outages[i-1].For {
-			return fmt.Errorf("outages[%d].at: outages must be in time order and not overlap", i)
+			what := "outages"
+			if o.Nodes > 0 {
+				what = "partitions and outages"
+			}
+			return fieldError(fmt.Sprintf("outages[%d].at", i), "%s must be in time order and not overlap", what)
 		}
 	}
 	return nil
@@ -251,25 +255,25 @@ const maxRingPoints = 1 << 24
 func (c *Config) validateDesigns() error {
 	switch {
 	case c.VNodes < 0:
-		return fmt.Errorf("vnodes: must not be negative, got %d", c.VNodes)
+		return fieldError("vnodes", "must not be negative, got %d", c.VNodes)
 	case c.Forward != "" && !slices.Contains(Forwards, c.Forward):
-		return fmt.Errorf("forward: unknown way %q (want one of %s)", c.Forward, strings.Join(Forwards, ", "))
+		return fieldError("forward", "unknown way %q (want one of %s)", c.Forward, strings.Join(Forwards, ", "))
 	case c.BatchWait < 0:
-		return fmt.Errorf("batch_wait: must not be negative")
+		return fieldError("batch_wait", "must not be negative")
 	case c.BatchLimit < 0:
-		return fmt.Errorf("batch_limit: must not be negative, got %d", c.BatchLimit)
+		return fieldError("batch_limit", "must not be negative, got %d", c.BatchLimit)
 	case c.PeerLatency < 0:
-		return fmt.Errorf("peer_latency: must not be negative")
+		return fieldError("peer_latency", "must not be negative")
 	case c.Sync < 0:
-		return fmt.Errorf("sync: must not be negative")
+		return fieldError("sync", "must not be negative")
 	case c.SyncTo != "" && !slices.Contains(SyncTargets, c.SyncTo):
-		return fmt.Errorf("sync_to: unknown target %q (want one of %s)", c.SyncTo, strings.Join(SyncTargets, ", "))
+		return fieldError("sync_to", "unknown target %q (want one of %s)", c.SyncTo, strings.Join(SyncTargets, ", "))
 	case c.GlobalBatchLimit < 0 || c.GlobalBatchLimit > DefaultGlobalBatchLimit:
-		return fmt.Errorf("global_batch_limit: must be between 1 and %d (Gubernator's maxBatchSize), got %d", DefaultGlobalBatchLimit, c.GlobalBatchLimit)
+		return fieldError("global_batch_limit", "must be between 1 and %d (Gubernator's maxBatchSize), got %d", DefaultGlobalBatchLimit, c.GlobalBatchLimit)
 	}
-	for _, b := range c.Behaviors {
+	for i, b := range c.Behaviors {
 		if !slices.Contains(Behaviors, b) {
-			return fmt.Errorf("behaviors: unknown behaviour %q (want %s; GLOBAL is the global-sync placement, BATCHING and NO_BATCHING the owner placement's forward)", b, strings.Join(Behaviors, ", "))
+			return fieldError(fmt.Sprintf("behaviors[%d]", i), "unknown behaviour %q (want %s; GLOBAL is the global-sync placement, BATCHING and NO_BATCHING the owner placement's forward)", b, strings.Join(Behaviors, ", "))
 		}
 	}
 	if k := PlacementOf(c.Placement); k != nil && k.Validate != nil {
@@ -285,9 +289,9 @@ func (c *Config) validateDesigns() error {
 	}
 	switch {
 	case c.Eviction != nil && c.UsesStore() && !PlacementOf(c.Placement).Scripts:
-		return fmt.Errorf("eviction: the %s placement does not decide by the store's scripts (want one of %s)", c.Placement, strings.Join(EvictionPlacements(), ", "))
+		return fieldError("eviction", "the %s placement does not decide by the store's scripts (want one of %s)", c.Placement, strings.Join(EvictionPlacements(), ", "))
 	case c.Eviction != nil && len(c.Failovers)+len(c.Reshards) > 0:
-		return fmt.Errorf("eviction: a store under memory pressure cannot also fail over or move slots in one fleet; use two variants")
+		return fieldError("eviction", "a store under memory pressure cannot also fail over or move slots in one fleet; use two variants")
 	}
 	return nil
 }
@@ -300,7 +304,20 @@ func checkRing(c *Config) error {
 		most = max(most, s.Nodes)
 	}
 	if v := cmp.Or(c.VNodes, DefaultVNodes); most*v > maxRingPoints {
-		return fmt.Errorf("vnodes: %d nodes × %d points is more than the ring's %d", most, v, maxRingPoints)
+		return fieldError("vnodes", "%d nodes × %d points is more than the ring's %d", most, v, maxRingPoints)
 	}
 	return nil
+}
+
+// FieldError is what Validate reports: the field at fault, as Config names it
+// ("outages[2].at", "crash_probability"), and what is wrong with it. A scenario file
+// places it at the line and column the value came from.
+type FieldError struct {
+	Field, Msg string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
+
+func fieldError(field, format string, args ...any) error {
+	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
 }

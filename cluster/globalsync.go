@@ -30,7 +30,7 @@ func init() {
 		Validate: func(c *Config) error {
 			if c.SyncTo == syncToStore {
 				if c.Sync > 0 && c.Sync < KongMinSync {
-					return fmt.Errorf("sync: %s is below the %s Kong accepts for sync_rate (0s is synchronous, its -1)", c.Sync, KongMinSync)
+					return fieldError("sync", "%s is below the %s Kong accepts for sync_rate (0s is synchronous, its -1)", c.Sync, KongMinSync)
 				}
 				return nil
 			}

@@ -1,74 +1,9 @@
 package run
 
 import (
-	"slices"
-	"time"
-
 	"github.com/rlsim/rlsim/cluster"
 	"github.com/rlsim/rlsim/report"
-	"github.com/rlsim/rlsim/scenario"
 )
-
-// designBase puts the cluster section's design settings into base.
-func designBase(s *scenario.Scenario, base *cluster.Config) {
-	c := s.Cluster
-	d := c.DesignFields
-	base.VNodes, base.Forward, base.BatchLimit, base.PeerLatency, base.SyncTo = d.VNodes, d.Forward, d.BatchLimit, time.Duration(d.PeerLatency), d.SyncTo
-	base.GlobalBatchLimit, base.Behaviors = d.GlobalBatchLimit, d.Behaviors
-	if d.BatchWait != nil {
-		base.BatchWait = time.Duration(*d.BatchWait)
-	}
-	base.Sync = cluster.DefaultSync
-	if d.Sync != nil {
-		base.Sync = time.Duration(*d.Sync)
-	}
-}
-
-// designVariant applies a variant's design overrides to cfg (a copy of the base, whose
-// slices it replaces rather than changes).
-func designVariant(cfg *cluster.Config, v scenario.VariantSpec) {
-	o := v.DesignOverrides
-	cfg.Forward, cfg.SyncTo = or(o.Forward, cfg.Forward), or(o.SyncTo, cfg.SyncTo)
-	if o.BatchWait != nil {
-		cfg.BatchWait = time.Duration(*o.BatchWait)
-	}
-	if o.PeerLatency != nil {
-		cfg.PeerLatency = time.Duration(*o.PeerLatency)
-	}
-	if o.Sync != nil {
-		cfg.Sync = time.Duration(*o.Sync)
-	}
-	if o.Behaviors != nil {
-		cfg.Behaviors = *o.Behaviors
-	}
-	if o.FailoverLag != nil {
-		cfg.Failovers = slices.Clone(cfg.Failovers)
-		for i := range cfg.Failovers {
-			cfg.Failovers[i].Lag = time.Duration(*o.FailoverLag)
-		}
-	}
-	if o.ReshardFor != nil {
-		if *o.ReshardFor == 0 {
-			cfg.Reshards = nil
-		} else {
-			cfg.Reshards = slices.Clone(cfg.Reshards)
-			for i := range cfg.Reshards {
-				cfg.Reshards[i].For = time.Duration(*o.ReshardFor)
-			}
-		}
-	}
-	if cfg.Eviction != nil {
-		e := *cfg.Eviction
-		if o.MaxMemory != "" {
-			e.MaxMemory, _ = scenario.ParseBytes(o.MaxMemory)
-		}
-		e.Policy = or(o.EvictionPolicy, e.Policy)
-		if v.OutagePolicy != "" {
-			e.OutagePolicy = v.OutagePolicy
-		}
-		cfg.Eviction = &e
-	}
-}
 
 // eventTimes are the moments (ns since the Unix epoch) of a fleet's membership changes,
 // and of its store's failovers and slot moves, for its meter to watch the window after.

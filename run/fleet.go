@@ -21,76 +21,13 @@ type fleetVariant struct {
 	cfg  cluster.Config
 }
 
-// fleetVariants builds the fleet configurations of a cluster scenario, in file order,
-// the fleet's defaults applied.
+// fleetVariants builds the fleets of a cluster scenario, in file order, the fleet's
+// defaults applied; without variants the fleet is named after its placement.
 func fleetVariants(s *scenario.Scenario, pol algorithms.Policy) []fleetVariant {
-	c := s.Cluster
-	epoch := s.EpochTime()
-	base := cluster.Config{
-		Nodes: *c.Nodes, Balancer: c.Balancer, Placement: c.Placement, LocalRecompute: c.LocalRecompute,
-		Lease: c.Lease, LeaseTTL: time.Duration(c.LeaseTTL), TTLWindowKey: c.NonatomicKey == "ttl-window",
-		Clock: c.Clock, Epoch: epoch.UnixNano(), Breaker: breakerOf(c.Breaker),
-	}
-	if c.StoreTimeout != nil {
-		base.StoreTimeout = time.Duration(*c.StoreTimeout)
-	}
-	if c.Guard != nil {
-		base.Guard = c.Guard.Policy()
-	}
-	for _, st := range c.Scale {
-		base.Scale = append(base.Scale, cluster.Scale{At: st.At.Resolve(epoch), Nodes: st.Nodes})
-	}
-	for _, ft := range s.Faults {
-		ft.Spec.Apply(&base, epoch)
-	}
-	// Outages and partitions, in time order (they do not overlap).
-	slices.SortStableFunc(base.Outages, func(a, b cluster.Outage) int { return cmp.Compare(a.At, b.At) })
-	designBase(s, &base)
-	if len(c.Variants) == 0 {
-		base = base.WithDefaults(pol)
-		return []fleetVariant{{name: base.Placement, cfg: base}}
-	}
 	var out []fleetVariant
-	for _, v := range c.Variants {
-		cfg := base
-		cfg.Outages = slices.Clone(base.Outages)
-		if v.Nodes != nil {
-			cfg.Nodes = *v.Nodes
-		}
-		cfg.Balancer = or(v.Balancer, cfg.Balancer)
-		cfg.Placement = or(v.Placement, cfg.Placement)
-		if v.LocalRecompute != nil {
-			cfg.LocalRecompute = *v.LocalRecompute
-		}
-		if v.Lease != nil {
-			cfg.Lease = *v.Lease
-		}
-		if v.NonatomicKey != "" {
-			cfg.TTLWindowKey = v.NonatomicKey == "ttl-window"
-		}
-		if v.Crash != nil {
-			cfg.CrashProbability = *v.Crash
-		}
-		if v.Latency != nil {
-			cfg.Latency = time.Duration(*v.Latency)
-		}
-		if v.StoreTimeout != nil {
-			cfg.StoreTimeout = time.Duration(*v.StoreTimeout)
-		}
-		if v.Breaker != nil {
-			cfg.Breaker = breakerOf(v.Breaker)
-		}
-		cfg.Clock = or(v.Clock, cfg.Clock)
-		if v.Skew != nil {
-			cfg.Skew = time.Duration(*v.Skew)
-		}
-		if v.OutagePolicy != "" {
-			for i := range cfg.Outages {
-				cfg.Outages[i].Policy = v.OutagePolicy
-			}
-		}
-		designVariant(&cfg, v)
-		out = append(out, fleetVariant{name: v.Name, cfg: cfg.WithDefaults(pol)})
+	for _, f := range s.Fleets() {
+		cfg := f.Config.WithDefaults(pol)
+		out = append(out, fleetVariant{name: cmp.Or(f.Name, cfg.Placement), cfg: cfg})
 	}
 	return out
 }
@@ -325,14 +262,6 @@ func fleetEvents(cfg cluster.Config) []report.FleetEvent {
 	}
 	slices.SortStableFunc(out, func(a, b report.FleetEvent) int { return cmp.Compare(a.At, b.At) })
 	return out
-}
-
-// breakerOf is the circuit breaker a cluster section or variant asks for, or nil.
-func breakerOf(b *scenario.BreakerSpec) *cluster.Breaker {
-	if b == nil {
-		return nil
-	}
-	return &cluster.Breaker{Failures: b.Failures, OpenFor: time.Duration(b.OpenFor)}
 }
 
 func or(a, b string) string {

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/rlsim/rlsim/cluster"
 )
@@ -74,57 +73,12 @@ func ParseBytes(s string) (int64, error) {
 	return n * unit, nil
 }
 
-// validateDesignFields checks the designs' settings of the cluster section or a variant;
-// placement, effectiveSync and effectiveTo are the fleet's once the variant is applied.
-func (s *Scenario) validateDesignFields(file, field string, forward string, batchWait, peerLatency, sync *Duration, syncTo string, behaviors []string,
-	placement string, effectiveSync time.Duration, effectiveTo string) error {
-	if forward != "" && !slices.Contains(cluster.Forwards, forward) {
-		return s.fail(file, field+".forward", "unknown way %q (want one of %s)", forward, strings.Join(cluster.Forwards, ", "))
-	}
-	if syncTo != "" && !slices.Contains(cluster.SyncTargets, syncTo) {
-		return s.fail(file, field+".sync_to", "unknown target %q (want one of %s)", syncTo, strings.Join(cluster.SyncTargets, ", "))
-	}
-	for _, d := range []struct {
-		name string
-		d    *Duration
-	}{{"batch_wait", batchWait}, {"peer_latency", peerLatency}, {"sync", sync}} {
-		if d.d != nil && *d.d < 0 {
-			return s.fail(file, field+"."+d.name, "must not be negative")
-		}
-	}
-	for i, b := range behaviors {
-		if !slices.Contains(cluster.Behaviors, b) {
-			return s.fail(file, fmt.Sprintf("%s.behaviors[%d]", field, i), "unknown behaviour %q (want %s; GLOBAL is placement global-sync, BATCHING and NO_BATCHING the owner placement's forward)",
-				b, strings.Join(cluster.Behaviors, ", "))
-		}
-	}
-	if placement == "global-sync" && effectiveTo == "store" && effectiveSync > 0 && effectiveSync < cluster.KongMinSync {
-		return s.fail(file, field+".sync", "%s is below the %s Kong accepts for sync_rate with the store (0s is synchronous, its -1)", effectiveSync, cluster.KongMinSync)
-	}
-	return nil
-}
-
 // validateDesigns checks the cluster section's and the variants' design settings.
 func (s *Scenario) validateDesigns(file string) error {
 	c := s.Cluster
 	d := c.DesignFields
-	pl := d.PeerLatency
-	baseSync := cluster.DefaultSync
-	if d.Sync != nil {
-		baseSync = time.Duration(*d.Sync)
-	}
-	baseTo := or(d.SyncTo, "owner")
-	if err := s.validateDesignFields(file, "cluster", d.Forward, d.BatchWait, &pl, d.Sync, d.SyncTo, d.Behaviors, c.Placement, baseSync, baseTo); err != nil {
-		return err
-	}
-	if d.GlobalBatchLimit < 0 || d.GlobalBatchLimit > cluster.DefaultGlobalBatchLimit {
-		return s.fail(file, "cluster.global_batch_limit", "must be between 1 and %d (Gubernator's maxBatchSize), got %d", cluster.DefaultGlobalBatchLimit, d.GlobalBatchLimit)
-	}
 	if d.VNodes < 0 || d.VNodes > 4096 {
 		return s.fail(file, "cluster.vnodes", "must be between 0 and 4096, got %d", d.VNodes)
-	}
-	if d.BatchLimit < 0 {
-		return s.fail(file, "cluster.batch_limit", "must not be negative, got %d", d.BatchLimit)
 	}
 	evicts := HasFault[*EvictionSpec](s)
 	// evictable reports whether a fleet of placement (syncing to syncTo) can run under the
@@ -142,18 +96,6 @@ func (s *Scenario) validateDesigns(file string) error {
 		if !evictable(or(v.Placement, c.Placement), or(o.SyncTo, d.SyncTo)) {
 			return s.fail(file, f+".placement", "the eviction fault needs a placement on the store's scripts (%s), not %s", strings.Join(cluster.EvictionPlacements(), ", "), or(v.Placement, c.Placement))
 		}
-		vSync := baseSync
-		if o.Sync != nil {
-			vSync = time.Duration(*o.Sync)
-		}
-		var behaviors []string
-		if o.Behaviors != nil {
-			behaviors = *o.Behaviors
-		}
-		if err := s.validateDesignFields(file, f, o.Forward, o.BatchWait, o.PeerLatency, o.Sync, o.SyncTo, behaviors,
-			or(v.Placement, c.Placement), vSync, or(o.SyncTo, baseTo)); err != nil {
-			return err
-		}
 		if o.FailoverLag != nil && *o.FailoverLag < 0 {
 			return s.fail(file, f+".failover_lag", "must not be negative")
 		}
@@ -166,6 +108,8 @@ func (s *Scenario) validateDesigns(file string) error {
 			}
 		}
 		if o.EvictionPolicy != "" && !slices.Contains(cluster.EvictionPolicies, o.EvictionPolicy) {
+			// The variant's own name for the fault's policy: the fleet's check would point
+			// at the fault.
 			return s.fail(file, f+".eviction_policy", "unknown policy %q (want one of %s)", o.EvictionPolicy, strings.Join(cluster.EvictionPolicies, ", "))
 		}
 		if (o.MaxMemory != "" || o.EvictionPolicy != "") && !evicts {

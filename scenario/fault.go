@@ -142,11 +142,3 @@ func faultList() string {
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
-
-// checkOutagePolicy checks what nodes do while cut off (cluster.OutagePolicies) at field.
-func checkOutagePolicy(c *Check, field, policy string) error {
-	if !slices.Contains(cluster.OutagePolicies, policy) {
-		return c.Fail(field, "unknown policy %q (want one of %s)", policy, strings.Join(cluster.OutagePolicies, ", "))
-	}
-	return nil
-}

@@ -1,8 +1,6 @@
 package scenario
 
 import (
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/rlsim/rlsim/cluster"
@@ -33,10 +31,7 @@ func (e *EvictionSpec) Validate(c *Check) error {
 	if _, err := ParseBytes(e.MaxMemory); err != nil {
 		return c.Fail("maxmemory", "%v", err)
 	}
-	if !slices.Contains(cluster.EvictionPolicies, e.Policy) {
-		return c.Fail("policy", "unknown policy %q (want one of %s)", e.Policy, strings.Join(cluster.EvictionPolicies, ", "))
-	}
-	return checkOutagePolicy(c, "outage_policy", e.OutagePolicy)
+	return nil // the fleet checks the policies (cluster.Config.Validate)
 }
 
 func (e *EvictionSpec) Apply(cfg *cluster.Config, _ time.Time) {

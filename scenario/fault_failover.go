@@ -22,10 +22,7 @@ func (f *FailoverSpec) Validate(c *Check) error {
 	if !f.At.Set {
 		return c.Fail("at", "is required")
 	}
-	if f.Lag < 0 {
-		return c.Fail("lag", "must not be negative")
-	}
-	return nil
+	return nil // the fleet checks the lag and the order (cluster.Config.Validate)
 }
 
 func (f *FailoverSpec) Apply(cfg *cluster.Config, epoch time.Time) {

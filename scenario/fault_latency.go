@@ -17,12 +17,7 @@ func init() {
 
 func (l *LatencySpec) Defaults() {}
 
-func (l *LatencySpec) Validate(c *Check) error {
-	if l.RoundTrip < 0 {
-		return c.Fail("round_trip", "must not be negative")
-	}
-	return nil
-}
+func (l *LatencySpec) Validate(*Check) error { return nil } // the fleet checks it (cluster.Config.Validate)
 
 func (l *LatencySpec) Apply(cfg *cluster.Config, _ time.Time) {
 	cfg.Latency = time.Duration(l.RoundTrip)

@@ -24,10 +24,7 @@ func (o *OutageSpec) Validate(c *Check) error {
 	if !o.At.Set {
 		return c.Fail("at", "is required")
 	}
-	if o.For <= 0 {
-		return c.Fail("for", "must be a positive duration")
-	}
-	return checkOutagePolicy(c, "policy", o.Policy)
+	return nil // the rest is the fleet's to check (cluster.Config.Validate)
 }
 
 func (o *OutageSpec) span(epoch time.Time) (time.Duration, time.Duration) {

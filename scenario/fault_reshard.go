@@ -23,13 +23,7 @@ func (r *ReshardSpec) Validate(c *Check) error {
 	if !r.At.Set {
 		return c.Fail("at", "is required")
 	}
-	if r.For <= 0 {
-		return c.Fail("for", "must be a positive duration")
-	}
-	if r.Fraction <= 0 || r.Fraction > 1 {
-		return c.Fail("fraction", "must be in (0, 1], got %g", r.Fraction)
-	}
-	return nil
+	return nil // the fleet checks the span, the fraction and the order (cluster.Config.Validate)
 }
 
 func (r *ReshardSpec) Apply(cfg *cluster.Config, epoch time.Time) {

@@ -17,11 +17,6 @@ func init() {
 
 func (s *SkewSpec) Defaults() {}
 
-func (s *SkewSpec) Validate(c *Check) error {
-	if s.Max < 0 {
-		return c.Fail("max", "must not be negative")
-	}
-	return nil
-}
+func (s *SkewSpec) Validate(*Check) error { return nil } // the fleet checks it (cluster.Config.Validate)
 
 func (s *SkewSpec) Apply(cfg *cluster.Config, _ time.Time) { cfg.Skew = time.Duration(s.Max) }

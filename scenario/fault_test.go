@@ -74,3 +74,26 @@ func TestANewFaultParsesValidatesAndApplies(t *testing.T) {
 		}
 	}
 }
+
+// The fleet's own checks (cluster.Config.Validate) are placed where the value came from:
+// a variant's field, the cluster section's, or the fault an entry came from, in the
+// order the file wrote the faults whatever order the fleet keeps them in.
+func TestFleetErrorsArePlacedWhereTheValueCameFrom(t *testing.T) {
+	for _, c := range []struct{ tail, want string }{
+		{"cluster: {nodes: 2, variants: [{name: a}, {name: b, nodes: 0}]}\n", "c.yaml:7:60: cluster.variants[1].nodes: must be between 1 and 100000, got 0"},
+		{"cluster: {nodes: 2, variants: [{name: a, breaker: {failures: 0, open_for: 1s}}]}\n", "cluster.variants[0].breaker.failures: must be at least 1, got 0"},
+		{"cluster: {breaker: {failures: 2, open_for: 0s}}\n", "c.yaml:7:44: cluster.breaker.open_for: must be a positive duration"},
+		{"cluster: {}\nfaults: [{failover: {at: 5s}}, {failover: {at: 2s}}]\n", "c.yaml:8:48: faults[1].failover.at: failovers must be in time order"},
+		{"cluster: {}\nfaults: [{skew: {max: 1s}}, {reshard: {at: 1s, for: 1s, fraction: 2}}]\n", "c.yaml:8:67: faults[1].reshard.fraction: must be in (0, 1], got 2"},
+		{"cluster: {}\nfaults: [{latency: {round_trip: -1ms}}]\n", "c.yaml:8:33: faults[0].latency.round_trip: must not be negative"},
+		{"cluster: {}\nfaults: [{partition: {at: 1s, for: 1s, nodes: 1}}, {outage: {at: 5s, for: 1s, policy: hope}}]\n", `faults[1].outage.policy: unknown policy "hope"`},
+		{"cluster: {placement: shared}\nfaults: [{eviction: {maxmemory: 1mb, policy: lfu}}]\n", `c.yaml:8:46: faults[0].eviction.policy: unknown policy "lfu"`},
+		{"cluster: {variants: [{name: a, placement: owner, vnodes: 1}]}\n", "cluster.variants[0].vnodes: unknown field"},
+		{"cluster: {nodes: 3, placement: owner, vnodes: 4096, scale: [{at: 1s, nodes: 5000}]}\n", "cluster.vnodes: 5000 nodes × 4096 points is more than the ring's"},
+	} {
+		_, err := Parse("c.yaml", []byte(clusterHead+c.tail))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want %q", c.tail, err, c.want)
+		}
+	}
+}
