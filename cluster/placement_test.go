@@ -42,7 +42,7 @@ func TestPlacementRegistry(t *testing.T) {
 	if PlacementOf("nowhere") != nil {
 		t.Error("an unknown placement was found")
 	}
-	want := []string{"local", "shared", "two-tier", "leased", "shared-nonatomic", "shared-racy", "owner", "global-sync"}
+	want := []string{"local", "shared", "two-tier", "leased", "shared-nonatomic", "shared-racy", "owner", "global-sync", "toy-oracle"}
 	if got := Placements(); !slices.Equal(got, want) {
 		t.Errorf("Placements() = %v, want %v", got, want)
 	}
