@@ -49,6 +49,14 @@ func init() {
 // syncToStore is the SyncTargets entry that syncs with the store.
 const syncToStore = "store"
 
+var (
+	_ figurer = (*globalSync)(nil)
+	_ loner   = (*globalSync)(nil)
+	_ resizer = (*gubernator)(nil)
+	_ figurer = (*gubernator)(nil)
+	_ loner   = (*gubernator)(nil)
+)
+
 func (g *globalSync) decide(f *Fleet, t *ticket, _ *Outage) { f.decideGlobal(t) }
 
 func (g *globalSync) figures(f *Fleet, d *DesignFigures) {

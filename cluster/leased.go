@@ -29,6 +29,11 @@ func init() {
 // leased holds the central bucket's script; each node's leases are in node.leases.
 type leased struct{ lim *store.Limiter }
 
+var (
+	_ clocked    = (*leased)(nil)
+	_ outstander = (*leased)(nil)
+)
+
 type lease struct {
 	tokens  int64
 	expires int64 // ns

@@ -22,6 +22,8 @@ func init() {
 
 type local struct{}
 
+var _ resizer = local{}
+
 func (local) decide(f *Fleet, t *ticket, _ *Outage) {
 	t.d = t.nd.local.Allow(t.key, t.nodeNow, t.cost)
 }

@@ -28,6 +28,8 @@ func init() {
 
 type nonAtomic struct{ na *store.NonAtomic }
 
+var _ clocked = (*nonAtomic)(nil)
+
 func (p *nonAtomic) decide(f *Fleet, t *ticket, outage *Outage) {
 	if o := f.reach(t, outage); o != nil {
 		t.d = f.failover(o, t.nd, t.key, t.nodeNow, t.cost, false)

@@ -176,6 +176,11 @@ func (o *owners) decide(f *Fleet, t *ticket, _ *Outage) {
 	t.peer = time.Duration(leaves - t.now + rtt)
 }
 
+var (
+	_ resizer = (*owners)(nil)
+	_ figurer = (*owners)(nil)
+)
+
 func (o *owners) resize(f *Fleet, _, to int) { o.serve(to, f.names) }
 
 func (o *owners) figures(f *Fleet, d *DesignFigures) {

@@ -29,6 +29,11 @@ func init() {
 	})
 }
 
+var (
+	_ placement = (*racy)(nil)
+	_ finisher  = (*racy)(nil)
+)
+
 func (r *racy) decide(f *Fleet, t *ticket, outage *Outage) {
 	if o := f.reach(t, outage); o != nil {
 		t.d = f.failover(o, t.nd, t.key, t.nodeNow, t.cost, false)

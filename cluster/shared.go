@@ -25,6 +25,8 @@ func init() {
 // (two-tier.go).
 type shared struct{ guarded bool }
 
+var _ placement = shared{}
+
 func newShared(f *Fleet, st store.Store, guarded bool) (placement, error) {
 	var err error
 	f.script, err = store.NewLimiter(st, f.algorithm, f.policy, f.cfg.Prefix)

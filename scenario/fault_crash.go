@@ -15,6 +15,8 @@ func init() {
 	RegisterFault(FaultKind{Name: "crash_between_incr_expire", Rank: 40, New: func() Fault { return &CrashSpec{} }})
 }
 
+var _ Fault = (*CrashSpec)(nil)
+
 func (s *CrashSpec) Defaults() {}
 
 func (s *CrashSpec) Validate(*Check) error { return nil } // the fleet checks it (cluster.Config.Validate)

@@ -19,6 +19,8 @@ func init() {
 	RegisterFault(FaultKind{Name: "eviction", Rank: 70, New: func() Fault { return &EvictionSpec{} }})
 }
 
+var _ Fault = (*EvictionSpec)(nil)
+
 func (e *EvictionSpec) Defaults() {
 	e.Policy = orDefault(e.Policy, "allkeys-lru")
 	e.OutagePolicy = orDefault(e.OutagePolicy, "fail-closed")

@@ -16,6 +16,8 @@ func init() {
 	RegisterFault(FaultKind{Name: "failover", Rank: 50, New: func() Fault { return &FailoverSpec{} }})
 }
 
+var _ Fault = (*FailoverSpec)(nil)
+
 func (f *FailoverSpec) Defaults() {}
 
 func (f *FailoverSpec) Validate(c *Check) error {

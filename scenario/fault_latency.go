@@ -15,6 +15,8 @@ func init() {
 	RegisterFault(FaultKind{Name: "latency", Rank: 20, New: func() Fault { return &LatencySpec{} }})
 }
 
+var _ Fault = (*LatencySpec)(nil)
+
 func (l *LatencySpec) Defaults() {}
 
 func (l *LatencySpec) Validate(*Check) error { return nil } // the fleet checks it (cluster.Config.Validate)

@@ -18,6 +18,8 @@ func init() {
 	RegisterFault(FaultKind{Name: "outage", Rank: 10, New: func() Fault { return &OutageSpec{} }})
 }
 
+var _ Fault = (*OutageSpec)(nil)
+
 func (o *OutageSpec) Defaults() { o.Policy = orDefault(o.Policy, "fail-closed") }
 
 func (o *OutageSpec) Validate(c *Check) error {

@@ -23,6 +23,8 @@ func init() {
 	RegisterFault(FaultKind{Name: "partition", Rank: 80, New: func() Fault { return &PartitionSpec{} }})
 }
 
+var _ Fault = (*PartitionSpec)(nil)
+
 // cutBoth is the partition cut that takes both the store and the peers: the fleet's "".
 var cutBoth = cluster.PartitionCuts[0]
 

@@ -17,6 +17,8 @@ func init() {
 	RegisterFault(FaultKind{Name: "reshard", Rank: 60, New: func() Fault { return &ReshardSpec{} }})
 }
 
+var _ Fault = (*ReshardSpec)(nil)
+
 func (r *ReshardSpec) Defaults() {}
 
 func (r *ReshardSpec) Validate(c *Check) error {

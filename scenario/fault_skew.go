@@ -15,6 +15,8 @@ func init() {
 	RegisterFault(FaultKind{Name: "skew", Rank: 30, New: func() Fault { return &SkewSpec{} }})
 }
 
+var _ Fault = (*SkewSpec)(nil)
+
 func (s *SkewSpec) Defaults() {}
 
 func (s *SkewSpec) Validate(*Check) error { return nil } // the fleet checks it (cluster.Config.Validate)
