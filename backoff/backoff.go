@@ -13,13 +13,12 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"sync"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
+	"github.com/rlsim/rlsim/internal/pool"
+	"github.com/rlsim/rlsim/sim"
 	"github.com/rlsim/rlsim/traffic"
 )
 
@@ -162,14 +161,7 @@ type Experiment struct {
 // they meet the same network delays where their paths agree (common random numbers make
 // the comparison sharper at the same number of runs).
 func RunSeed(seed uint64, clients, run int) uint64 {
-	return splitmix64(splitmix64(seed^0x5851f42d4c957f2d) ^ uint64(clients)<<32 ^ uint64(run))
-}
-
-func splitmix64(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
-	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-	return x ^ (x >> 31)
+	return sim.Derive(seed, sim.BackoffRunSalt, uint64(clients), uint64(run))
 }
 
 // Run simulates every (strategy, clients, run) and averages per (strategy, clients), in
@@ -187,48 +179,36 @@ func (e Experiment) Run() ([]Result, error) {
 	}
 	nc, nr := len(e.Clients), e.Runs
 	stats := make([]RunStats, len(e.Strategies)*nc*nr)
-	workers := e.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	var g errgroup.Group
-	g.SetLimit(workers)
-	for s := range e.Strategies {
-		for c := range e.Clients {
-			for r := range nr {
-				g.Go(func() error {
-					if e.Context != nil && e.Context.Err() != nil {
-						return nil // Run returns the cause below
-					}
-					buf := runBuffersPool.Get().(*runBuffers)
-					defer runBuffersPool.Put(buf)
-					var st RunStats
-					seed := RunSeed(e.Seed, e.Clients[c], r)
-					if m, ok := e.Model.(bufferedModel); ok {
-						st = m.runWith(e.Strategies[s], e.Clients[c], seed, buf)
-					} else {
-						st = e.Model.Run(e.Strategies[s], e.Clients[c], seed)
-					}
-					st.PeakArrivals = peak(st.Retries)
-					st.LoadPeak = peak(st.Attempts)
-					st.CompletionP50, st.CompletionP99, st.CompletionMax = percentiles(st.ClientCompletion)
-					buf.completion, st.ClientCompletion = st.ClientCompletion, nil
-					switch {
-					case r > 0 || !e.KeepSeries:
-						// Only the peaks are averaged; do not hold every series.
-						buf.attempts, buf.retries = st.Attempts, st.Retries
-						st.Attempts, st.Retries = nil, nil
-					case len(st.Retries) == 0:
-						// Kept but nothing was retried: an empty series, not a missing one.
-						st.Retries = []int64{}
-					}
-					stats[(s*nc+c)*nr+r] = st
-					return nil
-				})
-			}
+	pool.Each(len(stats), e.Workers, func(k int) error {
+		s, c, r := k/(nc*nr), k/nr%nc, k%nr
+		if e.Context != nil && e.Context.Err() != nil {
+			return nil // Run returns the cause below
 		}
-	}
-	g.Wait()
+		buf := runBuffersPool.Get().(*runBuffers)
+		defer runBuffersPool.Put(buf)
+		var st RunStats
+		seed := RunSeed(e.Seed, e.Clients[c], r)
+		if m, ok := e.Model.(bufferedModel); ok {
+			st = m.runWith(e.Strategies[s], e.Clients[c], seed, buf)
+		} else {
+			st = e.Model.Run(e.Strategies[s], e.Clients[c], seed)
+		}
+		st.PeakArrivals = peak(st.Retries)
+		st.LoadPeak = peak(st.Attempts)
+		st.CompletionP50, st.CompletionP99, st.CompletionMax = percentiles(st.ClientCompletion)
+		buf.completion, st.ClientCompletion = st.ClientCompletion, nil
+		switch {
+		case r > 0 || !e.KeepSeries:
+			// Only the peaks are averaged; do not hold every series.
+			buf.attempts, buf.retries = st.Attempts, st.Retries
+			st.Attempts, st.Retries = nil, nil
+		case len(st.Retries) == 0:
+			// Kept but nothing was retried: an empty series, not a missing one.
+			st.Retries = []int64{}
+		}
+		stats[k] = st
+		return nil
+	})
 	if e.Context != nil && e.Context.Err() != nil {
 		return nil, context.Cause(e.Context)
 	}

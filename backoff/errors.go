@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rlsim/rlsim/sim"
 	"github.com/rlsim/rlsim/traffic"
 )
 
@@ -153,6 +154,8 @@ func (m ErrorMix) pick(seed uint64, a *traffic.Attempt, rng *rand.Rand) (ErrorSh
 
 // requestUniform is a number in [0, 1) fixed by (seed, client, request).
 func requestUniform(seed uint64, client, request int) float64 {
-	x := splitmix64(splitmix64(seed^0x6a09e667f3bcc909^uint64(client)<<32) ^ uint64(request))
+	// The client goes in with the seed, the request as the index: the draws rest on
+	// this arrangement (sim.Derive must not change, nor may the way it is called).
+	x := sim.Derive(seed^uint64(client)<<32, sim.ErrorMixSalt, 0, uint64(request))
 	return float64(x>>11) * (1.0 / (1 << 53))
 }

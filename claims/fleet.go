@@ -261,8 +261,8 @@ func measureIncrExpire(s *session) (Measurement, error) {
 		return nil, err
 	}
 	for _, f := range sc.Faults {
-		if f.Crash != nil {
-			m.crashChance = f.Crash.Probability
+		if c, ok := f.Spec.(*scenario.CrashSpec); ok {
+			m.crashChance = c.Probability
 		}
 	}
 	ds, err := s.decisions(args...)
@@ -528,8 +528,8 @@ func measureTwoTier(s *session) (Measurement, error) {
 		return nil, err
 	}
 	for _, f := range sc.Faults {
-		if f.Skew != nil {
-			m.skew = time.Duration(f.Skew.Max)
+		if sk, ok := f.Spec.(*scenario.SkewSpec); ok {
+			m.skew = time.Duration(sk.Max)
 		}
 	}
 	// Each two-tier row against the shared script alone for the same algorithm.

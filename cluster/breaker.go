@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"fmt"
 	"sort"
 	"time"
 )
@@ -33,9 +32,9 @@ func (b *Breaker) validate() error {
 	case b == nil:
 		return nil
 	case b.Failures < 1:
-		return fmt.Errorf("breaker.failures: must be at least 1, got %d", b.Failures)
+		return fieldError("breaker.failures", "must be at least 1, got %d", b.Failures)
 	case b.OpenFor <= 0:
-		return fmt.Errorf("breaker.open_for: must be a positive duration")
+		return fieldError("breaker.open_for", "must be a positive duration")
 	}
 	return nil
 }

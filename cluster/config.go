@@ -19,22 +19,6 @@ import (
 // Balancers are the ways a request picks its node.
 var Balancers = []string{"round-robin", "random", "hash"}
 
-// Placements are where the counters live.
-//
-//	local             each node enforces its share L/N alone (recomputed on scaling or not)
-//	shared            every decision is one atomic script on the shared store
-//	two-tier          a loose node-local guard first, then the exact shared script
-//	leased            a node borrows Lease tokens at a time from a central bucket and
-//	                  spends them locally; unspent tokens lapse after LeaseTTL
-//	shared-nonatomic  INCR, then EXPIRE as a second command that a crash can skip
-//	shared-racy       the node reads the counter, decides, and writes back one round
-//	                  trip later: nodes interleave (see racy.go)
-//	owner             no store: each key has one owner node on a consistent-hash ring,
-//	                  the others forward to it (owner.go)
-//	global-sync       each node decides from its view of the global count and syncs its
-//	                  hits with the key's owner or the store every Sync (globalsync.go)
-var Placements = []string{"local", "shared", "two-tier", "leased", "shared-nonatomic", "shared-racy", "owner", "global-sync"}
-
 // OutagePolicies are what nodes do while the store is down.
 //
 //	fail-open        admit everything
@@ -56,7 +40,7 @@ type Config struct {
 	// Balancer is one of Balancers ("" is round-robin); hash routes by the client key
 	// (FNV-1a).
 	Balancer string
-	// Placement is one of Placements ("" is local).
+	// Placement is one of Placements ("" is the default, PlacementKind.Default).
 	Placement string
 	// LocalRecompute makes local nodes take L/N of the new count when it changes (their
 	// counters start afresh); without it every node keeps L/N of the initial count.
@@ -162,25 +146,25 @@ const MaxNodes = 100_000
 func (c *Config) Validate() error {
 	switch {
 	case c.Nodes < 1 || c.Nodes > MaxNodes:
-		return fmt.Errorf("nodes: must be between 1 and %d, got %d", MaxNodes, c.Nodes)
+		return fieldError("nodes", "must be between 1 and %d, got %d", MaxNodes, c.Nodes)
 	case c.Balancer != "" && !slices.Contains(Balancers, c.Balancer):
-		return fmt.Errorf("balancer: unknown balancer %q (want one of %s)", c.Balancer, strings.Join(Balancers, ", "))
-	case c.Placement != "" && !slices.Contains(Placements, c.Placement):
-		return fmt.Errorf("placement: unknown placement %q (want one of %s)", c.Placement, strings.Join(Placements, ", "))
+		return fieldError("balancer", "unknown balancer %q (want one of %s)", c.Balancer, strings.Join(Balancers, ", "))
+	case PlacementOf(c.Placement) == nil:
+		return fieldError("placement", "unknown placement %q (want one of %s)", c.Placement, strings.Join(Placements(), ", "))
 	case c.Lease < 0:
-		return fmt.Errorf("lease: must not be negative, got %d", c.Lease)
+		return fieldError("lease", "must not be negative, got %d", c.Lease)
 	case c.LeaseTTL < 0:
-		return fmt.Errorf("lease_ttl: must not be negative")
+		return fieldError("lease_ttl", "must not be negative")
 	case c.Latency < 0:
-		return fmt.Errorf("latency: must not be negative")
+		return fieldError("latency", "must not be negative")
 	case c.Skew < 0:
-		return fmt.Errorf("skew: must not be negative")
+		return fieldError("skew", "must not be negative")
 	case c.Clock != "" && !slices.Contains(Clocks, c.Clock):
-		return fmt.Errorf("clock: unknown clock %q (want one of %s)", c.Clock, strings.Join(Clocks, ", "))
+		return fieldError("clock", "unknown clock %q (want one of %s)", c.Clock, strings.Join(Clocks, ", "))
 	case c.CrashProbability < 0 || c.CrashProbability > 1:
-		return fmt.Errorf("crash probability: must be between 0 and 1, got %g", c.CrashProbability)
+		return fieldError("crash_probability", "must be between 0 and 1, got %g", c.CrashProbability)
 	case c.StoreTimeout < 0:
-		return fmt.Errorf("store_timeout: must not be negative")
+		return fieldError("store_timeout", "must not be negative")
 	}
 	if err := c.Breaker.validate(); err != nil {
 		return err
@@ -190,27 +174,31 @@ func (c *Config) Validate() error {
 	}
 	for i, s := range c.Scale {
 		if s.Nodes < 1 || s.Nodes > MaxNodes {
-			return fmt.Errorf("scale[%d].nodes: must be between 1 and %d, got %d", i, MaxNodes, s.Nodes)
+			return fieldError(fmt.Sprintf("scale[%d].nodes", i), "must be between 1 and %d, got %d", MaxNodes, s.Nodes)
 		}
 		if i > 0 && s.At < c.Scale[i-1].At {
-			return fmt.Errorf("scale[%d].at: steps must be in time order", i)
+			return fieldError(fmt.Sprintf("scale[%d].at", i), "scale steps must be in time order")
 		}
 	}
 	for i, o := range c.Outages {
 		if o.For <= 0 {
-			return fmt.Errorf("outages[%d].for: must be a positive duration", i)
+			return fieldError(fmt.Sprintf("outages[%d].for", i), "must be a positive duration")
 		}
 		if o.Nodes < 0 || o.Nodes > MaxNodes {
-			return fmt.Errorf("outages[%d].nodes: must be between 0 and %d, got %d", i, MaxNodes, o.Nodes)
+			return fieldError(fmt.Sprintf("outages[%d].nodes", i), "must be between 0 and %d, got %d", MaxNodes, o.Nodes)
 		}
 		if o.Cut != "" && (o.Nodes == 0 || o.Cut != CutStore && o.Cut != CutPeers) {
-			return fmt.Errorf("outages[%d].cut: %q needs a partition (nodes > 0) and one of %s or %s", i, o.Cut, CutStore, CutPeers)
+			return fieldError(fmt.Sprintf("outages[%d].cut", i), "%q needs a partition (nodes > 0) and one of %s or %s", o.Cut, CutStore, CutPeers)
 		}
 		if !slices.Contains(OutagePolicies, o.Policy) {
-			return fmt.Errorf("outages[%d].policy: unknown policy %q (want one of %s)", i, o.Policy, strings.Join(OutagePolicies, ", "))
+			return fieldError(fmt.Sprintf("outages[%d].policy", i), "unknown policy %q (want one of %s)", o.Policy, strings.Join(OutagePolicies, ", "))
 		}
 		if i > 0 && o.At < c.Outages[i-1].At+c.Outages[i-1].For {
-			return fmt.Errorf("outages[%d].at: outages must be in time order and not overlap", i)
+			what := "outages"
+			if o.Nodes > 0 {
+				what = "partitions and outages"
+			}
+			return fieldError(fmt.Sprintf("outages[%d].at", i), "%s must be in time order and not overlap", what)
 		}
 	}
 	return nil
@@ -224,7 +212,7 @@ func (c Config) WithDefaults(p algorithms.Policy) Config {
 		c.Balancer = "round-robin"
 	}
 	if c.Placement == "" {
-		c.Placement = "local"
+		c.Placement = PlacementOf("").Name
 	}
 	if c.Clock == "" {
 		c.Clock = "node"
@@ -248,19 +236,15 @@ func (c Config) WithDefaults(p algorithms.Policy) Config {
 	c.Forward = cmp.Or(c.Forward, "batched")
 	c.BatchWait = cmp.Or(c.BatchWait, DefaultBatchWait)
 	c.BatchLimit = cmp.Or(c.BatchLimit, DefaultBatchLimit)
-	c.SyncTo = cmp.Or(c.SyncTo, "owner")
+	c.SyncTo = cmp.Or(c.SyncTo, SyncTargets[0])
 	return c
 }
 
-// UsesStore reports whether the placement talks to the shared store ("" is local).
+// UsesStore reports whether the placement talks to the shared store
+// (PlacementKind.Store; an unknown placement is taken to).
 func (c *Config) UsesStore() bool {
-	switch c.Placement {
-	case "", "local", "owner":
-		return false
-	case "global-sync":
-		return c.SyncTo == "store"
-	}
-	return true
+	k := PlacementOf(c.Placement)
+	return k == nil || k.Store == nil || k.Store(c)
 }
 
 // maxRingPoints bounds the consistent-hash ring: nodes × VNodes points.
@@ -271,36 +255,30 @@ const maxRingPoints = 1 << 24
 func (c *Config) validateDesigns() error {
 	switch {
 	case c.VNodes < 0:
-		return fmt.Errorf("vnodes: must not be negative, got %d", c.VNodes)
+		return fieldError("vnodes", "must not be negative, got %d", c.VNodes)
 	case c.Forward != "" && !slices.Contains(Forwards, c.Forward):
-		return fmt.Errorf("forward: unknown way %q (want one of %s)", c.Forward, strings.Join(Forwards, ", "))
+		return fieldError("forward", "unknown way %q (want one of %s)", c.Forward, strings.Join(Forwards, ", "))
 	case c.BatchWait < 0:
-		return fmt.Errorf("batch_wait: must not be negative")
+		return fieldError("batch_wait", "must not be negative")
 	case c.BatchLimit < 0:
-		return fmt.Errorf("batch_limit: must not be negative, got %d", c.BatchLimit)
+		return fieldError("batch_limit", "must not be negative, got %d", c.BatchLimit)
 	case c.PeerLatency < 0:
-		return fmt.Errorf("peer_latency: must not be negative")
+		return fieldError("peer_latency", "must not be negative")
 	case c.Sync < 0:
-		return fmt.Errorf("sync: must not be negative")
+		return fieldError("sync", "must not be negative")
 	case c.SyncTo != "" && !slices.Contains(SyncTargets, c.SyncTo):
-		return fmt.Errorf("sync_to: unknown target %q (want one of %s)", c.SyncTo, strings.Join(SyncTargets, ", "))
-	case c.Placement == "global-sync" && c.SyncTo == "store" && c.Sync > 0 && c.Sync < KongMinSync:
-		return fmt.Errorf("sync: %s is below the %s Kong accepts for sync_rate (0s is synchronous, its -1)", c.Sync, KongMinSync)
+		return fieldError("sync_to", "unknown target %q (want one of %s)", c.SyncTo, strings.Join(SyncTargets, ", "))
 	case c.GlobalBatchLimit < 0 || c.GlobalBatchLimit > DefaultGlobalBatchLimit:
-		return fmt.Errorf("global_batch_limit: must be between 1 and %d (Gubernator's maxBatchSize), got %d", DefaultGlobalBatchLimit, c.GlobalBatchLimit)
+		return fieldError("global_batch_limit", "must be between 1 and %d (Gubernator's maxBatchSize), got %d", DefaultGlobalBatchLimit, c.GlobalBatchLimit)
 	}
-	for _, b := range c.Behaviors {
+	for i, b := range c.Behaviors {
 		if !slices.Contains(Behaviors, b) {
-			return fmt.Errorf("behaviors: unknown behaviour %q (want %s; GLOBAL is the global-sync placement, BATCHING and NO_BATCHING the owner placement's forward)", b, strings.Join(Behaviors, ", "))
+			return fieldError(fmt.Sprintf("behaviors[%d]", i), "unknown behaviour %q (want %s; GLOBAL is the global-sync placement, BATCHING and NO_BATCHING the owner placement's forward)", b, strings.Join(Behaviors, ", "))
 		}
 	}
-	if c.Placement == "owner" || c.Placement == "global-sync" && c.SyncTo != "store" {
-		most := c.Nodes
-		for _, s := range c.Scale {
-			most = max(most, s.Nodes)
-		}
-		if v := cmp.Or(c.VNodes, DefaultVNodes); most*v > maxRingPoints {
-			return fmt.Errorf("vnodes: %d nodes × %d points is more than the ring's %d", most, v, maxRingPoints)
+	if k := PlacementOf(c.Placement); k != nil && k.Validate != nil {
+		if err := k.Validate(c); err != nil {
+			return err
 		}
 	}
 	if err := validateFailovers(c.Failovers, c.Reshards); err != nil {
@@ -310,15 +288,36 @@ func (c *Config) validateDesigns() error {
 		return err
 	}
 	switch {
-	case c.Eviction != nil && c.UsesStore() && !slices.Contains(EvictionPlacements, c.Placement):
-		return fmt.Errorf("eviction: the %s placement does not decide by the store's scripts (want one of %s)", c.Placement, strings.Join(EvictionPlacements, ", "))
+	case c.Eviction != nil && c.UsesStore() && !PlacementOf(c.Placement).Scripts:
+		return fieldError("eviction", "the %s placement does not decide by the store's scripts (want one of %s)", c.Placement, strings.Join(EvictionPlacements(), ", "))
 	case c.Eviction != nil && len(c.Failovers)+len(c.Reshards) > 0:
-		return fmt.Errorf("eviction: a store under memory pressure cannot also fail over or move slots in one fleet; use two variants")
+		return fieldError("eviction", "a store under memory pressure cannot also fail over or move slots in one fleet; use two variants")
 	}
 	return nil
 }
 
-// EvictionPlacements are the placements a store under memory pressure runs: those whose
-// store calls are the scripts. Like outages, a store's faults leave the placements
-// without a store (local, owner, global-sync to owners) as they are.
-var EvictionPlacements = []string{"shared", "two-tier", "leased", "shared-nonatomic"}
+// checkRing checks that the consistent-hash ring of the placements with owners can hold
+// the most nodes the fleet runs, VNodes points each.
+func checkRing(c *Config) error {
+	most := c.Nodes
+	for _, s := range c.Scale {
+		most = max(most, s.Nodes)
+	}
+	if v := cmp.Or(c.VNodes, DefaultVNodes); most*v > maxRingPoints {
+		return fieldError("vnodes", "%d nodes × %d points is more than the ring's %d", most, v, maxRingPoints)
+	}
+	return nil
+}
+
+// FieldError is what Validate reports: the field at fault, as Config names it
+// ("outages[2].at", "crash_probability"), and what is wrong with it. A scenario file
+// places it at the line and column the value came from.
+type FieldError struct {
+	Field, Msg string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
+
+func fieldError(field, format string, args ...any) error {
+	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
+}

@@ -7,12 +7,9 @@ import (
 	"github.com/rlsim/rlsim/store"
 )
 
-// designs are the placements and store faults beyond the notes' (owner.go,
-// globalsync.go, failover.go, eviction.go, partitions in Outage.Nodes). Fleet embeds it.
+// designs are the store faults beyond the notes' (failover.go, eviction.go) and the
+// shadow that counts what they cost. Fleet embeds it.
 type designs struct {
-	own   *owners
-	gs    *globalSync
-	gub   *gubernator
 	repl  *replicatedStore
 	evict *evictingStore
 
@@ -51,27 +48,21 @@ type DesignFigures struct {
 	EvictedKeys, OOMErrors int64
 	StoreKeysMax           int
 	StoreBytesMax          int64
+	// Forward is how the owner placement forwards; Sync and SyncTo are a global-sync
+	// node's exchange interval and target ("" and 0 for the other placements).
+	Forward string
+	Sync    time.Duration
+	SyncTo  string
+	// SyncsOnStore says the Syncs were round trips to the store (global sync to it), on
+	// top of the decisions' own.
+	SyncsOnStore bool
 }
 
 // Designs returns the designs' figures so far.
 func (f *Fleet) Designs() DesignFigures {
 	var d DesignFigures
-	if o := f.own; o != nil {
-		d.OwnershipMoves, d.MembershipChanges = o.moves, o.changes
-		if f.decided > 0 {
-			d.PeerHops = float64(o.forwarded) / float64(f.decided)
-			d.PeerMessages = float64(o.messages) / float64(f.decided)
-		}
-	}
-	if g := f.gs; g != nil {
-		d.Syncs, d.SyncFailures = g.exchanges(), g.fails
-	}
-	if g := f.gub; g != nil {
-		d.Syncs, d.SyncFailures = g.exchanges(), g.fails
-		if f.decided > 0 {
-			d.PeerHops = float64(g.hops) / float64(f.decided)
-			d.PeerMessages = float64(d.Syncs+g.hops) / float64(f.decided)
-		}
+	if p, ok := f.place.(figurer); ok {
+		p.figures(f, &d)
 	}
 	if f.repl != nil {
 		d.LostWrites = f.repl.lostWrites
@@ -89,10 +80,10 @@ func (f *Fleet) Designs() DesignFigures {
 	return d
 }
 
-// newDesigns wraps the store for the configured faults and builds the placement's
-// mechanism; it returns the store the fleet is to use.
+// newDesigns wraps the store for the configured faults; it returns the store the fleet
+// is to use.
 func (f *Fleet) newDesigns(st store.Store) (store.Store, error) {
-	c, p, alg := f.cfg, f.policy, f.algorithm
+	c := f.cfg
 	if len(c.Failovers)+len(c.Reshards) > 0 && c.UsesStore() {
 		f.repl = newReplicatedStore(st, c)
 		st = f.repl
@@ -104,38 +95,20 @@ func (f *Fleet) newDesigns(st store.Store) (store.Store, error) {
 		}
 		st = f.evict
 	}
-	switch c.Placement {
-	case "owner":
-		f.own = newOwners(c, alg, p)
-	case "global-sync":
-		var err error
-		if c.SyncTo == "store" {
-			f.gs, err = newGlobalSync(c, alg, p, st)
-		} else {
-			f.gub, err = newGubernator(c, alg, p)
-		}
-		if err != nil {
-			return nil, err
-		}
-	case "shared", "two-tier":
-		if f.repl != nil || f.evict != nil || c.Eviction != nil {
-			var err error
-			if f.shadow, err = store.NewLimiter(store.NewModel(), alg, p, c.Prefix); err != nil {
-				return nil, err
-			}
-		}
-	}
 	return st, nil
 }
 
-// resizeDesigns follows a change of the node count.
-func (f *Fleet) resizeDesigns(n int) {
-	if f.own != nil {
-		f.own.resize(n, f.names)
+// newShadow builds the shadow when a fault may lose the shared script's writes (a
+// failover, a slot move, eviction): it decides the same requests on a store that loses
+// nothing.
+func (f *Fleet) newShadow() error {
+	c := f.cfg
+	if !f.kind.Asks || f.repl == nil && f.evict == nil && c.Eviction == nil {
+		return nil
 	}
-	if f.gub != nil {
-		f.gub.resize(n)
-	}
+	var err error
+	f.shadow, err = store.NewLimiter(store.NewModel(), f.algorithm, f.policy, c.Prefix)
+	return err
 }
 
 // shadowCount is what the fleet and the shadow admitted of one key's requests.
@@ -170,7 +143,7 @@ func (f *Fleet) oomRefused(t *ticket, err error) bool {
 		return false
 	}
 	f.oom++
-	t.d = f.failover(&Outage{Policy: f.cfg.Eviction.OutagePolicy}, t.nd, t.key, t.nodeNow, t.cost, f.cfg.Placement == "two-tier")
+	t.d = f.failover(&Outage{Policy: f.cfg.Eviction.OutagePolicy}, t.nd, t.key, t.nodeNow, t.cost, f.kind.Guarded)
 	return true
 }
 

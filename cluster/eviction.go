@@ -39,11 +39,11 @@ func (e *Eviction) validate() error {
 	case e == nil:
 		return nil
 	case e.MaxMemory <= 0:
-		return fmt.Errorf("eviction.maxmemory: must be a positive number of bytes, got %d", e.MaxMemory)
+		return fieldError("eviction.maxmemory", "must be a positive number of bytes, got %d", e.MaxMemory)
 	case !slices.Contains(EvictionPolicies, e.Policy):
-		return fmt.Errorf("eviction.policy: unknown policy %q (want one of %s)", e.Policy, strings.Join(EvictionPolicies, ", "))
+		return fieldError("eviction.policy", "unknown policy %q (want one of %s)", e.Policy, strings.Join(EvictionPolicies, ", "))
 	case !slices.Contains(OutagePolicies, e.OutagePolicy):
-		return fmt.Errorf("eviction.outage_policy: unknown policy %q (want one of %s)", e.OutagePolicy, strings.Join(OutagePolicies, ", "))
+		return fieldError("eviction.outage_policy", "unknown policy %q (want one of %s)", e.OutagePolicy, strings.Join(OutagePolicies, ", "))
 	}
 	return nil
 }

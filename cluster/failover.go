@@ -237,19 +237,19 @@ func validateFailovers(fs []Failover, rs []Reshard) error {
 	for i, f := range fs {
 		switch {
 		case f.Lag < 0:
-			return fmt.Errorf("failovers[%d].lag: must not be negative", i)
+			return fieldError(fmt.Sprintf("failovers[%d].lag", i), "must not be negative")
 		case i > 0 && f.At <= fs[i-1].At:
-			return fmt.Errorf("failovers[%d].at: failovers must be in time order", i)
+			return fieldError(fmt.Sprintf("failovers[%d].at", i), "failovers must be in time order")
 		}
 	}
 	for i, r := range rs {
 		switch {
 		case r.For <= 0:
-			return fmt.Errorf("reshards[%d].for: must be a positive duration", i)
+			return fieldError(fmt.Sprintf("reshards[%d].for", i), "must be a positive duration")
 		case r.Fraction <= 0 || r.Fraction > 1:
-			return fmt.Errorf("reshards[%d].fraction: must be in (0, 1], got %g", i, r.Fraction)
+			return fieldError(fmt.Sprintf("reshards[%d].fraction", i), "must be in (0, 1], got %g", r.Fraction)
 		case i > 0 && r.At < rs[i-1].At+rs[i-1].For:
-			return fmt.Errorf("reshards[%d].at: moves must be in time order and not overlap", i)
+			return fieldError(fmt.Sprintf("reshards[%d].at", i), "moves must be in time order and not overlap")
 		}
 	}
 	return nil

@@ -40,12 +40,11 @@ type Fleet struct {
 	scaleNext int
 	rr        int
 
-	shared    *store.Limiter
-	leaser    *store.Limiter
-	nonAtomic *store.NonAtomic
-	racy      *racy     // shared-racy (racy.go)
-	breakers  []breaker // per node, with Config.Breaker (breaker.go)
-	designs             // owner, global-sync, failovers, eviction (designs.go)
+	kind     *PlacementKind // the placement, as registered (placement.go)
+	place    placement      // its state in this fleet, in the placement's own file
+	script   *store.Limiter // the algorithm's shared script, for the placements that ask it
+	breakers []breaker      // per node, with Config.Breaker (breaker.go)
+	designs                 // failovers, eviction, the shadow (designs.go)
 
 	names   []string
 	label   string
@@ -65,21 +64,9 @@ var _ algorithms.Limiter = (*Fleet)(nil)
 
 type node struct {
 	skew   int64
-	local  algorithms.Limiter // local placement
-	guard  algorithms.Limiter // two-tier and fail-open-local
-	leases []lease            // per key
-}
-
-type lease struct {
-	tokens  int64
-	expires int64 // ns
-	// askAfter is when the node may ask the central bucket again after it came back
-	// short: the time the bucket takes to refill one lease. Until then the node refuses
-	// on its own, so a client over its limit does not cost a round trip per request.
-	askAfter int64
-	// full is when the central bucket is full again, as its last reply to this node said
-	// (ns, on the node's clock).
-	full int64
+	local  algorithms.Limiter // its share of the limit, deciding alone (local.go)
+	guard  algorithms.Limiter // the node-local guard (two-tier, fail-open-local)
+	leases []lease            // per key (leased.go)
 }
 
 // New builds a fleet deciding with algorithm under policy p, c's zero fields taking
@@ -96,7 +83,7 @@ func New(c Config, algorithm string, p algorithms.Policy, st store.Store, rng *r
 	if c.Eviction != nil && c.UsesStore() && algorithms.FormOf(algorithm) == algorithms.FormTimestamps {
 		return nil, fmt.Errorf("eviction: no memory model of %s's sorted set; run it with another algorithm", algorithm)
 	}
-	f := &Fleet{cfg: c, algorithm: algorithm, policy: p, rng: rng, nodesMax: c.Nodes}
+	f := &Fleet{cfg: c, kind: PlacementOf(c.Placement), algorithm: algorithm, policy: p, rng: rng, nodesMax: c.Nodes}
 	f.nodeShare = share(p, c.Nodes)
 	f.guard = c.Guard
 	if _, err := algorithms.New(algorithm, f.nodeShare); err != nil {
@@ -106,21 +93,10 @@ func New(c Config, algorithm string, p algorithms.Policy, st store.Store, rng *r
 	if f.st, err = f.newDesigns(st); err != nil {
 		return nil, err
 	}
-	st = f.st
-	switch c.Placement {
-	case "shared", "two-tier":
-		f.shared, err = store.NewLimiter(st, algorithm, p, c.Prefix)
-	case "leased":
-		f.leaser, err = store.NewLimiter(st, store.Lease, p, c.Prefix)
-	case "shared-nonatomic":
-		f.nonAtomic, err = store.NewNonAtomic(st, p, c.Prefix, c.TTLWindowKey)
-	case "shared-racy":
-		f.racy, err = newRacy(st, algorithm, p, c, func(at int64) bool {
-			_, o := f.outageAt(time.Duration(at - c.Epoch))
-			return o != nil
-		})
+	if f.place, err = f.kind.New(f, f.st); err != nil {
+		return nil, err
 	}
-	if err != nil {
+	if err := f.newShadow(); err != nil {
 		return nil, err
 	}
 	f.setClocks()
@@ -139,21 +115,17 @@ func share(p algorithms.Policy, n int) algorithms.Policy {
 
 // resize puts n nodes in service, starting new ones as needed.
 func (f *Fleet) resize(n int) {
-	if f.cfg.LocalRecompute && f.cfg.Placement == "local" && n != f.active && f.active > 0 {
-		f.nodeShare = share(f.policy, n)
-		for _, nd := range f.nodes {
-			nd.local, _ = algorithms.New(f.algorithm, f.nodeShare)
-		}
-	}
 	for len(f.nodes) < n {
 		nd := &node{skew: skewOf(len(f.nodes), f.cfg.Skew)}
 		nd.local, _ = algorithms.New(f.algorithm, f.nodeShare)
 		nd.guard, _ = algorithms.New(f.algorithm, f.guard)
 		f.nodes = append(f.nodes, nd)
 	}
+	if r, ok := f.place.(resizer); ok {
+		r.resize(f, f.active, n)
+	}
 	f.active = n
 	f.nodesMax = max(f.nodesMax, n)
-	f.resizeDesigns(n)
 }
 
 // skewOf is node i's clock offset: fixed for the node's life (its clock never jumps),
@@ -186,14 +158,11 @@ func (f *Fleet) Name() string {
 	return f.Algorithm()
 }
 
-// Algorithm is the algorithm, or the mechanism the placement imposes ("lease",
-// "incr-expire").
+// Algorithm is the algorithm, or the mechanism the placement imposes
+// (PlacementKind.Mechanism).
 func (f *Fleet) Algorithm() string {
-	switch f.cfg.Placement {
-	case "leased":
-		return store.Lease
-	case "shared-nonatomic":
-		return "incr-expire"
+	if f.kind.Mechanism != "" {
+		return f.kind.Mechanism
 	}
 	return f.algorithm
 }
@@ -248,7 +217,7 @@ func (f *Fleet) outageAt(elapsed time.Duration) (int, *Outage) {
 func (f *Fleet) Allow(key uint32, now int64, cost int64) algorithms.Decision {
 	t := f.begin(key, now, cost)
 	if t.ask {
-		r, err := f.shared.Allow(f.names[key], t.at(), t.cost)
+		r, err := f.script.Allow(f.names[key], t.at(), t.cost)
 		t.d = f.storeReply(&t, r, err)
 	}
 	return f.end(t)
@@ -288,64 +257,18 @@ func (f *Fleet) begin(key uint32, now int64, cost int64) ticket {
 	nd := f.nodes[ni]
 	nodeNow := now + nd.skew
 	oi, outage := f.outageFor(ni, elapsed, f.ownLink())
-	if outage != nil && f.cfg.Placement != "local" && f.alerted <= oi {
+	if outage != nil && !f.kind.Isolated && f.alerted <= oi {
 		f.raise(oi, outage)
 	}
 	t := ticket{key: key, node: ni, nd: nd, now: now, nodeNow: nodeNow, cost: cost, inOutage: outage != nil && f.cfg.UsesStore()}
 
-	name := f.names[key]
-	placement := f.cfg.Placement
 	if f.err != nil {
 		// The store failed outside a scripted outage: the run is over, and every later
 		// call would wait out its own timeout. Refuse without asking.
-		placement = ""
-	}
-	switch placement {
-	case "local":
-		t.d = nd.local.Allow(key, nodeNow, cost)
-	case "shared", "two-tier":
-		if f.cfg.Placement == "two-tier" {
-			if g := nd.guard.Allow(key, nodeNow, cost); !g.Allowed {
-				t.d = g // the guard refuses without asking the store
-				break
-			}
-		}
-		if o := f.reach(&t, outage); o != nil {
-			t.d = f.failover(o, nd, key, nodeNow, cost, f.cfg.Placement == "two-tier")
-			break
-		}
-		t.trips, t.ask = 1, true
-	case "leased":
-		t.d, t.trips = f.spendLease(&t, outage)
-	case "shared-nonatomic":
-		if o := f.reach(&t, outage); o != nil {
-			t.d = f.failover(o, nd, key, nodeNow, cost, false)
-			break
-		}
-		crash := f.cfg.CrashProbability > 0 && f.rng.Float64() < f.cfg.CrashProbability
-		r, err := f.nonAtomic.Allow(name, t.at(), cost, crash)
-		t.trips = r.RoundTrips
-		t.crashed = r.Crashed
-		t.d = f.storeReply(&t, r.Reply, err)
-	case "shared-racy":
-		if o := f.reach(&t, outage); o != nil {
-			t.d = f.failover(o, nd, key, nodeNow, cost, false)
-			break
-		}
-		r, trips, err := f.racy.decide(ni, name, now, nodeNow, cost)
-		t.trips = trips
-		t.d = f.storeReply(&t, r, err)
-	case "owner":
-		f.decideOwned(&t)
-	case "global-sync":
-		if f.gub != nil {
-			f.decideGubernator(&t)
-		} else {
-			f.decideGlobal(&t)
-		}
-	default: // the store failed earlier
 		t.d = f.blind()
+		return t
 	}
+	f.place.decide(f, &t, outage)
 	return t
 }
 
@@ -380,8 +303,8 @@ func (f *Fleet) end(t ticket) algorithms.Decision {
 			RoundTrips: t.trips, Added: time.Duration(t.trips)*f.cfg.Latency + t.wait + t.peer,
 			TimedOut: t.wait > 0, BreakerOpen: t.breakerOpen, Crashed: t.crashed,
 		}
-		if f.cfg.Placement == "leased" {
-			o.LeasesOutstanding = f.outstanding(t.key, t.now)
+		if l, ok := f.place.(outstander); ok {
+			o.LeasesOutstanding = l.outstanding(f, t.key, t.now)
 		}
 		f.observe(o)
 	}
@@ -413,11 +336,8 @@ func (f *Fleet) raise(oi int, o *Outage) {
 		"fail-open-local": fmt.Sprintf("nodes fall back to their local guard of %d per %s per key", f.guard.Limit, f.guard.Window),
 	}[o.Policy]
 	if o.Nodes > 0 {
-		switch {
-		case f.gs != nil && f.gs.sync > 0:
-			what = "nodes decide alone, from their last read of the counts and their own hits"
-		case f.gub != nil && f.gub.sync > 0:
-			what = "nodes decide alone, from their copies; the hits they send are lost"
+		if l, ok := f.place.(loner); ok && l.alone() != "" {
+			what = l.alone()
 		}
 		from := map[string]string{CutStore: " from the store", CutPeers: " from their peers"}[o.Cut]
 		f.alert = fmt.Sprintf("nodes 0–%d cut off%s at %s for %s; they %s", o.Nodes-1, from, o.At, o.For, strings.TrimPrefix(what, "nodes "))
@@ -426,74 +346,10 @@ func (f *Fleet) raise(oi int, o *Outage) {
 	f.alert = fmt.Sprintf("store unreachable at %s for %s; %s", o.At, o.For, what)
 }
 
-// spendLease spends a leased token for t's key on its node, borrowing Lease more from the
-// central bucket (one round trip) when the node holds too few. A refusal's RetryAfter is
-// when the node will ask the central bucket again (which may still be short then); Reset
-// is when, as of the node's last ask, the bucket is full and the node holds no lease.
-func (f *Fleet) spendLease(t *ticket, outage *Outage) (d algorithms.Decision, trips int) {
-	nd, key, at, cost := t.nd, t.key, t.at(), t.cost
-	nodeNow := at.Node
-	for int(key) >= len(nd.leases) {
-		nd.leases = append(nd.leases, lease{})
-	}
-	l := &nd.leases[key]
-	if l.tokens > 0 && nodeNow >= l.expires {
-		l.tokens = 0
-	}
-	if l.tokens < cost && nodeNow >= l.askAfter {
-		if o := f.reach(t, outage); o != nil {
-			return f.failover(o, nd, key, nodeNow, cost, false), 0
-		}
-		want := max(f.cfg.Lease, cost)
-		granted, full, err := f.leaser.Lease(f.names[key], at, want)
-		if f.oomRefused(t, err) {
-			return t.d, 1
-		}
-		f.fail(err)
-		if err != nil {
-			return f.blind(), 1
-		}
-		trips = 1
-		l.full = nodeNow + int64(full)
-		if granted > 0 {
-			l.tokens += granted
-			l.expires = nodeNow + int64(f.cfg.LeaseTTL)
-		}
-		if granted < want {
-			l.askAfter = nodeNow + want*int64(f.policy.Window)/f.policy.Limit
-		}
-	}
-	idle := l.full
-	if l.tokens > 0 {
-		idle = max(idle, l.expires)
-	}
-	d.Reset = time.Duration(max(idle-nodeNow, 0))
-	if l.tokens < cost {
-		d.RetryAfter = time.Duration(l.askAfter - nodeNow)
-		return d, trips
-	}
-	l.tokens -= cost
-	d.Allowed, d.Remaining = true, l.tokens
-	return d, trips
-}
-
 func (f *Fleet) fail(err error) {
 	if err != nil && f.err == nil {
 		f.err = err
 	}
-}
-
-// outstanding is the leased, unspent, unexpired tokens all nodes hold for key at now.
-func (f *Fleet) outstanding(key uint32, now int64) int64 {
-	var sum int64
-	for _, nd := range f.nodes {
-		if int(key) < len(nd.leases) {
-			if l := nd.leases[key]; l.tokens > 0 && now+nd.skew < l.expires {
-				sum += l.tokens
-			}
-		}
-	}
-	return sum
 }
 
 // Finish ends the run: the writes of the racy placement still in flight land, as they
@@ -504,17 +360,14 @@ func (f *Fleet) Finish() (Stats, error) {
 	if f.cfg.UsesStore() {
 		s.Store = f.st.Name()
 	}
-	if f.cfg.Placement == "two-tier" || f.hasPolicy("fail-open-local") {
+	if f.kind.Guarded || f.hasPolicy("fail-open-local") {
 		s.GuardLimit = f.guard.Limit
 	}
 	for _, b := range f.breakers {
 		s.BreakerOpens += b.opens
 	}
-	if f.racy != nil {
-		if f.err == nil {
-			f.fail(f.racy.drain())
-		}
-		s.StaleReads, s.LostWrites = f.racy.staleReads, f.racy.lostWrites
+	if fin, ok := f.place.(finisher); ok {
+		fin.finish(f, &s)
 	}
 	if f.err != nil || !f.cfg.UsesStore() {
 		return s, f.err
@@ -537,15 +390,12 @@ func (f *Fleet) setClocks() {
 	if f.cfg.Clock == "store" {
 		clock = store.StoreClock
 	}
-	for _, l := range []*store.Limiter{f.shared, f.leaser} {
-		if l != nil {
-			l.SetClock(clock)
-			l.SetKeep(keep)
-		}
+	if f.script != nil {
+		f.script.SetClock(clock)
+		f.script.SetKeep(keep)
 	}
-	if f.nonAtomic != nil {
-		f.nonAtomic.SetClock(clock)
-		f.nonAtomic.SetKeep(keep)
+	if c, ok := f.place.(clocked); ok {
+		c.setClock(clock, keep)
 	}
 }
 

@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"container/heap"
 	"fmt"
 	"slices"
 	"strconv"
@@ -9,8 +8,68 @@ import (
 	"time"
 
 	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/sim"
 	"github.com/rlsim/rlsim/store"
 )
+
+// The global-sync placement: each node decides from its view of the global count and
+// exchanges its hits every Config.Sync with the key's owner (Gubernator's GLOBAL,
+// gubernator.go) or with the store (Kong's sync_rate, globalSync below).
+func init() {
+	registerPlacement(PlacementKind{
+		Name:  "global-sync",
+		Doc:   "each node decides from its view of the global count and syncs its hits with the key's owner or the store every Sync",
+		Rank:  80,
+		Store: func(c *Config) bool { return c.SyncTo == syncToStore },
+		Runs: func(c *Config, algs []string) []string {
+			if c.SyncTo == syncToStore {
+				return keep(algs, GlobalAlgorithms())
+			}
+			return keep(algs, GubernatorAlgorithms)
+		},
+		Validate: func(c *Config) error {
+			if c.SyncTo == syncToStore {
+				if c.Sync > 0 && c.Sync < KongMinSync {
+					return fieldError("sync", "%s is below the %s Kong accepts for sync_rate (0s is synchronous, its -1)", c.Sync, KongMinSync)
+				}
+				return nil
+			}
+			return checkRing(c)
+		},
+		New: func(f *Fleet, st store.Store) (placement, error) {
+			if f.cfg.SyncTo == syncToStore {
+				return newGlobalSync(f.cfg, f.algorithm, f.policy, st)
+			}
+			return newGubernator(f.cfg, f.algorithm, f.policy)
+		},
+		Owners: func(c *Config) bool { return c.SyncTo != syncToStore },
+	})
+}
+
+// syncToStore is the SyncTargets entry that syncs with the store.
+const syncToStore = "store"
+
+var (
+	_ figurer = (*globalSync)(nil)
+	_ loner   = (*globalSync)(nil)
+	_ resizer = (*gubernator)(nil)
+	_ figurer = (*gubernator)(nil)
+	_ loner   = (*gubernator)(nil)
+)
+
+func (g *globalSync) decide(f *Fleet, t *ticket, _ *Outage) { f.decideGlobal(t) }
+
+func (g *globalSync) figures(f *Fleet, d *DesignFigures) {
+	d.Syncs, d.SyncFailures = g.exchanges(), g.fails
+	d.Sync, d.SyncTo, d.SyncsOnStore = f.cfg.Sync, f.cfg.SyncTo, true
+}
+
+func (g *globalSync) alone() string {
+	if g.sync > 0 {
+		return "nodes decide alone, from their last read of the counts and their own hits"
+	}
+	return ""
+}
 
 // GlobalAlgorithms lists the algorithms the global-sync placement runs with the store
 // target: those with a store script whose state is window counts (one, or the current and
@@ -28,7 +87,7 @@ func GlobalAlgorithms() []string {
 //	       item in its memory: no store (Gubernator's GLOBAL behaviour, gubernator.go)
 //	store  the shared store: INCRBY the window counters, then read them (Kong's
 //	       rate-limiting plugin, policy redis with sync_rate)
-var SyncTargets = []string{"owner", "store"}
+var SyncTargets = []string{"owner", syncToStore}
 
 // KongMinSync is the shortest sync_rate Kong's rate-limiting plugin accepts (schema.lua,
 // 3.4 and later: "sync_rate must be greater than 0.02, or -1 to disable"); -1 is
@@ -90,8 +149,8 @@ type globalSync struct {
 	sliding bool
 	views   map[viewKey]*view
 	applied map[string][]applied // per counter, the increments of the last interval
-	events  eventQueue
-	seq     int64
+	events  sim.Queue[event]
+	seq     uint64
 	sends   int64 // sends that reached the store
 	fails   int64 // sends a partition stopped
 	// active is, per node, the first and last request it decided.
@@ -126,28 +185,13 @@ const (
 	applyEvent                  // the target applies hits
 )
 
+// event is a send or an apply due at at (ns); the queue orders events due at the same
+// instant by when they were scheduled.
 type event struct {
 	at   int64
-	seq  int64
 	kind eventKind
 	vk   viewKey
 	hits []hit
-}
-
-type eventQueue []event
-
-func (q eventQueue) Len() int { return len(q) }
-func (q eventQueue) Less(i, j int) bool {
-	return q[i].at < q[j].at || q[i].at == q[j].at && q[i].seq < q[j].seq
-}
-func (q eventQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *eventQueue) Push(x any)   { *q = append(*q, x.(event)) }
-func (q *eventQueue) Pop() any {
-	old := *q
-	e := old[len(old)-1]
-	old[len(old)-1] = event{}
-	*q = old[:len(old)-1]
-	return e
 }
 
 func newGlobalSync(c Config, algorithm string, p algorithms.Policy, st store.Store) (*globalSync, error) {
@@ -188,15 +232,14 @@ func (g *globalSync) offset(node int) int64 {
 
 func (g *globalSync) push(e event) {
 	g.seq++
-	e.seq = g.seq
-	heap.Push(&g.events, e)
+	g.events.Push(sim.Item[event]{At: time.Duration(e.at), Seq: g.seq, Value: e})
 }
 
 // advanceGlobal runs, in time order, every send and apply due at or before now.
 func (f *Fleet) advanceGlobal(now int64) error {
-	g := f.gs
-	for len(g.events) > 0 && g.events[0].at <= now {
-		e := heap.Pop(&g.events).(event)
+	g := f.place.(*globalSync)
+	for g.events.Len() > 0 && g.events.Min().Value.at <= now {
+		e := g.events.Pop().Value
 		name := f.names[e.vk.key]
 		switch e.kind {
 		case sendEvent:
@@ -266,7 +309,7 @@ func (g *globalSync) asOf(names []string, at int64) ([]int64, error) {
 
 // decideGlobal takes t's decision under the global-sync placement.
 func (f *Fleet) decideGlobal(t *ticket) {
-	g := f.gs
+	g := f.place.(*globalSync)
 	if err := f.advanceGlobal(t.now); err != nil {
 		f.fail(err)
 		return
@@ -325,7 +368,7 @@ func (f *Fleet) decideGlobal(t *ticket) {
 		}
 		return c
 	}
-	t.d = g.decide(us, idx, count(idx-1), count(idx), t.cost)
+	t.d = g.decideCounts(us, idx, count(idx-1), count(idx), t.cost)
 	// Every request has the node send at its next tick (a refused one adds nothing to
 	// the counts, as Kong undoes its delta).
 	if !v.sendNext {
@@ -366,7 +409,7 @@ func (g *globalSync) exchanges() int64 {
 
 // decideGlobalNow decides from the store's totals and counts the hit at once: sync 0.
 func (f *Fleet) decideGlobalNow(t *ticket, name string, us, idx int64) {
-	g := f.gs
+	g := f.place.(*globalSync)
 	if f.cutOff(t.node, t.now) {
 		t.inOutage = true
 		t.wait = f.cfg.StoreTimeout
@@ -383,7 +426,7 @@ func (f *Fleet) decideGlobalNow(t *ticket, name string, us, idx int64) {
 		f.fail(err)
 		return
 	}
-	t.d = g.decide(us, idx, counts[0], counts[1], t.cost)
+	t.d = g.decideCounts(us, idx, counts[0], counts[1], t.cost)
 	if t.d.Allowed {
 		c := g.counter(name, idx)
 		if _, err := g.rw.IncrExpire(c, t.cost, g.ttl); err != nil {
@@ -394,10 +437,10 @@ func (f *Fleet) decideGlobalNow(t *ticket, name string, us, idx int64) {
 	t.trips = 1
 }
 
-// decide is the algorithm's rule on the counts of the previous and current windows: the
+// decideCounts is the algorithm's rule on the counts of the previous and current windows: the
 // arithmetic of fixed_window.lua and sliding_window.lua, their RetryAfter and Reset
 // included, as the node can tell them from its view.
-func (g *globalSync) decide(us, idx, prev, curr, cost int64) algorithms.Decision {
+func (g *globalSync) decideCounts(us, idx, prev, curr, cost int64) algorithms.Decision {
 	limit, window := g.limit, g.window
 	var v []int64 // the script's reply: allowed, remaining, retry_after, reset (µs)
 	if !g.sliding {

@@ -173,7 +173,7 @@ func newGubernator(c Config, algorithm string, p algorithms.Policy) (*gubernator
 
 // resize puts nodes 0..n-1 in service: the nodes that leave lose their caches and
 // queues; the nodes that join start empty.
-func (g *gubernator) resize(n int) {
+func (g *gubernator) resize(_ *Fleet, _, n int) {
 	for len(g.nodes) < n {
 		g.nodes = append(g.nodes, &gNode{})
 	}
@@ -381,7 +381,7 @@ func take(list *[]gHit, at []int) []gHit {
 
 // queueHit is QueueHit on node n: at the batch limit the hits leave at once.
 func (f *Fleet) queueHit(n int, key uint32, hits, createdAt, now int64) {
-	g, nd := f.gub, f.gub.nodes[n]
+	g, nd := f.place.(*gubernator), f.place.(*gubernator).nodes[n]
 	if queue(&nd.hits, &nd.hitAt, key, hits, createdAt, false) {
 		g.next(&nd.hitTimer, now, gHitTick, n, nd.hitN)
 	}
@@ -392,7 +392,7 @@ func (f *Fleet) queueHit(n int, key uint32, hits, createdAt, now int64) {
 
 // queueUpdate is QueueUpdate on owner n.
 func (f *Fleet) queueUpdate(n int, key uint32, createdAt, now int64) {
-	g, nd := f.gub, f.gub.nodes[n]
+	g, nd := f.place.(*gubernator), f.place.(*gubernator).nodes[n]
 	if queue(&nd.updates, &nd.updateAt, key, 0, createdAt, true) {
 		g.next(&nd.updateTimer, now, gUpdateTick, n, nd.updateN)
 	}
@@ -412,7 +412,7 @@ func (f *Fleet) peerCut(a, b int, now int64) bool {
 
 // sendHits is sendHits on node n at now: one request to each owner with its keys' hits.
 func (f *Fleet) sendHits(n int, now int64) {
-	g := f.gub
+	g := f.place.(*gubernator)
 	byOwner := map[int][]gHit{}
 	var owners []int
 	for _, h := range take(&g.nodes[n].hits, g.nodes[n].hitAt) {
@@ -436,7 +436,7 @@ func (f *Fleet) sendHits(n int, now int64) {
 // broadcast is broadcastPeers on owner n at now: each updated key's status, read with a
 // hit of 0 at its update's CreatedAt, to every other node in service.
 func (f *Fleet) broadcast(n int, now int64) {
-	g, nd := f.gub, f.gub.nodes[n]
+	g, nd := f.place.(*gubernator), f.place.(*gubernator).nodes[n]
 	var casts []gCast
 	for _, u := range take(&nd.updates, nd.updateAt) {
 		casts = append(casts, gCast{key: u.key, status: g.apply(nd, u.key, 0, u.createdAt, f.gMS(n, now), false)})
@@ -456,7 +456,7 @@ func (f *Fleet) broadcast(n int, now int64) {
 
 // advanceGubernator runs, in time order, every timer and message due at or before now.
 func (f *Fleet) advanceGubernator(now int64) {
-	g := f.gub
+	g := f.place.(*gubernator)
 	for g.events.Len() > 0 && int64(g.events.Min().At) <= now {
 		it := g.events.Pop()
 		at, e := int64(it.At), it.Value
@@ -501,9 +501,8 @@ func (f *Fleet) advanceGubernator(now int64) {
 	}
 }
 
-// decideGubernator takes t's decision under global-sync to owners.
-func (f *Fleet) decideGubernator(t *ticket) {
-	g := f.gub
+// decide takes t's decision under global-sync to owners.
+func (g *gubernator) decide(f *Fleet, t *ticket, _ *Outage) {
 	f.advanceGubernator(t.now)
 	g.decided++
 	owner := g.ring.owner(f.names[t.key])
@@ -556,3 +555,19 @@ func (g *gubernator) decision(s gStatus, nowMS int64) algorithms.Decision {
 
 // exchanges are the messages GLOBAL costs: hit sends to owners and broadcast messages.
 func (g *gubernator) exchanges() int64 { return g.sends }
+
+func (g *gubernator) figures(f *Fleet, d *DesignFigures) {
+	d.Syncs, d.SyncFailures = g.exchanges(), g.fails
+	if f.decided > 0 {
+		d.PeerHops = float64(g.hops) / float64(f.decided)
+		d.PeerMessages = float64(d.Syncs+g.hops) / float64(f.decided)
+	}
+	d.Sync, d.SyncTo = f.cfg.Sync, f.cfg.SyncTo
+}
+
+func (g *gubernator) alone() string {
+	if g.sync > 0 {
+		return "nodes decide alone, from their copies; the hits they send are lost"
+	}
+	return ""
+}

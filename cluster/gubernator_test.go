@@ -85,7 +85,7 @@ func twoNodes(t *testing.T, f *Fleet) (key uint32, peer, owner int) {
 	t.Helper()
 	for i := range 100 {
 		f.SetName(uint32(i), fmt.Sprintf("user_%d", i))
-		p, o := f.route(uint32(i)), f.gub.ring.owner(f.names[i])
+		p, o := f.route(uint32(i)), f.place.(*gubernator).ring.owner(f.names[i])
 		if p != o {
 			return uint32(i), p, o
 		}
@@ -107,7 +107,7 @@ func TestGubernatorGlobalHandCase(t *testing.T) {
 	if got := pattern(f, key, 0, 1, 2, 3, 4); got != "AAARR" {
 		t.Fatalf("before any sync: %s, want AAARR", got)
 	}
-	if q := f.gub.nodes[peer].hits; len(q) != 1 || q[0].hits != 5 {
+	if q := f.place.(*gubernator).nodes[peer].hits; len(q) != 1 || q[0].hits != 5 {
 		t.Fatalf("queued %+v, want the 5 hits of every request, admitted or not, as one", q)
 	}
 	// The hits leave at 100 ms and land at 101 ms; the broadcast leaves at 201 ms and
@@ -115,7 +115,7 @@ func TestGubernatorGlobalHandCase(t *testing.T) {
 	if got := pattern(f, key, 150, 201); got != "RR" {
 		t.Fatalf("before the broadcast: %s, want RR", got)
 	}
-	if it := f.gub.nodes[owner].cache[key]; it == nil || it.remaining != 3 {
+	if it := f.place.(*gubernator).nodes[owner].cache[key]; it == nil || it.remaining != 3 {
 		t.Fatalf("the owner's item %+v, want Remaining 3 after the new-item path refused 5", it)
 	}
 	if got := pattern(f, key, 202, 203, 204, 205); got != "AAAR" {
@@ -125,12 +125,12 @@ func TestGubernatorGlobalHandCase(t *testing.T) {
 	// the broadcast would have refused the peer.
 	f = gubernatorFleet(t, Config{Nodes: 2, Sync: 100 * time.Millisecond, PeerLatency: 2 * time.Millisecond}, "token-bucket", p)
 	key, _, owner = twoNodes(t, f)
-	f.gub.apply(f.gub.nodes[owner], key, 0, f.gMS(owner, epoch), f.gMS(owner, epoch), false) // a status query at the owner
+	f.place.(*gubernator).apply(f.place.(*gubernator).nodes[owner], key, 0, f.gMS(owner, epoch), f.gMS(owner, epoch), false) // a status query at the owner
 	pattern(f, key, 0, 1, 2, 3, 4)
 	if got := pattern(f, key, 202, 203); got != "RR" {
 		t.Fatalf("drained at the owner: %s after the broadcast, want RR", got)
 	}
-	if it := f.gub.nodes[owner].cache[key]; it.remaining != 0 {
+	if it := f.place.(*gubernator).nodes[owner].cache[key]; it.remaining != 0 {
 		t.Fatalf("the owner's item %+v, want drained to 0", it)
 	}
 }
@@ -218,8 +218,8 @@ func TestGubernatorConfig(t *testing.T) {
 		}
 	}
 	f := gubernatorFleet(t, Config{Nodes: 2}, "token-bucket", p)
-	if DefaultSync != 100*time.Millisecond || f.gub.batchLimit != 1000 {
-		t.Errorf("defaults: sync %s, batch limit %d; want Gubernator's 100ms and 1000", DefaultSync, f.gub.batchLimit)
+	if DefaultSync != 100*time.Millisecond || f.place.(*gubernator).batchLimit != 1000 {
+		t.Errorf("defaults: sync %s, batch limit %d; want Gubernator's 100ms and 1000", DefaultSync, f.place.(*gubernator).batchLimit)
 	}
 }
 
@@ -230,16 +230,16 @@ func TestGubernatorBatchLimit(t *testing.T) {
 	var peerKeys []uint32
 	for i := 0; len(peerKeys) < 3 && i < 500; i++ {
 		f.SetName(uint32(i), fmt.Sprintf("user_%d", i))
-		if f.route(uint32(i)) == 0 && f.gub.ring.owner(f.names[i]) == 1 {
+		if f.route(uint32(i)) == 0 && f.place.(*gubernator).ring.owner(f.names[i]) == 1 {
 			peerKeys = append(peerKeys, uint32(i))
 		}
 	}
 	f.Allow(peerKeys[0], epoch, 1)
-	if f.gub.sends != 0 {
+	if f.place.(*gubernator).sends != 0 {
 		t.Fatal("one key queued: nothing sent yet")
 	}
 	f.Allow(peerKeys[1], epoch, 1)
-	if f.gub.sends != 1 || len(f.gub.nodes[0].hits) != 0 {
-		t.Fatalf("two keys queued at a batch limit of 2: %d sends, %d still queued", f.gub.sends, len(f.gub.nodes[0].hits))
+	if f.place.(*gubernator).sends != 1 || len(f.place.(*gubernator).nodes[0].hits) != 0 {
+		t.Fatalf("two keys queued at a batch limit of 2: %d sends, %d still queued", f.place.(*gubernator).sends, len(f.place.(*gubernator).nodes[0].hits))
 	}
 }

@@ -4,7 +4,24 @@ import (
 	"time"
 
 	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/store"
 )
+
+// The owner placement: no store; each key has one owner node on a consistent-hash ring,
+// and the others forward to it (owners, below).
+func init() {
+	registerPlacement(PlacementKind{
+		Name:     "owner",
+		Doc:      "no store: each key has one owner node on a consistent-hash ring, the others forward to it",
+		Rank:     70,
+		Store:    func(*Config) bool { return false },
+		Validate: checkRing,
+		New: func(f *Fleet, _ store.Store) (placement, error) {
+			return newOwners(f.cfg, f.algorithm, f.policy), nil
+		},
+		Owners: func(*Config) bool { return true },
+	})
+}
 
 // Forwards are the ways a node sends a request for a key another node owns (placement
 // owner).
@@ -74,9 +91,9 @@ func newOwners(c Config, algorithm string, p algorithms.Policy) *owners {
 	return o
 }
 
-// resize puts nodes 0..n-1 in service: the nodes that leave lose their counts, the nodes
+// serve puts nodes 0..n-1 in service: the nodes that leave lose their counts, the nodes
 // that join start empty, and the ring moves the keys already placed (names, by key).
-func (o *owners) resize(n int, names []string) {
+func (o *owners) serve(n int, names []string) {
 	for i := n; i < len(o.limiters); i++ {
 		o.limiters[i] = nil
 	}
@@ -116,9 +133,8 @@ func (o *owners) place(key uint32, owner int) {
 	}
 }
 
-// decideOwned takes t's decision under the owner placement (see owners).
-func (f *Fleet) decideOwned(t *ticket) {
-	o := f.own
+// decide takes t's decision under the owner placement (see owners).
+func (o *owners) decide(f *Fleet, t *ticket, _ *Outage) {
 	name := f.names[t.key]
 	b := o.ring.owner(name)
 	o.place(t.key, b)
@@ -158,4 +174,20 @@ func (f *Fleet) decideOwned(t *ticket) {
 	// The owner's answer counts from its own now; the client hears it a wait later.
 	t.d = o.limiters[b].Allow(t.key, at, t.cost)
 	t.peer = time.Duration(leaves - t.now + rtt)
+}
+
+var (
+	_ resizer = (*owners)(nil)
+	_ figurer = (*owners)(nil)
+)
+
+func (o *owners) resize(f *Fleet, _, to int) { o.serve(to, f.names) }
+
+func (o *owners) figures(f *Fleet, d *DesignFigures) {
+	d.OwnershipMoves, d.MembershipChanges = o.moves, o.changes
+	if f.decided > 0 {
+		d.PeerHops = float64(o.forwarded) / float64(f.decided)
+		d.PeerMessages = float64(o.messages) / float64(f.decided)
+	}
+	d.Forward = f.cfg.Forward
 }

@@ -15,7 +15,7 @@ import (
 // whether a PEXPIRE follows), nor for local, which has no store to batch for.
 // Nor does it hold under memory pressure, where the store may refuse one call of a batch.
 func (f *Fleet) Pipelines() bool {
-	return (f.cfg.Placement == "shared" || f.cfg.Placement == "two-tier") && f.cfg.Eviction == nil
+	return f.kind.Asks && f.cfg.Eviction == nil
 }
 
 // Defer takes a request's decision up to the shared script and holds it until Flush,
@@ -30,7 +30,7 @@ func (f *Fleet) Defer(key uint32, now, cost int64) {
 	h := held{t: t, call: -1}
 	if t.ask {
 		h.call = len(f.calls)
-		f.calls = append(f.calls, f.shared.Call(f.names[key], t.at(), t.cost))
+		f.calls = append(f.calls, f.script.Call(f.names[key], t.at(), t.cost))
 	}
 	f.held = append(f.held, h)
 }

@@ -57,7 +57,7 @@ func runHeld(t *testing.T, c Config, alg string, st store.Store, batch int) ([]a
 // skewed clocks and an outage whose nodes fall back to their guards; on the model and on
 // miniredis, whose pipelines carry the clock.
 func TestFlushMatchesOneByOne(t *testing.T) {
-	for _, placement := range Placements {
+	for _, placement := range Placements() {
 		c := Config{
 			Nodes: 3, Balancer: "random", Placement: placement,
 			Scale:   []Scale{{At: 10 * time.Second, Nodes: 5}},

@@ -11,6 +11,47 @@ import (
 	"github.com/rlsim/rlsim/store"
 )
 
+// The shared-racy placement: the node reads the counter, decides, and writes back one
+// round trip later, so nodes interleave (racy, below).
+func init() {
+	registerPlacement(PlacementKind{
+		Name: "shared-racy",
+		Doc:  "the node reads the counter, decides, and writes back one round trip later: nodes interleave",
+		Rank: 60,
+		Runs: func(_ *Config, algs []string) []string { return keep(algs, RacyAlgorithms()) },
+		New: func(f *Fleet, st store.Store) (placement, error) {
+			c := f.cfg
+			return newRacy(st, f.algorithm, f.policy, c, func(at int64) bool {
+				_, o := f.outageAt(time.Duration(at - c.Epoch))
+				return o != nil
+			})
+		},
+	})
+}
+
+var (
+	_ placement = (*racy)(nil)
+	_ finisher  = (*racy)(nil)
+)
+
+func (r *racy) decide(f *Fleet, t *ticket, outage *Outage) {
+	if o := f.reach(t, outage); o != nil {
+		t.d = f.failover(o, t.nd, t.key, t.nodeNow, t.cost, false)
+		return
+	}
+	reply, trips, err := r.decideRead(t.node, f.names[t.key], t.now, t.nodeNow, t.cost)
+	t.trips = trips
+	t.d = f.storeReply(t, reply, err)
+}
+
+// finish lands the writes still in flight, as they would, and counts what raced.
+func (r *racy) finish(f *Fleet, s *Stats) {
+	if f.err == nil {
+		f.fail(r.drain())
+	}
+	s.StaleReads, s.LostWrites = r.staleReads, r.lostWrites
+}
+
 // RacyAlgorithms lists the algorithms the shared-racy placement runs: those with a store
 // script whose whole state a node can read with one command and write back with
 // another, by the form of that state (algorithms.StateForm):
@@ -125,10 +166,10 @@ func newRacy(st store.Store, algorithm string, p algorithms.Policy, c Config, do
 	}, nil
 }
 
-// decide takes node's decision for the client name at now (ns, true time; nodeNow is the
+// decideRead takes node's decision for the client name at now (ns, true time; nodeNow is the
 // node's clock): the read, the decision, and the write it sends. trips is 1 for a refusal
 // (the read), 2 for an admission (the read and the write).
-func (r *racy) decide(node int, name string, now, nodeNow, cost int64) (reply store.Reply, trips int, err error) {
+func (r *racy) decideRead(node int, name string, now, nodeNow, cost int64) (reply store.Reply, trips int, err error) {
 	if err := r.land(now); err != nil {
 		return reply, 0, err
 	}

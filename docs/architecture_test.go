@@ -1,11 +1,15 @@
 package docs_test
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -62,6 +66,184 @@ func TestArchitectureMatchesTheCode(t *testing.T) {
 	for _, m := range regexp.MustCompile("`([a-z/_]+\\.(go|lua))`").FindAllStringSubmatch(doc, -1) {
 		if _, err := os.Stat(filepath.Join("..", m[1])); err != nil {
 			t.Errorf("architecture.md points at %s: %v", m[1], err)
+		}
+	}
+}
+
+// namesOutsideTheirFiles are the places that still name a placement or a fault by string
+// outside its own file: the report and the claims judge rows of the JSON output by their
+// placement, a sweep parameter applies to one placement alone, and two words are another
+// concept's too (the retry experiments' and closed-loop clients' "shared" key, global
+// sync's "owner" target). The
+// test fails on a name anywhere else, and on an entry here that is no longer needed, so
+// the list only shrinks.
+var namesOutsideTheirFiles = []string{
+	"claims/designs.go owner",
+	"claims/fleet.go leased",
+	"claims/fleet.go shared",
+	"claims/fleet.go shared-racy",
+	"claims/fleet.go two-tier",
+	"cluster/globalsync.go owner",
+	"cmd/backoff_ratelimited.go shared",
+	"cmd/complete.go shared",
+	"report/distributed.go owner",
+	"report/distributed.go shared-racy",
+	"report/fleet_designs.go owner",
+	"report/fleet_designs.go global-sync",
+	"report/fleet_race.go shared",
+	"report/fleet_race.go shared-racy",
+	"scenario/clients.go shared",
+	"sweep/cluster.go global-sync",
+}
+
+// Each placement (cluster.registerPlacement) and each fault (scenario.RegisterFault) is
+// one file: its name, as a Go string, appears in that file and in tests only. Placement
+// names are looked for in every package that decides, runs or renders a fleet; fault
+// names in those that read a scenario's faults (cluster's own fields are called latency,
+// skew and eviction too).
+func TestPlacementAndFaultNamesLiveInTheirFiles(t *testing.T) {
+	placements := registered(t, "../cluster", "registerPlacement")
+	faults := registered(t, "../scenario", "RegisterFault")
+	if len(placements) < 8 || len(faults) < 8 {
+		t.Fatalf("found %d placements and %d faults registered", len(placements), len(faults))
+	}
+	var found []string
+	scan := func(names map[string]string, dirs ...string) {
+		for _, dir := range dirs {
+			for path, lits := range stringLiterals(t, "../"+dir) {
+				for _, lit := range lits {
+					if home, ok := names[lit]; ok && home != path {
+						found = append(found, path+" "+lit)
+					}
+				}
+			}
+		}
+	}
+	scan(placements, "cluster", "run", "scenario", "sweep", "report", "claims", "cmd", "internal/pool")
+	scan(faults, "scenario", "run", "sweep", "claims", "cmd")
+	slices.Sort(found)
+	found = slices.Compact(found)
+	for _, f := range found {
+		if !slices.Contains(namesOutsideTheirFiles, f) {
+			t.Errorf("%s: a placement or fault named outside its own file; ask the registry (cluster.PlacementOf, a fault's type) instead", f)
+		}
+	}
+	for _, a := range namesOutsideTheirFiles {
+		if !slices.Contains(found, a) {
+			t.Errorf("namesOutsideTheirFiles lists %q, which no longer names it: take it off the list", a)
+		}
+	}
+}
+
+// registered maps each name registered in dir by calls of register (a composite literal
+// with a Name field) to the file, relative to the module, that registers it.
+func registered(t *testing.T, dir, register string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for path, file := range parseDir(t, dir) {
+		ast.Inspect(file, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			if id, ok := call.Fun.(*ast.Ident); !ok || id.Name != register || len(call.Args) != 1 {
+				return true
+			}
+			lit, ok := call.Args[0].(*ast.CompositeLit)
+			if !ok {
+				return true
+			}
+			for _, e := range lit.Elts {
+				if kv, ok := e.(*ast.KeyValueExpr); ok {
+					if key, ok := kv.Key.(*ast.Ident); ok && key.Name == "Name" {
+						if s, ok := kv.Value.(*ast.BasicLit); ok && s.Kind == token.STRING {
+							name, _ := strconv.Unquote(s.Value)
+							out[name] = path
+						}
+					}
+				}
+			}
+			return true
+		})
+	}
+	return out
+}
+
+// stringLiterals are the string constants of each non-test Go file in dir, by file.
+func stringLiterals(t *testing.T, dir string) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for path, file := range parseDir(t, dir) {
+		ast.Inspect(file, func(n ast.Node) bool {
+			if s, ok := n.(*ast.BasicLit); ok && s.Kind == token.STRING {
+				if v, err := strconv.Unquote(s.Value); err == nil {
+					out[path] = append(out[path], v)
+				}
+			}
+			return true
+		})
+	}
+	return out
+}
+
+// parseDir parses the non-test Go files of dir, by their path relative to the module.
+func parseDir(t *testing.T, dir string) map[string]*ast.File {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*ast.File{}
+	fset := token.NewFileSet()
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, e.Name()), nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[strings.TrimPrefix(filepath.ToSlash(filepath.Join(dir, e.Name())), "../")] = f
+	}
+	return out
+}
+
+// One of each: a worker pool and a priority queue are where they are owned. errgroup is
+// internal/pool's alone; container/heap only the two tables that move an entry in place
+// (architecture.md, "One of each"). Tests may use either, as an oracle or a peer.
+func TestOneWorkerPoolAndOneQueue(t *testing.T) {
+	owners := map[string][]string{
+		"golang.org/x/sync/errgroup": {"internal/pool/pool.go"},
+		"container/heap":             {"cluster/eviction.go", "server/keys.go"},
+	}
+	out, err := exec.Command("go", "list", "-f", "{{.Dir}}", "../...").Output()
+	if err != nil {
+		t.Skipf("go list: %v", err)
+	}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string][]string{}
+	for _, dir := range strings.Fields(string(out)) {
+		rel, err := filepath.Rel(root, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for path, f := range parseDir(t, filepath.Join("..", rel)) {
+			for _, imp := range f.Imports {
+				p, _ := strconv.Unquote(imp.Path.Value)
+				if _, ok := owners[p]; ok {
+					found[p] = append(found[p], path)
+				}
+			}
+		}
+	}
+	for imp, want := range owners {
+		got := found[imp]
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s is imported by %v, want only %v", imp, got, want)
 		}
 	}
 }

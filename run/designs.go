@@ -1,89 +1,9 @@
 package run
 
 import (
-	"cmp"
-	"slices"
-	"time"
-
 	"github.com/rlsim/rlsim/cluster"
 	"github.com/rlsim/rlsim/report"
-	"github.com/rlsim/rlsim/scenario"
 )
-
-// designBase puts the cluster section's design settings and faults into base.
-func designBase(s *scenario.Scenario, base *cluster.Config) {
-	c, epoch := s.Cluster, s.EpochTime()
-	d := c.DesignFields
-	base.VNodes, base.Forward, base.BatchLimit, base.PeerLatency, base.SyncTo = d.VNodes, d.Forward, d.BatchLimit, time.Duration(d.PeerLatency), d.SyncTo
-	base.GlobalBatchLimit, base.Behaviors = d.GlobalBatchLimit, d.Behaviors
-	if d.BatchWait != nil {
-		base.BatchWait = time.Duration(*d.BatchWait)
-	}
-	base.Sync = cluster.DefaultSync
-	if d.Sync != nil {
-		base.Sync = time.Duration(*d.Sync)
-	}
-	for _, ft := range s.Faults {
-		switch {
-		case ft.Failover != nil:
-			base.Failovers = append(base.Failovers, cluster.Failover{At: ft.Failover.At.Resolve(epoch), Lag: time.Duration(ft.Failover.Lag)})
-		case ft.Reshard != nil:
-			base.Reshards = append(base.Reshards, cluster.Reshard{At: ft.Reshard.At.Resolve(epoch), For: time.Duration(ft.Reshard.For), Fraction: ft.Reshard.Fraction})
-		case ft.Eviction != nil:
-			b, _ := scenario.ParseBytes(ft.Eviction.MaxMemory)
-			base.Eviction = &cluster.Eviction{MaxMemory: b, Policy: ft.Eviction.Policy, OutagePolicy: ft.Eviction.OutagePolicy}
-		case ft.Partition != nil:
-			base.Outages = append(base.Outages, cluster.Outage{At: ft.Partition.At.Resolve(epoch), For: time.Duration(ft.Partition.For), Policy: ft.Partition.Policy, Nodes: ft.Partition.Nodes, Cut: partitionCut(ft.Partition.Cut)})
-		}
-	}
-	slices.SortStableFunc(base.Outages, func(a, b cluster.Outage) int { return int(a.At - b.At) })
-}
-
-// designVariant applies a variant's design overrides to cfg (a copy of the base, whose
-// slices it replaces rather than changes).
-func designVariant(cfg *cluster.Config, v scenario.VariantSpec) {
-	o := v.DesignOverrides
-	cfg.Forward, cfg.SyncTo = or(o.Forward, cfg.Forward), or(o.SyncTo, cfg.SyncTo)
-	if o.BatchWait != nil {
-		cfg.BatchWait = time.Duration(*o.BatchWait)
-	}
-	if o.PeerLatency != nil {
-		cfg.PeerLatency = time.Duration(*o.PeerLatency)
-	}
-	if o.Sync != nil {
-		cfg.Sync = time.Duration(*o.Sync)
-	}
-	if o.Behaviors != nil {
-		cfg.Behaviors = *o.Behaviors
-	}
-	if o.FailoverLag != nil {
-		cfg.Failovers = slices.Clone(cfg.Failovers)
-		for i := range cfg.Failovers {
-			cfg.Failovers[i].Lag = time.Duration(*o.FailoverLag)
-		}
-	}
-	if o.ReshardFor != nil {
-		if *o.ReshardFor == 0 {
-			cfg.Reshards = nil
-		} else {
-			cfg.Reshards = slices.Clone(cfg.Reshards)
-			for i := range cfg.Reshards {
-				cfg.Reshards[i].For = time.Duration(*o.ReshardFor)
-			}
-		}
-	}
-	if cfg.Eviction != nil {
-		e := *cfg.Eviction
-		if o.MaxMemory != "" {
-			e.MaxMemory, _ = scenario.ParseBytes(o.MaxMemory)
-		}
-		e.Policy = or(o.EvictionPolicy, e.Policy)
-		if v.OutagePolicy != "" {
-			e.OutagePolicy = v.OutagePolicy
-		}
-		cfg.Eviction = &e
-	}
-}
 
 // eventTimes are the moments (ns since the Unix epoch) of a fleet's membership changes,
 // and of its store's failovers and slot moves, for its meter to watch the window after.
@@ -114,7 +34,7 @@ func addDesigns(d *report.Distributed, cfg cluster.Config, f cluster.DesignFigur
 	d.Designs = designFigures(cfg, f)
 	d.MembershipOverAdmission, d.FailoverOverAdmission = membership, failovers
 	d.LostWrites += f.LostWrites
-	if cfg.Placement == "global-sync" && cfg.SyncTo == "store" {
+	if f.SyncsOnStore {
 		d.StoreRoundTripsTotal += f.Syncs
 		if decisions > 0 {
 			d.StoreRoundTrips = float64(d.StoreRoundTripsTotal) / float64(decisions)
@@ -129,12 +49,10 @@ func designFigures(cfg cluster.Config, f cluster.DesignFigures) report.Designs {
 		Failovers: len(cfg.Failovers), Reshards: len(cfg.Reshards),
 		FreePasses: f.FreePasses, FreePassKeys: f.FreePassKeys,
 		EvictedKeys: f.EvictedKeys, OOMErrors: f.OOMErrors, StoreKeysMax: int64(f.StoreKeysMax), StoreBytesMax: f.StoreBytesMax,
+		Forward: f.Forward, Sync: report.Duration(f.Sync), SyncTo: f.SyncTo,
 	}
-	switch cfg.Placement {
-	case "owner":
-		d.Forward = cmp.Or(cfg.Forward, "batched")
-	case "global-sync":
-		d.Sync, d.SyncTo, d.SyncExchanges = report.Duration(cfg.Sync), cmp.Or(cfg.SyncTo, "owner"), f.Syncs
+	if f.SyncTo != "" {
+		d.SyncExchanges = f.Syncs
 	}
 	if !cfg.UsesStore() {
 		d.Failovers, d.Reshards = 0, 0 // no store to fail over
@@ -150,12 +68,4 @@ func designFigures(cfg cluster.Config, f cluster.DesignFigures) report.Designs {
 		d.PartitionedNodes = max(d.PartitionedNodes, o.Nodes)
 	}
 	return d
-}
-
-// partitionCut is a scenario's partition cut as the fleet takes it: "both" is "".
-func partitionCut(cut string) string {
-	if cut == "both" {
-		return ""
-	}
-	return cut
 }

@@ -21,124 +21,13 @@ type fleetVariant struct {
 	cfg  cluster.Config
 }
 
-// fleetVariants builds the fleet configurations of a cluster scenario, in file order,
-// the fleet's defaults applied.
+// fleetVariants builds the fleets of a cluster scenario, in file order, the fleet's
+// defaults applied; without variants the fleet is named after its placement.
 func fleetVariants(s *scenario.Scenario, pol algorithms.Policy) []fleetVariant {
-	c := s.Cluster
-	epoch := s.EpochTime()
-	base := cluster.Config{
-		Nodes: *c.Nodes, Balancer: c.Balancer, Placement: c.Placement, LocalRecompute: c.LocalRecompute,
-		Lease: c.Lease, LeaseTTL: time.Duration(c.LeaseTTL), TTLWindowKey: c.NonatomicKey == "ttl-window",
-		Clock: c.Clock, Epoch: epoch.UnixNano(), Breaker: breakerOf(c.Breaker),
-	}
-	if c.StoreTimeout != nil {
-		base.StoreTimeout = time.Duration(*c.StoreTimeout)
-	}
-	if c.Guard != nil {
-		base.Guard = c.Guard.Policy()
-	}
-	for _, st := range c.Scale {
-		base.Scale = append(base.Scale, cluster.Scale{At: st.At.Resolve(epoch), Nodes: st.Nodes})
-	}
-	for _, ft := range s.Faults {
-		switch {
-		case ft.Outage != nil:
-			base.Outages = append(base.Outages, cluster.Outage{At: ft.Outage.At.Resolve(epoch), For: time.Duration(ft.Outage.For), Policy: ft.Outage.Policy})
-		case ft.Latency != nil:
-			base.Latency = time.Duration(ft.Latency.RoundTrip)
-		case ft.Skew != nil:
-			base.Skew = time.Duration(ft.Skew.Max)
-		case ft.Crash != nil:
-			base.CrashProbability = ft.Crash.Probability
-		}
-	}
-	designBase(s, &base)
-	if len(c.Variants) == 0 {
-		base = base.WithDefaults(pol)
-		return []fleetVariant{{name: base.Placement, cfg: base}}
-	}
 	var out []fleetVariant
-	for _, v := range c.Variants {
-		cfg := base
-		cfg.Outages = slices.Clone(base.Outages)
-		if v.Nodes != nil {
-			cfg.Nodes = *v.Nodes
-		}
-		cfg.Balancer = or(v.Balancer, cfg.Balancer)
-		cfg.Placement = or(v.Placement, cfg.Placement)
-		if v.LocalRecompute != nil {
-			cfg.LocalRecompute = *v.LocalRecompute
-		}
-		if v.Lease != nil {
-			cfg.Lease = *v.Lease
-		}
-		if v.NonatomicKey != "" {
-			cfg.TTLWindowKey = v.NonatomicKey == "ttl-window"
-		}
-		if v.Crash != nil {
-			cfg.CrashProbability = *v.Crash
-		}
-		if v.Latency != nil {
-			cfg.Latency = time.Duration(*v.Latency)
-		}
-		if v.StoreTimeout != nil {
-			cfg.StoreTimeout = time.Duration(*v.StoreTimeout)
-		}
-		if v.Breaker != nil {
-			cfg.Breaker = breakerOf(v.Breaker)
-		}
-		cfg.Clock = or(v.Clock, cfg.Clock)
-		if v.Skew != nil {
-			cfg.Skew = time.Duration(*v.Skew)
-		}
-		if v.OutagePolicy != "" {
-			for i := range cfg.Outages {
-				cfg.Outages[i].Policy = v.OutagePolicy
-			}
-		}
-		designVariant(&cfg, v)
-		out = append(out, fleetVariant{name: v.Name, cfg: cfg.WithDefaults(pol)})
-	}
-	return out
-}
-
-// clusterAlgorithms are the algorithms a fleet variant runs: the placements with a fixed
-// mechanism (leased, shared-nonatomic) run once; the shared ones only the algorithms the
-// store has a script for, shared-racy those with a read-decide-write form, global-sync
-// those kept as window counts (to the store) or Gubernator's (to owners), and a store
-// under memory pressure those whose keys it has
-// a memory model of (not the sliding log's sorted set); the others are left out of that
-// variant's rows.
-func clusterAlgorithms(cfg cluster.Config, algs []string) []string {
-	switch cfg.Placement {
-	case "leased":
-		return []string{algorithms.TokenBucketName}
-	case "shared-nonatomic":
-		return []string{algorithms.FixedWindowName}
-	case "shared-racy":
-		return keep(algs, cluster.RacyAlgorithms())
-	case "global-sync":
-		if cfg.SyncTo == "store" {
-			return keep(algs, cluster.GlobalAlgorithms())
-		}
-		return keep(algs, cluster.GubernatorAlgorithms)
-	case "shared", "two-tier":
-		algs = keep(algs, store.Algorithms())
-		if cfg.Eviction != nil {
-			algs = slices.DeleteFunc(algs, func(a string) bool { return algorithms.FormOf(a) == algorithms.FormTimestamps })
-		}
-		return algs
-	}
-	return algs
-}
-
-// keep is the algorithms of algs that supported holds, in algs' order.
-func keep(algs, supported []string) []string {
-	var out []string
-	for _, a := range algs {
-		if slices.Contains(supported, a) {
-			out = append(out, a)
-		}
+	for _, f := range s.Fleets() {
+		cfg := f.Config.WithDefaults(pol)
+		out = append(out, fleetVariant{name: cmp.Or(f.Name, cfg.Placement), cfg: cfg})
 	}
 	return out
 }
@@ -185,7 +74,7 @@ func runFleets(sc *scenario.Scenario, rep *report.Report, pol algorithms.Policy,
 		s.Prefixes = append(s.Prefixes, scenarioPrefix(sc))
 	}
 	for vi, v := range fleetVariants(sc, pol) {
-		fleetAlgs := clusterAlgorithms(v.cfg, algs)
+		fleetAlgs := v.cfg.Runs(algs)
 		for _, own := range ownFleets(v, o) {
 			fleetAlgs = append(fleetAlgs, own.Name())
 		}
@@ -251,7 +140,7 @@ func runFleet(sc *scenario.Scenario, v fleetVariant, vi int, alg string, pol alg
 			}
 		}()
 	}
-	fleet, err := cluster.New(cfg, carrier, pol, st, sim.NewRNG(seed^uint64(vi+1)*0x9e3779b97f4a7c15, sim.RunStream))
+	fleet, err := cluster.New(cfg, carrier, pol, st, sim.NewRNG(sim.Sibling(seed, vi), sim.RunStream))
 	if err != nil {
 		return report.Result{}, fmt.Errorf("scenario %s: cluster variant %s, %s: %w", sc.Name, v.name, alg, err)
 	}
@@ -284,7 +173,7 @@ func runFleet(sc *scenario.Scenario, v fleetVariant, vi int, alg string, pol alg
 	res.Distributed = fleetFigures(v, stats, meter)
 	res.Distributed.EffectiveLimit = res.PeakWindowAdmitted
 	addDesigns(res.Distributed, v.cfg, fleet.Designs(), res.Requests)
-	if membership, _ := eventTimes(cfg); len(membership) > 0 && movesOwners(cfg) && carrier == alg {
+	if membership, _ := eventTimes(cfg); len(membership) > 0 && cfg.MovesOwners() && carrier == alg {
 		without, err := membershipBaseline(o.Context, sc, cfg, vi, alg, pol, layers, seed, membership)
 		if err != nil {
 			return res, fmt.Errorf("scenario %s: cluster variant %s, %s, without its membership changes: %w", sc.Name, v.name, alg, err)
@@ -296,12 +185,6 @@ func runFleet(sc *scenario.Scenario, v fleetVariant, vi int, alg string, pol alg
 	return res, nil
 }
 
-// movesOwners reports whether a fleet's keys have owners that a membership change moves:
-// the owner placement and global sync to owners.
-func movesOwners(cfg cluster.Config) bool {
-	return cfg.Placement == "owner" || cfg.Placement == "global-sync" && cfg.SyncTo != "store"
-}
-
 // membershipBaseline runs fleet cfg again with its node count never changing, on the same
 // traffic and random draws, and returns what its meter measures in the windows after the
 // times the changes would have been (membership): the over-admission the algorithm has
@@ -309,7 +192,7 @@ func movesOwners(cfg cluster.Config) bool {
 func membershipBaseline(ctx context.Context, sc *scenario.Scenario, cfg cluster.Config, vi int, alg string, pol algorithms.Policy,
 	layers []scenario.LimitSpec, seed uint64, membership []int64) (float64, error) {
 	cfg.Scale = nil
-	fleet, err := cluster.New(cfg, alg, pol, store.NewModel(), sim.NewRNG(seed^uint64(vi+1)*0x9e3779b97f4a7c15, sim.RunStream))
+	fleet, err := cluster.New(cfg, alg, pol, store.NewModel(), sim.NewRNG(sim.Sibling(seed, vi), sim.RunStream))
 	if err != nil {
 		return 0, err
 	}
@@ -379,14 +262,6 @@ func fleetEvents(cfg cluster.Config) []report.FleetEvent {
 	}
 	slices.SortStableFunc(out, func(a, b report.FleetEvent) int { return cmp.Compare(a.At, b.At) })
 	return out
-}
-
-// breakerOf is the circuit breaker a cluster section or variant asks for, or nil.
-func breakerOf(b *scenario.BreakerSpec) *cluster.Breaker {
-	if b == nil {
-		return nil
-	}
-	return &cluster.Breaker{Failures: b.Failures, OpenFor: time.Duration(b.OpenFor)}
 }
 
 func or(a, b string) string {

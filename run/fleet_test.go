@@ -41,7 +41,7 @@ func FuzzClusterSection(f *testing.F) {
 		}
 		for _, v := range fleetVariants(sc, pol) {
 			// Global sync to owners runs Gubernator's algorithms, to the store counters.
-			algs := clusterAlgorithms(v.cfg, []string{"fixed-window", "token-bucket"})
+			algs := v.cfg.Runs([]string{"fixed-window", "token-bucket"})
 			if len(algs) == 0 {
 				t.Fatalf("variant %s: runs neither fixed-window nor token-bucket", v.name)
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/cluster"
 	"github.com/rlsim/rlsim/scenario"
 	"github.com/rlsim/rlsim/sim"
 	"github.com/rlsim/rlsim/store"
@@ -125,7 +126,7 @@ func runEngineAhead(ctx context.Context, sc *scenario.Scenario, eng *engine, lim
 // shared placement only, whose every decision is the script's; a variant that falls back
 // on a node-local guard during an outage (fail-open-local) would mix a built-in into it.
 func ownFleets(v fleetVariant, o Options) []fleetScript {
-	if v.cfg.Placement != "shared" {
+	if k := cluster.PlacementOf(v.cfg.Placement); k == nil || !k.Asks || k.Guarded {
 		return nil
 	}
 	for _, out := range v.cfg.Outages {

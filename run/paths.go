@@ -2,12 +2,10 @@ package run
 
 import (
 	"fmt"
-	"runtime"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/internal/pool"
 	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/scenario"
 )
@@ -93,37 +91,19 @@ func builders(algs []string, o Options) []builder {
 func runEngines(sc *scenario.Scenario, rep *report.Report, algs []string, layers []scenario.LimitSpec, seed uint64, o Options) error {
 	bs := builders(algs, o)
 	results := make([]report.Result, len(bs))
-	errs := make([]error, len(bs))
-	run := func(i int) {
-		results[i], errs[i] = runOne(o.Context, sc, bs[i], layers, seed, o.Decisions, o.watch(sc, bs[i].name, i, len(bs)))
-	}
 	workers := o.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
+	if o.Decisions != nil || o.Progress != nil {
+		workers = 1
 	}
-	if o.Decisions != nil || o.Progress != nil || workers == 1 {
-		for i := range bs {
-			if run(i); errs[i] != nil {
-				return errs[i]
-			}
-		}
-	} else {
-		// Each algorithm keeps its own error, so the one reported is the first
-		// algorithm's whatever the timing.
-		var g errgroup.Group
-		g.SetLimit(workers)
-		for i := range bs {
-			g.Go(func() error {
-				run(i)
-				return nil
-			})
-		}
-		g.Wait()
-		for _, err := range errs {
-			if err != nil {
-				return err
-			}
-		}
+	// Each algorithm keeps its own error, so the one reported is the first algorithm's
+	// whatever the timing.
+	err := pool.Each(len(bs), workers, func(i int) error {
+		var err error
+		results[i], err = runOne(o.Context, sc, bs[i], layers, seed, o.Decisions, o.watch(sc, bs[i].name, i, len(bs)))
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	rep.Results = append(rep.Results, results...)
 	return nil

@@ -15,7 +15,7 @@ type ClusterSpec struct {
 	// LeaseTTL, Guard, StoreTimeout and Clock left out take cluster.Config's defaults.
 	Nodes     *int   `yaml:"nodes"`
 	Balancer  string `yaml:"balancer"`  // round-robin (default), random, hash
-	Placement string `yaml:"placement"` // local (default), shared, two-tier, leased, shared-nonatomic, shared-racy
+	Placement string `yaml:"placement"` // one of cluster.Placements(); "" is the default
 	// LocalRecompute makes local nodes take L/N of the new node count on scaling.
 	LocalRecompute bool `yaml:"local_recompute"`
 	// Lease is the tokens a leased node borrows at once (default 10), LeaseTTL how long
@@ -86,40 +86,6 @@ type BreakerSpec struct {
 	OpenFor  Duration `yaml:"open_for"`
 }
 
-// FaultSpec is one entry of the faults list: exactly one fault.
-type FaultSpec struct {
-	Outage    *OutageSpec    `yaml:"outage"`
-	Latency   *LatencySpec   `yaml:"latency"`
-	Skew      *SkewSpec      `yaml:"skew"`
-	Crash     *CrashSpec     `yaml:"crash_between_incr_expire"`
-	Failover  *FailoverSpec  `yaml:"failover"`
-	Reshard   *ReshardSpec   `yaml:"reshard"`
-	Eviction  *EvictionSpec  `yaml:"eviction"`
-	Partition *PartitionSpec `yaml:"partition"`
-}
-
-// OutageSpec makes the store unreachable from At for For; nodes follow Policy meanwhile.
-type OutageSpec struct {
-	At     Offset   `yaml:"at"`
-	For    Duration `yaml:"for"`
-	Policy string   `yaml:"policy"`
-}
-
-// LatencySpec is the store's round-trip time.
-type LatencySpec struct {
-	RoundTrip Duration `yaml:"round_trip"`
-}
-
-// SkewSpec spreads node clocks over [−Max, +Max].
-type SkewSpec struct {
-	Max Duration `yaml:"max"`
-}
-
-// CrashSpec is the chance a process dies between INCR and EXPIRE.
-type CrashSpec struct {
-	Probability float64 `yaml:"probability"`
-}
-
 var nonatomicKeys = []string{"ttl-window", "timestamped"}
 var storeFaces = []string{"model", "miniredis", "redis"}
 
@@ -131,18 +97,12 @@ func (s *Scenario) validateCluster(file string) error {
 		}
 		return nil
 	}
+	// What only the file says is checked here; every field a fleet's configuration holds
+	// is checked once, by cluster.Config.Validate on the fleets the run builds
+	// (checkFleet), placed in the file where its value came from.
 	c := s.Cluster
-	if c.Clock != "" && !slices.Contains(cluster.Clocks, c.Clock) {
-		return s.fail(file, "cluster.clock", "unknown clock %q (want one of %s)", c.Clock, strings.Join(cluster.Clocks, ", "))
-	}
-	if err := s.checkFleetFields(file, "cluster", *c.Nodes, c.Balancer, c.Placement, c.NonatomicKey); err != nil {
+	if err := s.checkNonatomicKey(file, "cluster", c.NonatomicKey); err != nil {
 		return err
-	}
-	if c.Lease < 0 {
-		return s.fail(file, "cluster.lease", "must not be negative, got %d", c.Lease)
-	}
-	if c.LeaseTTL < 0 {
-		return s.fail(file, "cluster.lease_ttl", "must not be negative")
 	}
 	if g := c.Guard; g != nil {
 		// A guard without a window takes the run's (cluster.Config.Guard).
@@ -155,7 +115,7 @@ func (s *Scenario) validateCluster(file string) error {
 			return s.fail(file, "cluster.guard.burst", "must not be negative, got %d", g.Burst)
 		}
 	}
-	if err := s.checkTiming(file, "cluster", c.StoreTimeout, c.Breaker); err != nil {
+	if err := s.checkTiming(file, "cluster", c.StoreTimeout); err != nil {
 		return err
 	}
 	if !slices.Contains(storeFaces, c.Store) {
@@ -164,17 +124,9 @@ func (s *Scenario) validateCluster(file string) error {
 	if c.Store == "redis" && c.RedisURL == "" {
 		return s.fail(file, "cluster.redis_url", "is required with store: redis")
 	}
-	epoch := s.EpochTime()
 	for i, st := range c.Scale {
-		f := fmt.Sprintf("cluster.scale[%d]", i)
 		if !st.At.Set {
-			return s.fail(file, f+".at", "is required")
-		}
-		if st.Nodes < 1 || st.Nodes > cluster.MaxNodes {
-			return s.fail(file, f+".nodes", "must be between 1 and %d, got %d", cluster.MaxNodes, st.Nodes)
-		}
-		if i > 0 && st.At.Resolve(epoch) < c.Scale[i-1].At.Resolve(epoch) {
-			return s.fail(file, f+".at", "scale steps must be in time order")
+			return s.fail(file, fmt.Sprintf("cluster.scale[%d].at", i), "is required")
 		}
 	}
 	names := map[string]bool{}
@@ -187,117 +139,43 @@ func (s *Scenario) validateCluster(file string) error {
 			return s.fail(file, f+".name", "variant %q is named twice", v.Name)
 		}
 		names[v.Name] = true
-		nodes := *c.Nodes
-		if v.Nodes != nil {
-			nodes = *v.Nodes
-		}
-		if err := s.checkFleetFields(file, f, nodes, or(v.Balancer, c.Balancer), or(v.Placement, c.Placement), or(v.NonatomicKey, c.NonatomicKey)); err != nil {
+		if err := s.checkNonatomicKey(file, f, or(v.NonatomicKey, c.NonatomicKey)); err != nil {
 			return err
-		}
-		if v.Lease != nil && *v.Lease < 0 {
-			return s.fail(file, f+".lease", "must not be negative")
 		}
 		if v.OutagePolicy != "" && !slices.Contains(cluster.OutagePolicies, v.OutagePolicy) {
 			return s.fail(file, f+".outage_policy", "unknown policy %q (want one of %s)", v.OutagePolicy, strings.Join(cluster.OutagePolicies, ", "))
 		}
-		if v.Crash != nil && (*v.Crash < 0 || *v.Crash > 1) {
-			return s.fail(file, f+".crash_probability", "must be between 0 and 1, got %g", *v.Crash)
-		}
-		if v.Latency != nil && *v.Latency < 0 {
-			return s.fail(file, f+".latency", "must not be negative")
-		}
-		if err := s.checkTiming(file, f, v.StoreTimeout, v.Breaker); err != nil {
+		if err := s.checkTiming(file, f, v.StoreTimeout); err != nil {
 			return err
-		}
-		if v.Clock != "" && !slices.Contains(cluster.Clocks, v.Clock) {
-			return s.fail(file, f+".clock", "unknown clock %q (want one of %s)", v.Clock, strings.Join(cluster.Clocks, ", "))
-		}
-		if v.Skew != nil && *v.Skew < 0 {
-			return s.fail(file, f+".skew", "must not be negative")
 		}
 	}
 	if err := s.validateDesigns(file); err != nil {
 		return err
 	}
-	var lastOutageEnd time.Duration
-	for i, ft := range s.Faults {
-		f := fmt.Sprintf("faults[%d]", i)
-		n := 0
-		for _, set := range []bool{ft.Outage != nil, ft.Latency != nil, ft.Skew != nil, ft.Crash != nil,
-			ft.Failover != nil, ft.Reshard != nil, ft.Eviction != nil, ft.Partition != nil} {
-			if set {
-				n++
-			}
-		}
-		if n != 1 {
-			return s.fail(file, f, "each fault entry holds exactly one fault (outage, latency, skew, crash_between_incr_expire, failover, reshard, eviction or partition), found %d", n)
-		}
-		if err := s.validateDesignFault(file, f, &s.Faults[i], &lastOutageEnd); err != nil {
+	if err := s.validateFaults(file); err != nil {
+		return err
+	}
+	// The section as written (faults and all) first, then each variant.
+	fleets := append([]Fleet{s.baseFleet()}, s.Fleets()...)
+	for _, f := range fleets {
+		if err := s.checkFleet(file, f); err != nil {
 			return err
-		}
-		switch {
-		case ft.Outage != nil:
-			o := ft.Outage
-			if !o.At.Set {
-				return s.fail(file, f+".outage.at", "is required")
-			}
-			if o.For <= 0 {
-				return s.fail(file, f+".outage.for", "must be a positive duration")
-			}
-			if !slices.Contains(cluster.OutagePolicies, o.Policy) {
-				return s.fail(file, f+".outage.policy", "unknown policy %q (want one of %s)", o.Policy, strings.Join(cluster.OutagePolicies, ", "))
-			}
-			at := o.At.Resolve(epoch)
-			if at < lastOutageEnd {
-				return s.fail(file, f+".outage.at", "outages must be in time order and not overlap")
-			}
-			lastOutageEnd = at + time.Duration(o.For)
-		case ft.Latency != nil:
-			if ft.Latency.RoundTrip < 0 {
-				return s.fail(file, f+".latency.round_trip", "must not be negative")
-			}
-		case ft.Skew != nil:
-			if ft.Skew.Max < 0 {
-				return s.fail(file, f+".skew.max", "must not be negative")
-			}
-		case ft.Crash != nil:
-			if p := ft.Crash.Probability; p < 0 || p > 1 {
-				return s.fail(file, f+".crash_between_incr_expire.probability", "must be between 0 and 1, got %g", p)
-			}
 		}
 	}
 	return nil
 }
 
-// checkTiming checks a store timeout and a breaker of the cluster section or a variant.
-func (s *Scenario) checkTiming(file, field string, timeout *Duration, b *BreakerSpec) error {
+// checkTiming checks a store timeout of the cluster section or a variant: the file may
+// not write 0s, which the fleet would take as its default.
+func (s *Scenario) checkTiming(file, field string, timeout *Duration) error {
 	if timeout != nil && *timeout <= 0 {
 		return s.fail(file, field+".store_timeout", "must be a positive duration")
 	}
-	if b == nil {
-		return nil
-	}
-	if b.Failures < 1 {
-		return s.fail(file, field+".breaker.failures", "must be at least 1, got %d", b.Failures)
-	}
-	if b.OpenFor <= 0 {
-		return s.fail(file, field+".breaker.open_for", "must be a positive duration")
-	}
 	return nil
 }
 
-// checkFleetFields checks the fleet fields of the cluster section or a variant; an empty
-// balancer or placement is cluster.Config's default.
-func (s *Scenario) checkFleetFields(file, field string, nodes int, balancer, placement, nonatomicKey string) error {
-	if nodes < 1 || nodes > cluster.MaxNodes {
-		return s.fail(file, field+".nodes", "must be between 1 and %d, got %d", cluster.MaxNodes, nodes)
-	}
-	if balancer != "" && !slices.Contains(cluster.Balancers, balancer) {
-		return s.fail(file, field+".balancer", "unknown balancer %q (want one of %s)", balancer, strings.Join(cluster.Balancers, ", "))
-	}
-	if placement != "" && !slices.Contains(cluster.Placements, placement) {
-		return s.fail(file, field+".placement", "unknown placement %q (want one of %s)", placement, strings.Join(cluster.Placements, ", "))
-	}
+// checkNonatomicKey checks the nonatomic_key of the cluster section or a variant.
+func (s *Scenario) checkNonatomicKey(file, field, nonatomicKey string) error {
 	if !slices.Contains(nonatomicKeys, nonatomicKey) {
 		return s.fail(file, field+".nonatomic_key", "unknown key kind %q (want ttl-window or timestamped)", nonatomicKey)
 	}

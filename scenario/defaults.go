@@ -49,16 +49,8 @@ func (s *Scenario) applyDefaults(file string) {
 		c.Prefix = orDefault(c.Prefix, "rlsim:")
 	}
 	for _, f := range s.Faults {
-		if o := f.Outage; o != nil {
-			o.Policy = orDefault(o.Policy, "fail-closed")
-		}
-		if p := f.Partition; p != nil {
-			p.Policy = orDefault(p.Policy, "fail-closed")
-			p.Cut = orDefault(p.Cut, "both")
-		}
-		if e := f.Eviction; e != nil {
-			e.Policy = orDefault(e.Policy, "allkeys-lru")
-			e.OutagePolicy = orDefault(e.OutagePolicy, "fail-closed")
+		if f.Spec != nil {
+			f.Spec.Defaults()
 		}
 	}
 	if s.Clients != nil {

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/rlsim/rlsim/cluster"
 )
@@ -53,38 +52,6 @@ type DesignOverrides struct {
 	EvictionPolicy string `yaml:"eviction_policy"`
 }
 
-// FailoverSpec fails the store's primary over to a replica Lag behind, at At.
-type FailoverSpec struct {
-	At  Offset   `yaml:"at"`
-	Lag Duration `yaml:"lag"`
-}
-
-// ReshardSpec moves Fraction of a Redis Cluster's hash slots from At for For.
-type ReshardSpec struct {
-	At       Offset   `yaml:"at"`
-	For      Duration `yaml:"for"`
-	Fraction float64  `yaml:"fraction"`
-}
-
-// EvictionSpec gives the store a maxmemory ("512kb", "1mb", or bytes) and an eviction
-// policy; under noeviction nodes decide a refused write by OutagePolicy.
-type EvictionSpec struct {
-	MaxMemory    string `yaml:"maxmemory"`
-	Policy       string `yaml:"policy"`
-	OutagePolicy string `yaml:"outage_policy"`
-}
-
-// PartitionSpec cuts nodes 0..Nodes-1 off from the store and their peers from At for
-// For; they decide by Policy meanwhile.
-type PartitionSpec struct {
-	At     Offset   `yaml:"at"`
-	For    Duration `yaml:"for"`
-	Nodes  int      `yaml:"nodes"`
-	Policy string   `yaml:"policy"`
-	// Cut is what the nodes lose: "both" (the default), "store" or "peers".
-	Cut string `yaml:"cut"`
-}
-
 // ParseBytes reads a memory size as Redis's configuration does: a whole number of bytes,
 // or one followed by k, m, g (powers of 1000) or kb, mb, gb (powers of 1024), in any case.
 func ParseBytes(s string) (int64, error) {
@@ -106,85 +73,28 @@ func ParseBytes(s string) (int64, error) {
 	return n * unit, nil
 }
 
-// validateDesignFields checks the designs' settings of the cluster section or a variant;
-// placement, effectiveSync and effectiveTo are the fleet's once the variant is applied.
-func (s *Scenario) validateDesignFields(file, field string, forward string, batchWait, peerLatency, sync *Duration, syncTo string, behaviors []string,
-	placement string, effectiveSync time.Duration, effectiveTo string) error {
-	if forward != "" && !slices.Contains(cluster.Forwards, forward) {
-		return s.fail(file, field+".forward", "unknown way %q (want one of %s)", forward, strings.Join(cluster.Forwards, ", "))
-	}
-	if syncTo != "" && !slices.Contains(cluster.SyncTargets, syncTo) {
-		return s.fail(file, field+".sync_to", "unknown target %q (want one of %s)", syncTo, strings.Join(cluster.SyncTargets, ", "))
-	}
-	for _, d := range []struct {
-		name string
-		d    *Duration
-	}{{"batch_wait", batchWait}, {"peer_latency", peerLatency}, {"sync", sync}} {
-		if d.d != nil && *d.d < 0 {
-			return s.fail(file, field+"."+d.name, "must not be negative")
-		}
-	}
-	for i, b := range behaviors {
-		if !slices.Contains(cluster.Behaviors, b) {
-			return s.fail(file, fmt.Sprintf("%s.behaviors[%d]", field, i), "unknown behaviour %q (want %s; GLOBAL is placement global-sync, BATCHING and NO_BATCHING the owner placement's forward)",
-				b, strings.Join(cluster.Behaviors, ", "))
-		}
-	}
-	if placement == "global-sync" && effectiveTo == "store" && effectiveSync > 0 && effectiveSync < cluster.KongMinSync {
-		return s.fail(file, field+".sync", "%s is below the %s Kong accepts for sync_rate with the store (0s is synchronous, its -1)", effectiveSync, cluster.KongMinSync)
-	}
-	return nil
-}
-
 // validateDesigns checks the cluster section's and the variants' design settings.
 func (s *Scenario) validateDesigns(file string) error {
 	c := s.Cluster
 	d := c.DesignFields
-	pl := d.PeerLatency
-	baseSync := cluster.DefaultSync
-	if d.Sync != nil {
-		baseSync = time.Duration(*d.Sync)
-	}
-	baseTo := or(d.SyncTo, "owner")
-	if err := s.validateDesignFields(file, "cluster", d.Forward, d.BatchWait, &pl, d.Sync, d.SyncTo, d.Behaviors, c.Placement, baseSync, baseTo); err != nil {
-		return err
-	}
-	if d.GlobalBatchLimit < 0 || d.GlobalBatchLimit > cluster.DefaultGlobalBatchLimit {
-		return s.fail(file, "cluster.global_batch_limit", "must be between 1 and %d (Gubernator's maxBatchSize), got %d", cluster.DefaultGlobalBatchLimit, d.GlobalBatchLimit)
-	}
 	if d.VNodes < 0 || d.VNodes > 4096 {
 		return s.fail(file, "cluster.vnodes", "must be between 0 and 4096, got %d", d.VNodes)
 	}
-	if d.BatchLimit < 0 {
-		return s.fail(file, "cluster.batch_limit", "must not be negative, got %d", d.BatchLimit)
-	}
-	evicts := slices.ContainsFunc(s.Faults, func(ft FaultSpec) bool { return ft.Eviction != nil })
+	evicts := HasFault[*EvictionSpec](s)
 	// evictable reports whether a fleet of placement (syncing to syncTo) can run under the
 	// eviction fault: on the store's scripts, or with no store at all.
 	evictable := func(placement, syncTo string) bool {
 		cfg := cluster.Config{Placement: placement, SyncTo: syncTo}
-		return !evicts || !cfg.UsesStore() || slices.Contains(cluster.EvictionPlacements, placement)
+		return !evicts || !cfg.UsesStore() || slices.Contains(cluster.EvictionPlacements(), placement)
 	}
 	if !evictable(c.Placement, d.SyncTo) {
-		return s.fail(file, "cluster.placement", "the eviction fault needs a placement on the store's scripts (%s), not %s", strings.Join(cluster.EvictionPlacements, ", "), c.Placement)
+		return s.fail(file, "cluster.placement", "the eviction fault needs a placement on the store's scripts (%s), not %s", strings.Join(cluster.EvictionPlacements(), ", "), c.Placement)
 	}
 	for i, v := range c.Variants {
 		f := fmt.Sprintf("cluster.variants[%d]", i)
 		o := v.DesignOverrides
 		if !evictable(or(v.Placement, c.Placement), or(o.SyncTo, d.SyncTo)) {
-			return s.fail(file, f+".placement", "the eviction fault needs a placement on the store's scripts (%s), not %s", strings.Join(cluster.EvictionPlacements, ", "), or(v.Placement, c.Placement))
-		}
-		vSync := baseSync
-		if o.Sync != nil {
-			vSync = time.Duration(*o.Sync)
-		}
-		var behaviors []string
-		if o.Behaviors != nil {
-			behaviors = *o.Behaviors
-		}
-		if err := s.validateDesignFields(file, f, o.Forward, o.BatchWait, o.PeerLatency, o.Sync, o.SyncTo, behaviors,
-			or(v.Placement, c.Placement), vSync, or(o.SyncTo, baseTo)); err != nil {
-			return err
+			return s.fail(file, f+".placement", "the eviction fault needs a placement on the store's scripts (%s), not %s", strings.Join(cluster.EvictionPlacements(), ", "), or(v.Placement, c.Placement))
 		}
 		if o.FailoverLag != nil && *o.FailoverLag < 0 {
 			return s.fail(file, f+".failover_lag", "must not be negative")
@@ -198,74 +108,13 @@ func (s *Scenario) validateDesigns(file string) error {
 			}
 		}
 		if o.EvictionPolicy != "" && !slices.Contains(cluster.EvictionPolicies, o.EvictionPolicy) {
+			// The variant's own name for the fault's policy: the fleet's check would point
+			// at the fault.
 			return s.fail(file, f+".eviction_policy", "unknown policy %q (want one of %s)", o.EvictionPolicy, strings.Join(cluster.EvictionPolicies, ", "))
 		}
-		if (o.MaxMemory != "" || o.EvictionPolicy != "") && !slices.ContainsFunc(s.Faults, func(ft FaultSpec) bool { return ft.Eviction != nil }) {
+		if (o.MaxMemory != "" || o.EvictionPolicy != "") && !evicts {
 			return s.fail(file, f+".maxmemory", "a variant changes the eviction fault, and there is none")
 		}
-	}
-	return nil
-}
-
-// validateDesignFault checks one of the designs' faults (f names the entry); partitions
-// share the outages' order.
-func (s *Scenario) validateDesignFault(file, f string, ft *FaultSpec, lastOutageEnd *time.Duration) error {
-	epoch := s.EpochTime()
-	switch {
-	case ft.Failover != nil:
-		if !ft.Failover.At.Set {
-			return s.fail(file, f+".failover.at", "is required")
-		}
-		if ft.Failover.Lag < 0 {
-			return s.fail(file, f+".failover.lag", "must not be negative")
-		}
-	case ft.Reshard != nil:
-		r := ft.Reshard
-		if !r.At.Set {
-			return s.fail(file, f+".reshard.at", "is required")
-		}
-		if r.For <= 0 {
-			return s.fail(file, f+".reshard.for", "must be a positive duration")
-		}
-		if r.Fraction <= 0 || r.Fraction > 1 {
-			return s.fail(file, f+".reshard.fraction", "must be in (0, 1], got %g", r.Fraction)
-		}
-	case ft.Eviction != nil:
-		e := ft.Eviction
-		if slices.ContainsFunc(s.Faults, func(o FaultSpec) bool { return o.Failover != nil || o.Reshard != nil }) {
-			return s.fail(file, f+".eviction", "a store under memory pressure cannot also fail over or move slots in one scenario; use two")
-		}
-		if _, err := ParseBytes(e.MaxMemory); err != nil {
-			return s.fail(file, f+".eviction.maxmemory", "%v", err)
-		}
-		if !slices.Contains(cluster.EvictionPolicies, e.Policy) {
-			return s.fail(file, f+".eviction.policy", "unknown policy %q (want one of %s)", e.Policy, strings.Join(cluster.EvictionPolicies, ", "))
-		}
-		if !slices.Contains(cluster.OutagePolicies, e.OutagePolicy) {
-			return s.fail(file, f+".eviction.outage_policy", "unknown policy %q (want one of %s)", e.OutagePolicy, strings.Join(cluster.OutagePolicies, ", "))
-		}
-	case ft.Partition != nil:
-		p := ft.Partition
-		if !p.At.Set {
-			return s.fail(file, f+".partition.at", "is required")
-		}
-		if p.For <= 0 {
-			return s.fail(file, f+".partition.for", "must be a positive duration")
-		}
-		if p.Nodes < 1 || p.Nodes > cluster.MaxNodes {
-			return s.fail(file, f+".partition.nodes", "must be between 1 and %d, got %d", cluster.MaxNodes, p.Nodes)
-		}
-		if !slices.Contains(cluster.OutagePolicies, p.Policy) {
-			return s.fail(file, f+".partition.policy", "unknown policy %q (want one of %s)", p.Policy, strings.Join(cluster.OutagePolicies, ", "))
-		}
-		if !slices.Contains(cluster.PartitionCuts, p.Cut) {
-			return s.fail(file, f+".partition.cut", "unknown cut %q (want one of %s)", p.Cut, strings.Join(cluster.PartitionCuts, ", "))
-		}
-		at := p.At.Resolve(epoch)
-		if at < *lastOutageEnd {
-			return s.fail(file, f+".partition.at", "partitions and outages must be in time order and not overlap")
-		}
-		*lastOutageEnd = at + time.Duration(p.For)
 	}
 	return nil
 }

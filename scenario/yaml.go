@@ -384,6 +384,8 @@ func (w *walker) walk(n ast.Node, v reflect.Value, path string) error {
 	switch {
 	case t == trafficSpecType:
 		return w.walkTraffic(n, v.Addr().Interface().(*TrafficSpec), path)
+	case t == faultSpecType:
+		return w.walkFault(n, v.Addr().Interface().(*FaultSpec), path)
 	case reflect.PointerTo(t).Implements(textType):
 		text, ok := scalarText(n)
 		if !ok {

@@ -110,17 +110,17 @@ func (s clusterSetting) on(sc *scenario.Scenario) (*scenario.Scenario, error) {
 	cp.Faults = slices.Clone(sc.Faults)
 	var failovers, evictions int
 	for i, f := range cp.Faults {
-		if f.Failover != nil && s.failoverLag != nil {
-			fo := *f.Failover
+		if f, ok := f.Spec.(*scenario.FailoverSpec); ok && s.failoverLag != nil {
+			fo := *f
 			fo.Lag = *s.failoverLag
-			cp.Faults[i].Failover = &fo
+			cp.Faults[i].Spec = &fo
 			failovers++
 		}
-		if f.Eviction != nil && (s.maxMemory != "" || s.evictionPolicy != "") {
-			e := *f.Eviction
+		if f, ok := f.Spec.(*scenario.EvictionSpec); ok && (s.maxMemory != "" || s.evictionPolicy != "") {
+			e := *f
 			e.MaxMemory = cmp.Or(s.maxMemory, e.MaxMemory)
 			e.Policy = cmp.Or(s.evictionPolicy, e.Policy)
-			cp.Faults[i].Eviction = &e
+			cp.Faults[i].Spec = &e
 			evictions++
 		}
 	}

@@ -83,7 +83,7 @@ func TestSweepOverTheSyncInterval(t *testing.T) {
 // memory, more; the scenario's own faults are left as they were.
 func TestSweepOverFailoverLagAndMaxMemory(t *testing.T) {
 	sc := mustLoad(t, "cluster-failover")
-	lag := sc.Faults[0].Failover.Lag
+	lag := sc.Faults[0].Spec.(*scenario.FailoverSpec).Lag
 	res, err := Run(sc, []Param{{Name: "cluster.failover_lag", Values: []string{"0s", "5s"}}}, Options{Algorithms: []string{"fixed-window"}})
 	if err != nil {
 		t.Fatal(err)
@@ -91,12 +91,12 @@ func TestSweepOverFailoverLagAndMaxMemory(t *testing.T) {
 	if a, b := res.Rows[0].Results[0].OverAdmission, res.Rows[1].Results[0].OverAdmission; !(a < b) {
 		t.Errorf("fixed-window over-admission at lag 0s %.2f, at 5s %.2f: want more with the lag", a, b)
 	}
-	if sc.Faults[0].Failover.Lag != lag {
+	if sc.Faults[0].Spec.(*scenario.FailoverSpec).Lag != lag {
 		t.Error("the sweep changed the scenario's failover")
 	}
 
 	sc = mustLoad(t, "cluster-eviction")
-	maxmemory := sc.Faults[0].Eviction.MaxMemory
+	maxmemory := sc.Faults[0].Spec.(*scenario.EvictionSpec).MaxMemory
 	res, err = Run(sc, []Param{{Name: "cluster.maxmemory", Values: []string{"224kb", "1536kb"}}, {Name: "cluster.eviction_policy", Values: []string{"allkeys-lru", "noeviction"}}},
 		Options{Algorithms: []string{"fixed-window"}})
 	if err != nil {
@@ -109,7 +109,7 @@ func TestSweepOverFailoverLagAndMaxMemory(t *testing.T) {
 	if !(admitted["224kb/allkeys-lru"] > admitted["1536kb/allkeys-lru"]) || admitted["224kb/noeviction"] >= admitted["224kb/allkeys-lru"] {
 		t.Errorf("admitted %v: want more through a smaller store under allkeys-lru, fewer under noeviction failing closed", admitted)
 	}
-	if sc.Faults[0].Eviction.MaxMemory != maxmemory {
+	if sc.Faults[0].Spec.(*scenario.EvictionSpec).MaxMemory != maxmemory {
 		t.Error("the sweep changed the scenario's eviction fault")
 	}
 	for _, c := range []struct{ scenario, param, want string }{

@@ -9,15 +9,13 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/internal/pool"
 	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/run"
 	"github.com/rlsim/rlsim/scenario"
@@ -234,33 +232,21 @@ func Run(sc *scenario.Scenario, params []Param, o Options) (*Results, error) {
 		}
 	}
 	res.Rows = make([]Row, len(points))
-	errs := make([]error, len(points))
-	workers := o.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	// Each point keeps its own error, so that when several fail the one reported is the
 	// first in grid order whatever the timing.
-	var g errgroup.Group
-	g.SetLimit(workers)
-	for j := range points {
-		g.Go(func() error {
-			if o.Context != nil && o.Context.Err() != nil {
-				errs[j] = context.Cause(o.Context)
-				return nil
-			}
-			res.Rows[j], errs[j] = runPoint(sc, params, points[j], o)
-			return nil
-		})
-	}
-	g.Wait()
+	err := pool.Each(len(points), o.Workers, func(j int) error {
+		if o.Context != nil && o.Context.Err() != nil {
+			return context.Cause(o.Context)
+		}
+		var err error
+		res.Rows[j], err = runPoint(sc, params, points[j], o)
+		return err
+	})
 	if o.Context != nil && o.Context.Err() != nil {
 		return nil, context.Cause(o.Context)
 	}
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
+	if err != nil {
+		return nil, err
 	}
 	return res, nil
 }
