@@ -34,6 +34,23 @@ type Lua struct {
 	// crossSlot is the first call seen on miniredis touching a key in another Redis
 	// Cluster slot than its KEYS[1]'s.
 	crossSlot string
+	stats     Rate
+}
+
+// Stats is how many decisions the script's limiters made and the wall time their calls
+// took on the server, summed over the limiters (a fleet's shared store not included).
+func (l *Lua) Stats() Rate {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.stats
+}
+
+// Server names where the script runs, for messages: "the embedded miniredis" or "redis".
+func (l *Lua) Server() string {
+	if l.RedisURL == "" {
+		return "the embedded miniredis"
+	}
+	return "redis"
 }
 
 // DefaultLuaBatch is the pipeline a real server is sent.
@@ -175,6 +192,13 @@ func (l *Lua) sawCrossSlot(what string) {
 	}
 }
 
+func (l *Lua) counted(decisions int, wall time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.stats.Decisions += int64(decisions)
+	l.stats.Wall += wall
+}
+
 func (l *Lua) sawTime(r request) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -258,7 +282,10 @@ func (x *luaLimiter) flush() {
 		return
 	}
 	x.results = append(x.results[:0], make([]store.UserResult, len(x.calls))...)
-	if err := x.face.Eval(x.calls, x.results); err != nil && x.err == nil {
+	start := time.Now() // wall time, for the decisions/s line only
+	err := x.face.Eval(x.calls, x.results)
+	x.l.counted(len(x.calls), time.Since(start))
+	if err != nil && x.err == nil {
 		x.err = fmt.Errorf("%s: %s: %w", x.l.Describe(), x.reqs[0], err)
 	}
 	for i, res := range x.results {
