@@ -75,6 +75,9 @@ type owned struct {
 	// worst-case search; luaRuns the same per script.
 	runs    []external.Rate
 	luaRuns []external.Rate
+	// restoreGC puts back the garbage collector's target that the embedded scripts
+	// raised (external.RaiseGC); nil when none was raised.
+	restoreGC func()
 }
 
 // open loads the scripts and checks each on its face (a syntax error, an unreachable
@@ -136,6 +139,9 @@ func (o *ownOptions) open(ctx context.Context, redisURL string, so store.Options
 			}
 		})
 	}
+	if len(w.lua) > 0 && redisURL == "" {
+		w.restoreGC = external.RaiseGC()
+	}
 	return w, nil
 }
 
@@ -156,6 +162,9 @@ func (w *owned) close(streams IO) {
 	w.stop()
 	for _, e := range w.exec {
 		e.Close()
+	}
+	if w.restoreGC != nil {
+		w.restoreGC()
 	}
 	for _, l := range w.lua {
 		for _, msg := range l.Warnings() {

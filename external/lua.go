@@ -3,6 +3,7 @@ package external
 import (
 	"fmt"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -51,6 +52,27 @@ func (l *Lua) Server() string {
 		return "the embedded miniredis"
 	}
 	return "redis"
+}
+
+// LuaGCPercent is the garbage collector's target (GOGC) while scripts run on the embedded
+// miniredis: miniredis builds a Lua state of its own for every call, about 180 KB that is
+// garbage as soon as the call returns, so at Go's default of 100 the collector takes about
+// half the CPU of a decision (BenchmarkLuaEmbedded: 162–183 µs of CPU a decision at 100,
+// 86–90 µs at 400). The heap the run keeps is small beside it.
+const LuaGCPercent = 400
+
+// RaiseGC sets the garbage collector's target to LuaGCPercent, unless GOGC is set in the
+// environment or the target is already higher (or off), and returns the function that
+// puts it back.
+func RaiseGC() (restore func()) {
+	if os.Getenv("GOGC") != "" {
+		return func() {}
+	}
+	old := debug.SetGCPercent(LuaGCPercent)
+	if old < 0 || old > LuaGCPercent {
+		debug.SetGCPercent(old)
+	}
+	return func() { debug.SetGCPercent(old) }
 }
 
 // DefaultLuaBatch is the pipeline a real server is sent.
