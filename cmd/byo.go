@@ -72,8 +72,12 @@ type owned struct {
 	exec   []*external.Exec
 	stop   func() bool
 	// runs is, per program, what it answered inside runs (measured), as opposed to the
-	// worst-case search.
-	runs []external.Rate
+	// worst-case search; luaRuns the same per script.
+	runs    []external.Rate
+	luaRuns []external.Rate
+	// restoreGC puts back the garbage collector's target that the embedded scripts
+	// raised (external.RaiseGC); nil when none was raised.
+	restoreGC func()
 }
 
 // open loads the scripts and checks each on its face (a syntax error, an unreachable
@@ -109,6 +113,7 @@ func (o *ownOptions) open(ctx context.Context, redisURL string, so store.Options
 			return nil, fmt.Errorf("--lua %s: %w", path, trimPrefix(err, l.Describe()+": "))
 		}
 		w.lua = append(w.lua, l)
+		w.luaRuns = append(w.luaRuns, external.Rate{})
 		w.makers = append(w.makers, l)
 	}
 	for _, command := range o.exec {
@@ -134,6 +139,9 @@ func (o *ownOptions) open(ctx context.Context, redisURL string, so store.Options
 			}
 		})
 	}
+	if len(w.lua) > 0 && redisURL == "" {
+		w.restoreGC = external.RaiseGC()
+	}
 	return w, nil
 }
 
@@ -155,9 +163,26 @@ func (w *owned) close(streams IO) {
 	for _, e := range w.exec {
 		e.Close()
 	}
+	if w.restoreGC != nil {
+		w.restoreGC()
+	}
 	for _, l := range w.lua {
 		for _, msg := range l.Warnings() {
 			fmt.Fprintf(streams.Err, "rlsim: warning: --lua %s\n", msg)
+		}
+	}
+	for i, l := range w.lua {
+		all, runs := l.Stats(), w.luaRuns[i]
+		var parts []string
+		if runs.Decisions > 0 && runs.Wall > 0 {
+			parts = append(parts, fmt.Sprintf("%d decisions in %.2fs of wall time on %s: %.0f decisions/s",
+				runs.Decisions, runs.Wall.Seconds(), l.Server(), runs.PerSecond()))
+		}
+		if n := all.Decisions - runs.Decisions; n > 0 {
+			parts = append(parts, fmt.Sprintf("and %d for the checks and the worst-case search in %.2fs", n, (all.Wall-runs.Wall).Seconds()))
+		}
+		if len(parts) > 0 {
+			fmt.Fprintf(streams.Err, "rlsim: --lua %s: %s\n", l.Script.Path, strings.Join(parts, "; "))
 		}
 	}
 	for i, e := range w.exec {
@@ -185,11 +210,20 @@ func (w *owned) measure(fn func() error) error {
 	for i, e := range w.exec {
 		before[i] = e.Stats()
 	}
+	luaBefore := make([]external.Rate, len(w.lua))
+	for i, l := range w.lua {
+		luaBefore[i] = l.Stats()
+	}
 	err := fn()
 	for i, e := range w.exec {
 		after := e.Stats()
 		w.runs[i].Decisions += after.Decisions - before[i].Decisions
 		w.runs[i].Wall += after.Wall - before[i].Wall
+	}
+	for i, l := range w.lua {
+		after := l.Stats()
+		w.luaRuns[i].Decisions += after.Decisions - luaBefore[i].Decisions
+		w.luaRuns[i].Wall += after.Wall - luaBefore[i].Wall
 	}
 	return err
 }

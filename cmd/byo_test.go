@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -69,6 +70,9 @@ func TestOwnLimitersInCompare(t *testing.T) {
 	}
 	if !strings.Contains(errOut, "rlsim: --limiter-exec token_bucket: 200 decisions in ") || !strings.Contains(errOut, " decisions/s") {
 		t.Errorf("stderr lacks the program's decisions per second:\n%s", errOut)
+	}
+	if !regexp.MustCompile(`(?m)^rlsim: --lua \S*fixed_window.lua: 200 decisions in [0-9.]+s of wall time on the embedded miniredis: \d+ decisions/s(; and \d+ for the checks and the worst-case search in [0-9.]+s)?$`).MatchString(errOut) {
+		t.Errorf("stderr lacks the script's decisions per second:\n%s", errOut)
 	}
 }
 

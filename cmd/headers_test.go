@@ -63,6 +63,17 @@ func TestHeadersWithinTheLimitIs200(t *testing.T) {
 	}
 }
 
+// --requests 0 is the default burst, limit + 1, for two policies: exit 0, the same answer.
+func TestHeadersZeroRequestsIsTheDefault(t *testing.T) {
+	for _, limit := range []string{"100", "7"} {
+		def, _, code := rlsim(t, "headers", "--limit", limit)
+		zero, errOut, zcode := rlsim(t, "headers", "--limit", limit, "--requests", "0")
+		if code != 0 || zcode != 0 || zero != def || !strings.HasPrefix(zero, "HTTP/1.1 429 ") {
+			t.Fatalf("limit %s: exit %d and %d %s:\n%s\nwant:\n%s", limit, zcode, code, errOut, zero, def)
+		}
+	}
+}
+
 func TestHeadersCostBeyondTheLimitIs413(t *testing.T) {
 	out, errOut, code := rlsim(t, "headers", "--requests", "1", "--cost", "101")
 	if code != 0 || !strings.HasPrefix(out, "HTTP/1.1 413 ") || strings.Contains(out, "Retry-After") ||

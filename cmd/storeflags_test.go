@@ -76,6 +76,109 @@ func stallingProxy(t *testing.T, target string, after int64) string {
 	return ln.Addr().String()
 }
 
+// pausingProxy forwards connections to target and, once its clients have sent it after
+// bytes, holds what they send for pause, once, as a server starved of CPU does, then
+// forwards again: slow, not dead.
+func pausingProxy(t *testing.T, target string, after int64, pause time.Duration) string {
+	t.Helper()
+	ln := testnet.Listen(t)
+	var mu sync.Mutex
+	var conns []net.Conn
+	var sent int64
+	paused := false
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			mu.Lock()
+			conns = append(conns, c, up)
+			mu.Unlock()
+			go func() { _, _ = io.Copy(c, up) }()
+			go func() {
+				buf := make([]byte, 4096)
+				for {
+					n, err := c.Read(buf)
+					if n > 0 {
+						mu.Lock()
+						sent += int64(n)
+						wait := sent > after && !paused
+						paused = paused || wait
+						mu.Unlock()
+						if wait {
+							time.Sleep(pause)
+						}
+						if _, err := up.Write(buf[:n]); err != nil {
+							return
+						}
+					}
+					if err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// A store that pauses for 3 s in the middle of a run (a server starved of CPU) fails the
+// run at a 2.5 s --store-timeout, and with a longer one the run waits, says the store is
+// slow, and completes with the report of the same run on a store that never paused.
+func TestPausedStoreCompletesWithALongerTimeout(t *testing.T) {
+	// Each run on a server of its own: a run that failed may leave keys behind.
+	mr := testnet.Miniredis(t)
+	file := filepath.Join(t.TempDir(), "shared.yaml")
+	writeFile(t, file, `name: shared-small
+description: a shared store for three nodes, 40 keys
+seed: 1
+duration: 20s
+policy: {limit: 10, window: 5s}
+algorithms: [fixed-window, token-bucket]
+key: user
+cluster:
+  placement: shared
+  nodes: 3
+traffic:
+  - poisson: {rate: 300, keys: 40, key_prefix: user_, end: 20s}
+`)
+	args := []string{"run", file, "--format", "json"}
+	want, errOut, code := rlsim(t, append(args, "--redis", "redis://"+mr.Addr())...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	out, errOut, code := rlsim(t, append(args, "--redis", "redis://"+pausingProxy(t, testnet.Miniredis(t).Addr(), 20_000, 3*time.Second), "--store-timeout", "2500ms")...)
+	if code != 1 || out != "" || !strings.Contains(errOut, "no reply within 2.5s, the store's timeout") {
+		t.Fatalf("a 3s pause at --store-timeout 2.5s: exit %d, stderr %q", code, errOut)
+	}
+	addr := pausingProxy(t, testnet.Miniredis(t).Addr(), 20_000, 3*time.Second)
+	out, errOut, code = rlsim(t, append(args, "--redis", "redis://"+addr, "--store-timeout", "30s")...)
+	if code != 0 {
+		t.Fatalf("a 3s pause at --store-timeout 30s: exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(errOut, "rlsim: store: redis at "+addr+" has sent no reply for ") || !strings.Contains(errOut, "waiting up to --store-timeout 30s") ||
+		!strings.Contains(errOut, "answered again after") {
+		t.Errorf("stderr does not say the store was slow:\n%s", errOut)
+	}
+	if out != want {
+		t.Errorf("the report after the pause differs from the run without one:\n%.300s\nwant:\n%.300s", out, want)
+	}
+}
+
 // Every malformed value of --redis and --store-timeout is a bad command line, on every
 // command that takes them: exit 2 and one line naming the flag. An empty --redis used to
 // run the embedded store without a word.

@@ -240,6 +240,28 @@ if [[ -z ${REDIS_ONLY:-} && -z ${REPLAY_ONLY:-} ]]; then
     "$(paste <(awk '$1 == "tune" {print $2}' "$tmp/tunes") <(awk '$1 == "replay" {print $2}' "$tmp/tunes") | awk '{print $1 / $2}' | median)"
 fi
 
+# A user's Lua script on the embedded miniredis (--lua): decisions/s and CPU per decision
+# over 10 and 100000 keys, beside the floor of a script that only returns 1 (miniredis's
+# cost of any call), ROUNDS times in alternation.
+if [[ -z ${REPLAY_ONLY:-} && -z ${REDIS_ONLY:-} && -z ${TUNE_ONLY:-} ]]; then
+  go test -c -o "$tmp/external.test" ./external
+  : > "$tmp/lua"
+  for _ in $(seq "$rounds"); do
+    (cd external && "$tmp/external.test" -test.run '^$' -test.bench 'LuaEmbedded' -test.benchtime 20000x) | grep -E '^Benchmark' >> "$tmp/lua"
+  done
+  cat "$tmp/lua" >> "$out"
+  echo
+  echo "embedded --lua ($rounds rounds of 20000 decisions, medians):"
+  for b in keys=10 keys=100000 floor/keys=10; do
+    printf '  %-40s %7.0f decisions/s %7.0f cpu-ns/decision\n' "LuaEmbedded/$b" \
+      "$(values "$tmp/lua" "LuaEmbedded/$b" decisions/s | median)" "$(values "$tmp/lua" "LuaEmbedded/$b" cpu-ns/op | median)"
+  done
+  printf '  %-40s %5.2fx (1.00: flat in the number of keys)\n' "keys=100000 over keys=10" \
+    "$(ratio "$tmp/lua" LuaEmbedded/keys=100000 LuaEmbedded/keys=10 decisions/s)"
+  printf '  %-40s %5.2fx of the floor'"'"'s CPU a decision is miniredis'"'"'s own\n' "floor over keys=10" \
+    "$(ratio "$tmp/lua" LuaEmbedded/floor/keys=10 LuaEmbedded/keys=10 cpu-ns/op)"
+fi
+
 # Pipelined script decisions on a real server against the server's own benchmark client.
 # Each benchmark runs on its own, the server's CPU time (INFO cpu) read before and after and
 # the client's by /usr/bin/time, so that every line also says how busy the server was and
@@ -275,6 +297,7 @@ if [[ -n ${RLSIM_REDIS_URL:-} && -z ${TUNE_ONLY:-} ]] && command -v redis-benchm
   for lanes in 1 4; do
     variants+=("^BenchmarkPipeline\$/^redis\$/^batch=256\$/^lanes=$lanes\$")
     variants+=("PipelineManyKeys/^keys=140000\$/^lanes=$lanes\$")
+    variants+=("PipelineManyKeys/^keys=140000\$/^batch=1024\$/^lanes=$lanes\$")
   done
   # peer NAME KEYS: redis-benchmark sending the same script call for KEYS clients drawn at
   # random (the two-counter window of 100/min, its seven arguments), its line appended.
@@ -331,6 +354,7 @@ if [[ -n ${RLSIM_REDIS_URL:-} && -z ${TUNE_ONLY:-} ]] && command -v redis-benchm
   line "redis-benchmark EVALSHA -P 100 -r 140000 (the peer)" RedisBenchmarkEVALSHAManyKeys RedisBenchmarkEVALSHAManyKeys
   for lanes in 4 1; do
     line "batch 256 on $lanes connection(s), 140000 keys" "PipelineManyKeys/keys=140000/lanes=$lanes" RedisBenchmarkEVALSHAManyKeys
+    line "batch 1024 on $lanes connection(s), 140000 keys" "PipelineManyKeys/keys=140000/batch=1024/lanes=$lanes" RedisBenchmarkEVALSHAManyKeys
   done
 fi
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -21,6 +21,7 @@ const scanCount = 1000
 // keyspace with SCAN MATCH (never KEYS, which blocks the server). A name can come twice
 // when the server resizes its table meanwhile; fn must not mind.
 func (r *Redis) scan(prefix string, fn func(names []string) error) error {
+	r.syncTTLs()
 	match := escapeGlob(prefix) + "*"
 	var cursor uint64
 	var batch []string

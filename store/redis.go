@@ -44,6 +44,10 @@ type Redis struct {
 	reloaded bool             // EvalBatch has just reloaded them after NOSCRIPT
 	// loadEvery makes EvalBatch load the batch's scripts in every pipeline (miniredis).
 	loadEvery bool
+	// ttls counts the embedded server's TTLs in virtual time in place of FastForward
+	// (ttlClock), for a face whose every call comes with before and after (UserFace);
+	// nil: FastForward.
+	ttls *ttlClock
 }
 
 var _ Store = (*Redis)(nil)
@@ -247,11 +251,25 @@ func (r *Redis) advance(now int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if d := now - r.last; d > 0 && r.last != 0 {
-		r.mini.FastForward(time.Duration(d))
+		if r.ttls != nil {
+			r.ttls.expire(now)
+		} else {
+			r.mini.FastForward(time.Duration(d))
+		}
 	}
 	if now > r.last {
 		r.last = now
 		r.mini.SetTime(time.Unix(0, now))
+	}
+}
+
+// syncTTLs sets the embedded server's TTLs exact at the store's time, for a reader that
+// goes round the face's calls (SCAN, PTTL); nothing to do under FastForward.
+func (r *Redis) syncTTLs() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ttls != nil {
+		r.ttls.sync(r.last)
 	}
 }
 

@@ -134,6 +134,10 @@ type UserFace struct {
 	// key is the KEYS[1] of the call on its way on miniredis, whose pre-hook sees every
 	// command the script sends; cross the first key it touched in another slot.
 	key, cross atomic.Pointer[string]
+	// call runs the script on miniredis in this process (nil on a real server); args is
+	// its command, reused.
+	call *miniCall
+	args []string
 }
 
 // NewUserFace loads s on r (a syntax error is reported here, in the server's words) and
@@ -151,9 +155,18 @@ func NewUserFace(r *Redis, s *UserScript, p algorithms.Policy) (*UserFace, error
 		return nil, r.wrap(fmt.Errorf("the server cannot load the script: %w", err))
 	}
 	if r.mini != nil {
+		f.call = newMiniCall(r.mini.Server())
+		// Every call comes with ttlClock's before and after (evalMini), so the face's
+		// TTLs can be counted without FastForward's walk of every key.
+		t := newTTLClock(r.mini)
+		r.mu.Lock()
+		r.ttls = t
+		r.mu.Unlock()
 		// Every command a script sends passes the server's dispatch, so a pre-hook sees
-		// the TIME calls the source hides from scanSource.
+		// the TIME calls the source hides from scanSource, and the names whose TTLs the
+		// call may have set.
 		r.mini.Server().SetPreHook(func(_ *server.Peer, cmd string, args ...string) bool {
+			t.saw(cmd, args)
 			if cmd == "TIME" {
 				f.times.Add(1)
 			}
@@ -213,13 +226,10 @@ func TaggedKey(prefix, key string) string { return string(appendTagged([]byte(pr
 func (f *UserFace) Eval(calls []UserCall, out []UserResult) error {
 	if f.r.mini != nil {
 		for i, c := range calls {
-			f.r.advance(c.Now)
 			before := f.times.Load()
 			f.cross.Store(nil)
 			f.key.Store(&c.Key)
-			ctx, cancel := f.r.ctx()
-			v, err := f.r.client.EvalSha(ctx, f.s.lua.Hash(), []string{c.Key}, f.argv(c)...).Result()
-			cancel()
+			v, err := f.evalMini(c)
 			f.key.Store(nil)
 			if err := f.callFailed(err); err != nil {
 				return err
@@ -251,6 +261,35 @@ func (f *UserFace) Eval(calls []UserCall, out []UserResult) error {
 		f.r.SetNow(calls[i].Now)
 	}
 	return nil
+}
+
+// evalMini runs c on the embedded server in this process (miniCall), its clock moved to
+// c's time first, and its TTLs counted around it (ttlClock).
+func (f *UserFace) evalMini(c UserCall) (any, error) {
+	r := f.r
+	r.advance(c.Now)
+	r.mu.Lock()
+	now, t := r.last, r.ttls
+	if t != nil {
+		t.before(now, c.Key)
+	}
+	r.mu.Unlock()
+	f.args = append(f.args[:0], "EVALSHA", f.s.lua.Hash(), "1", c.Key,
+		strconv.FormatInt(floorDiv(c.Now, 1000), 10), strconv.FormatInt(max(c.Cost, 1), 10), f.policy[0], f.policy[1], f.policy[2])
+	end := r.watch.Begin()
+	v, err := f.call.do(f.args)
+	end()
+	if t != nil {
+		r.mu.Lock()
+		t.after(now)
+		if t.Off() {
+			// From here on FastForward counts the TTLs; it starts from exact ones.
+			t.sync(now)
+			r.ttls = nil
+		}
+		r.mu.Unlock()
+	}
+	return v, err
 }
 
 // callFailed is the face's error in a call's error: a connection that failed or a server
