@@ -13,7 +13,7 @@ import (
 )
 
 // fallbackFace is what a viewer without Liberation Sans draws the charts in: DejaVu Sans,
-// Debian's default sans face, some 10% wider.
+// Debian's default sans face, about 11% wider in bold.
 const fallbackFace = "font-family:'DejaVu Sans';"
 
 // titleInk is the leftmost and rightmost columns of dark pixels in the top rows of a PNG
