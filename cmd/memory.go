@@ -179,8 +179,12 @@ func runMemory(ctx context.Context, o *memoryOptions, streams IO) error {
 func memoryTables(rep *store.MemoryReport) []report.Table {
 	main := report.Table{
 		Title: fmt.Sprintf("memory per key — %d keys, limit %d per %s, Redis: %s", rep.Keys, rep.Limit, rep.Window, redisLabel(rep)),
-		Header: []string{"algorithm", "state_bytes_per_key", "redis_bytes_per_key", "redis_used_memory_per_key", "redis_source", "redis_encoding",
+		Header: []string{"algorithm", "in-process\nB per key", "Redis\nB per key", "Redis growth\nB per key", "Redis\nfigures", "Redis\nencoding",
+			"in-process\ntotal", "Redis\ntotal", "Redis vs\ntwo counters"},
+		Names: []string{"algorithm", "state_bytes_per_key", "redis_bytes_per_key", "redis_used_memory_per_key", "redis_source", "redis_encoding",
 			"state_bytes_total", "redis_bytes_total", "redis_vs_two_counters"},
+		Width: report.DefaultWidth,
+		Keys:  1,
 	}
 	var two, log store.MemoryRow
 	var disturbed []string
@@ -225,7 +229,10 @@ func memoryTables(rep *store.MemoryReport) []report.Table {
 	}
 	enc := report.Table{
 		Title:  fmt.Sprintf("sliding-log sorted set by limit (zset-max-listpack-entries = %d) — Redis: %s", store.ZsetListpackEntries, rep.Redis),
-		Header: []string{"limit", "encoding", "redis_bytes_per_key", "bytes_per_entry"},
+		Header: []string{"limit", "encoding", "Redis\nB per key", "B per\nentry"},
+		Names:  []string{"limit", "encoding", "redis_bytes_per_key", "bytes_per_entry"},
+		Width:  report.DefaultWidth,
+		Keys:   1,
 	}
 	for _, e := range rep.ZsetEncoding {
 		enc.Rows = append(enc.Rows, []string{strconv.FormatInt(e.Limit, 10), e.Encoding,

@@ -193,9 +193,9 @@ func renderSweep(g *globalOptions, streams IO, res *sweep.Results, format string
 	case "csv":
 		err = report.WriteTableCSV(&buf, sweep.Table(res, true))
 	case "markdown":
-		err = report.WriteMarkdown(&buf, sweep.Table(res, false))
+		err = report.WriteMarkdown(&buf, humanSweepTable(res))
 	default:
-		err = report.WriteText(&buf, sweep.Table(res, false))
+		err = report.WriteText(&buf, humanSweepTable(res))
 	}
 	if err != nil {
 		return err
@@ -327,4 +327,22 @@ func runMergeReplay(o *mergeOptions, streams IO, files []string) error {
 	var outs outputSet
 	defer outs.discard()
 	return renderReplay(o.globalOptions, tableOptions{}, streams, &outs, rep, chartFormats)
+}
+
+// humanSweepTable is the sweep's table as a person reads it: each metric under its
+// table's header ("over-admission", not over_admission), within 100 columns (split into
+// parts that repeat the parameters and the algorithm where it is wider). CSV keeps the
+// machine names.
+func humanSweepTable(res *sweep.Results) report.Table {
+	t := sweep.Table(res, false)
+	t.Names = t.Header
+	t.Header = make([]string, len(t.Names))
+	for i, name := range t.Names {
+		t.Header[i] = name
+		if i > len(res.Sweep.Params) { // the parameters keep their names: they are what --param took
+			t.Header[i] = report.ColumnHeader(name)
+		}
+	}
+	t.Width, t.Keys = report.DefaultWidth, len(res.Sweep.Params)+1
+	return t
 }
