@@ -198,3 +198,25 @@ func TestSweepMemoryBackoffExamplesFitOneHundredColumns(t *testing.T) {
 	}
 	fitsAndReads(t, "rlsim backoff --model rate-limited", out)
 }
+
+// A sweep whose table outruns a screen ends with the answer again: per algorithm, at how
+// many points it kept the promise and its worst; a short one does not repeat itself.
+func TestLongSweepEndsWithARecap(t *testing.T) {
+	out, errOut, code := rlsim(t, "sweep", "--scenario", "steady-poisson", "--param", "policy.burst=5,20,60,100", "--charts", "none", "--out", "")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	tail := out[strings.LastIndex(out, "Recap: "):]
+	for _, want := range []string{"  fixed-window    kept it at 0 of 4 points, worst 1.42× (policy.burst=5)\n", "  sliding-log     kept it at 4 of 4 points\n"} {
+		if !strings.Contains(tail, want) {
+			t.Errorf("recap lacks %q:\n%s", want, tail)
+		}
+	}
+	if n := strings.Count(tail, "\n"); n > 15 {
+		t.Errorf("recap of %d lines", n)
+	}
+	short, _, _ := rlsim(t, "sweep", "--scenario", "boundary-burst", "--algorithms", "gcra", "--param", "policy.burst=10,20", "--charts", "none", "--out", "")
+	if strings.Contains(short, "Recap") {
+		t.Errorf("a sweep of two rows repeats itself:\n%s", short)
+	}
+}
