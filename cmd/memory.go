@@ -265,7 +265,33 @@ func renderMemory(w io.Writer, format string, rep *store.MemoryReport) error {
 			return err
 		}
 	}
+	if format == "table" && len(rep.Results) > 1 {
+		// The answer was above the encoding table: again, where the terminal stops.
+		_, err := io.WriteString(w, "\n"+memoryRecap(rep))
+		return err
+	}
 	return nil
+}
+
+// memoryRecap is memory's answer in a line or two: the least and the most bytes per key,
+// in process and in Redis, by algorithm.
+func memoryRecap(rep *store.MemoryReport) string {
+	span := func(v func(store.MemoryRow) float64) string {
+		lo, hi := rep.Results[0], rep.Results[0]
+		for _, r := range rep.Results[1:] {
+			if v(r) < v(lo) {
+				lo = r
+			}
+			if v(r) > v(hi) {
+				hi = r
+			}
+		}
+		return fmt.Sprintf("from %.0f B (%s) to %.0f B (%s)", v(lo), lo.Algorithm, v(hi), hi.Algorithm)
+	}
+	line := fmt.Sprintf("Recap, per key at its limit: in process %s; in Redis %s.",
+		span(func(r store.MemoryRow) float64 { return r.StateBytesPerKey }),
+		span(func(r store.MemoryRow) float64 { return r.RedisBytesPerKey }))
+	return strings.Join(report.Wrap(line, report.DefaultWidth, "  "), "\n") + "\n"
 }
 
 // humanBytes prints a byte count in binary units ("3.4 GiB").
