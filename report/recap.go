@@ -99,6 +99,10 @@ func WriteRecap(w io.Writer, v Verdict, width int) error {
 			lines = append(lines, fmt.Sprintf("  fleets (%d %s): every variant kept it", fleetRows, plural(fleetRows, "scenario", "scenarios")))
 		}
 	}
+	if strings.Contains(strings.Join(lines[1:], "\n"), "worst ") {
+		// The matrix's legend has scrolled away with it.
+		lines = append(lines, "  ("+byDesignMark+" within the algorithm's own documented bound, by design; "+brokeMark+" beyond it)")
+	}
 	var b strings.Builder
 	for _, l := range lines {
 		if DisplayWidth(l) <= width {
