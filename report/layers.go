@@ -87,7 +87,6 @@ func (l *Layered) Result(algorithm string) Result {
 			cr := c.Collector.Result(c.Limiter)
 			if cr.OverAdmission > r.OverAdmission {
 				r.PeakWindowAdmitted, r.OverAdmission = cr.PeakWindowAdmitted, cr.OverAdmission
-				r.judged = &Policy{Limit: c.Collector.limit, Window: Duration(c.Collector.window)}
 			}
 			r.FalseAllow += cr.FalseAllow
 			r.FalseReject += cr.FalseReject

@@ -64,10 +64,6 @@ type Result struct {
 	Timeline *Timeline `json:"-"`
 	// Distributed holds the fleet figures of a run with a cluster section; nil otherwise.
 	*Distributed
-	// judged is the promise a layered run's over-admission was measured against, its
-	// busiest layer's limit and window (nil: the report's policy). Its burst is left 0
-	// (the limit): a layer's own burst is its limiter's, not known here.
-	judged *Policy
 }
 
 // Collector measures one algorithm's decisions as they happen, streaming: it keeps, per

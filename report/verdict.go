@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -224,16 +225,26 @@ func verdictCell(kind CostKind, r *Report, alg string) VerdictCell {
 	c.Cost = compactPercent(kind.cost(worst))
 	c.Broke = Broke(c.Over)
 	if c.Broke {
-		// Against the promise the over-admission was measured by: a layered run's is
-		// its busiest layer's.
-		p := r.Policy
-		if worst.judged != nil {
-			p = *worst.judged
-		}
-		most, ok := OwnBound(p, alg)
-		c.Beyond = !ok || c.Over > float64(most)/float64(p.Limit)+overTolerance
+		most, ok := OwnBound(judgedBy(r.Policy, worst), alg)
+		c.Beyond = !ok || c.Over > float64(most)/float64(judgedBy(r.Policy, worst).Limit)+overTolerance
 	}
 	return c
+}
+
+// judgedBy is the promise x's over-admission was measured against: the report's policy,
+// or for a layered run its busiest layer's, whose limit is the peak over the
+// over-admission (the layer's window and burst are not in the result: the report's
+// window, and a burst of the limit, the default, stand for them; a bound at its own
+// window depends on the limit and the burst alone).
+func judgedBy(p Policy, x Result) Policy {
+	if len(x.RefusalsByLayer) == 0 || x.OverAdmission <= 0 {
+		return p
+	}
+	limit := int64(math.Round(float64(x.PeakWindowAdmitted) / x.OverAdmission))
+	if limit < 1 || limit == p.Limit {
+		return p
+	}
+	return Policy{Limit: limit, Window: p.Window}
 }
 
 // OwnBound is the most alg admits by design for one key in any window of the policy's

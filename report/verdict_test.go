@@ -154,18 +154,30 @@ func TestVerdictMarksBeyondTheAlgorithmsOwnBound(t *testing.T) {
 
 // A layered run's over-admission is its busiest layer's, and so is the bound it is held
 // to: gcra at 39 of the ip layer's 20 per minute is within gcra's 2L−1, though 1.95 times
-// the account layer's 5 would be beyond it.
+// the account layer's 5 would be beyond it; a run of one limit is held to its policy.
 func TestVerdictHoldsALayeredRunToItsBusiestLayersBound(t *testing.T) {
 	account := Policy{Limit: 5, Window: Duration(5 * time.Minute)}
 	for _, c := range []struct {
-		judged *Policy
+		layers []LayerCount
+		peak   int64
 		beyond bool
-	}{{&Policy{Limit: 20, Window: Duration(time.Minute)}, false}, {nil, true}} {
+	}{
+		{[]LayerCount{{Layer: "account"}, {Layer: "ip"}}, 39, false}, // 39 of the ip layer's 20
+		{[]LayerCount{{Layer: "account"}, {Layer: "ip"}}, 42, true},  // 42 of 21: beyond 2·21−1
+		{nil, 10, true}, // 10 of the policy's 5: beyond 2·5−1
+	} {
+		over := 1.95
+		if c.peak == 42 {
+			over = 42.0 / 21
+		}
+		if c.layers == nil {
+			over = 2
+		}
 		r := &Report{Scenario: "login", Policy: account, Results: []Result{
-			{Algorithm: "gcra", PeakWindowAdmitted: 39, OverAdmission: 1.95, judged: c.judged},
+			{Algorithm: "gcra", PeakWindowAdmitted: c.peak, OverAdmission: over, RefusalsByLayer: c.layers},
 		}}
 		if got := NewVerdict([]*Report{r}).Blocks[0].Groups[0].Rows[0].Cells[0]; !got.Broke || got.Beyond != c.beyond {
-			t.Errorf("judged by %+v: %+v, want beyond %v", c.judged, got, c.beyond)
+			t.Errorf("peak %d, over %.3f, layers %v: %+v, want beyond %v", c.peak, over, c.layers != nil, got, c.beyond)
 		}
 	}
 }
