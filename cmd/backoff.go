@@ -99,8 +99,8 @@ per bin over time per strategy (the first run at the largest client count), and
 load.{svg,png}, every attempt and the retries per bin, one panel per strategy.
 
 The table shows calls (amp, server calls / client requests, for overload), each client's
-time to finish (p50_s, p99_s, max_s), the herd (peak), wasted calls, give-ups and
-duplicates, and says which strategy made the fewest calls, drained fastest (the time the
+time to finish (p50, p99, max, in seconds), the herd (peak), wasted calls, jobs given up
+and work done twice, and says which strategy made the fewest calls, drained fastest (the time the
 last client finished) and made the gentlest peak; --format json or csv carries every
 figure.`,
 		Example: `  # Brooker's experiment: 100 clients, every strategy, the mean of 100 runs

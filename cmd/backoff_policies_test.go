@@ -43,7 +43,7 @@ func TestBackoffAcceptanceLine(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	header := regexp.MustCompile(`│\s*strategy\s*│\s*calls\s*│\s*p50_s\s*│\s*p99_s\s*│\s*max_s\s*│\s*peak\s*│\s*wasted\s*│\s*give_ups\s*│\s*dups\s*│`)
+	header := regexp.MustCompile(`│\s*strategy\s*│\s*calls\s*│\s*p50\s*│\s*p99\s*│\s*max\s*│\s*peak\s*│\s*wasted\s*│\s*gave\s*│\s*done\s*│\n│\s*│\s*│\s*\(s\)\s*│\s*\(s\)\s*│\s*\(s\)\s*│\s*│\s*│\s*up\s*│\s*twice\s*│`)
 	if !header.MatchString(out) {
 		t.Fatalf("header:\n%s", out)
 	}

@@ -183,19 +183,20 @@ func backoffTable(rep backoffReport) report.Table {
 	if len(counts) == 1 && len(rep.Results) > 0 {
 		title += fmt.Sprintf("; %d clients, %d runs", rep.Results[0].Clients, runs)
 	}
-	t := report.Table{Title: title}
+	t := report.Table{Title: title, Width: report.DefaultWidth, Keys: 1}
 	// The overload model is about amplification: it replaces calls (calls = amp × requests).
 	amp := rep.Model == "overload"
 	t.Header = []string{"strategy"}
 	if len(counts) > 1 {
 		t.Header = append(t.Header, "clients")
+		t.Keys = 2
 	}
 	if amp {
 		t.Header = append(t.Header, "amp")
 	} else {
 		t.Header = append(t.Header, "calls")
 	}
-	t.Header = append(t.Header, "p50_s", "p99_s", "max_s", "peak", "wasted", "give_ups", "dups")
+	t.Header = append(t.Header, "p50\n(s)", "p99\n(s)", "max\n(s)", "peak", "wasted", "gave\nup", "done\ntwice")
 	// Columns that are zero for every strategy are left out ("-" cells are dropped).
 	optional := []struct {
 		name, legend string
@@ -241,8 +242,8 @@ func backoffTable(rep backoffReport) report.Table {
 		first = "amp: server calls ÷ client requests"
 	}
 	t.Notes = append(t.Notes,
-		first+"; p50_s, p99_s, max_s: each client's time to finish; peak: most retries in a "+time.Duration(rep.Bin).String()+" bin",
-		fmt.Sprintf("wasted: calls without success; give_ups: jobs abandoned; dups: work done twice; means of %d runs", runs))
+		first+"; p50, p99, max: each client's time to finish, in seconds; peak: most retries in a "+time.Duration(rep.Bin).String()+" bin",
+		fmt.Sprintf("wasted: calls without success; gave up: jobs abandoned; done twice: work done twice; means of %d runs", runs))
 	if len(shown) > 0 {
 		var legend []string
 		for _, i := range shown {

@@ -60,7 +60,7 @@ func TestBackoffTableAndSeries(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, s := range []string{"model occ", "calls", "p50_s", "p99_s", "peak", "wasted", "give_ups", "dups", "exponential", "none", "fewest calls: "} {
+	for _, s := range []string{"model occ", "calls", "p50", "p99", "(s)", "peak", "wasted", "gave", "twice", "exponential", "none", "fewest calls: "} {
 		if !strings.Contains(out, s) {
 			t.Errorf("table lacks %q:\n%s", s, out)
 		}

@@ -179,9 +179,15 @@ func runMemory(ctx context.Context, o *memoryOptions, streams IO) error {
 func memoryTables(rep *store.MemoryReport) []report.Table {
 	main := report.Table{
 		Title: fmt.Sprintf("memory per key — %d keys, limit %d per %s, Redis: %s", rep.Keys, rep.Limit, rep.Window, redisLabel(rep)),
-		Header: []string{"algorithm", "state_bytes_per_key", "redis_bytes_per_key", "redis_used_memory_per_key", "redis_source", "redis_encoding",
+		Header: []string{"algorithm", "state\nB per key", "Redis\nB per key", "growth\nB per key", "Redis\nfigures", "encoding",
+			"state\ntotal", "Redis\ntotal", "vs two\ncounters"},
+		Names: []string{"algorithm", "state_bytes_per_key", "redis_bytes_per_key", "redis_used_memory_per_key", "redis_source", "redis_encoding",
 			"state_bytes_total", "redis_bytes_total", "redis_vs_two_counters"},
+		Width: report.DefaultWidth,
+		Keys:  1,
 	}
+	main.Notes = append(main.Notes, "state: the algorithm's in-process state; Redis: MEMORY USAGE of its keys; growth: used_memory's growth; "+
+		"totals for every key; vs two counters: Redis bytes over the two-counter window's")
 	var two, log store.MemoryRow
 	var disturbed []string
 	for _, r := range rep.Results {
@@ -225,7 +231,10 @@ func memoryTables(rep *store.MemoryReport) []report.Table {
 	}
 	enc := report.Table{
 		Title:  fmt.Sprintf("sliding-log sorted set by limit (zset-max-listpack-entries = %d) — Redis: %s", store.ZsetListpackEntries, rep.Redis),
-		Header: []string{"limit", "encoding", "redis_bytes_per_key", "bytes_per_entry"},
+		Header: []string{"limit", "encoding", "Redis\nB per key", "B per\nentry"},
+		Names:  []string{"limit", "encoding", "redis_bytes_per_key", "bytes_per_entry"},
+		Width:  report.DefaultWidth,
+		Keys:   1,
 	}
 	for _, e := range rep.ZsetEncoding {
 		enc.Rows = append(enc.Rows, []string{strconv.FormatInt(e.Limit, 10), e.Encoding,
@@ -250,15 +259,68 @@ func renderMemory(w io.Writer, format string, rep *store.MemoryReport) error {
 			}
 			err = report.WriteTableCSV(w, t)
 		case "markdown":
-			err = report.WriteMarkdown(w, t)
+			err = report.WriteMarkdown(w, uniformSourceDropped(t, i))
 		default:
-			err = report.WriteText(w, t)
+			err = report.WriteText(w, uniformSourceDropped(t, i))
 		}
 		if err != nil {
 			return err
 		}
 	}
+	if format == "table" && len(rep.Results) > 1 {
+		// The answer was above the encoding table: again, where the terminal stops.
+		_, err := io.WriteString(w, "\n"+memoryRecap(rep))
+		return err
+	}
 	return nil
+}
+
+// memorySourceColumn is the place of redis_source in the per-algorithm table.
+const memorySourceColumn = 4
+
+// uniformSourceDropped leaves the Redis figures' source out of the per-algorithm table
+// (table number i of memoryTables) when every row shares it: the title says it, and the
+// table keeps to 100 columns with every figure of a row on one line. CSV keeps it.
+func uniformSourceDropped(t report.Table, i int) report.Table {
+	if i != 0 || len(t.Rows) == 0 || t.Names[memorySourceColumn] != "redis_source" {
+		return t
+	}
+	for _, r := range t.Rows {
+		if r[memorySourceColumn] != t.Rows[0][memorySourceColumn] {
+			return t
+		}
+	}
+	drop := func(xs []string) []string {
+		return slices.Delete(slices.Clone(xs), memorySourceColumn, memorySourceColumn+1)
+	}
+	t.Header, t.Names = drop(t.Header), drop(t.Names)
+	rows := make([][]string, len(t.Rows))
+	for j, r := range t.Rows {
+		rows[j] = drop(r)
+	}
+	t.Rows = rows
+	return t
+}
+
+// memoryRecap is memory's answer in a line or two: the least and the most bytes per key,
+// in process and in Redis, by algorithm.
+func memoryRecap(rep *store.MemoryReport) string {
+	span := func(v func(store.MemoryRow) float64) string {
+		lo, hi := rep.Results[0], rep.Results[0]
+		for _, r := range rep.Results[1:] {
+			if v(r) < v(lo) {
+				lo = r
+			}
+			if v(r) > v(hi) {
+				hi = r
+			}
+		}
+		return fmt.Sprintf("from %.0f B (%s) to %.0f B (%s)", v(lo), lo.Algorithm, v(hi), hi.Algorithm)
+	}
+	line := fmt.Sprintf("Recap, per key at its limit: in process %s; in Redis %s.",
+		span(func(r store.MemoryRow) float64 { return r.StateBytesPerKey }),
+		span(func(r store.MemoryRow) float64 { return r.RedisBytesPerKey }))
+	return strings.Join(report.Wrap(line, report.DefaultWidth, "  "), "\n") + "\n"
 }
 
 // humanBytes prints a byte count in binary units ("3.4 GiB").

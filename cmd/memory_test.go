@@ -113,7 +113,7 @@ func TestMemoryTableDisturbedUsedMemory(t *testing.T) {
 	if err := renderMemory(&b, "table", rep); err != nil {
 		t.Fatal(err)
 	}
-	out := b.String()
+	out := strings.Join(strings.Fields(b.String()), " ") // the notes wrap at 100 columns
 	if !strings.Contains(out, "used_memory did not grow while sliding-log loaded") ||
 		!strings.Contains(out, "(3656 B against 176 B; 1.32 orders of magnitude); measured.") ||
 		strings.Contains(out, "by the growth of used_memory") {
@@ -196,5 +196,25 @@ func TestMemoryMeasuresRealRedis(t *testing.T) {
 	left, _, err := c.Scan(ctx, 0, prefix+"*", 10000).Result()
 	if err != nil || len(left) != 0 {
 		t.Fatalf("keys left under the prefix: %v %v", left, err)
+	}
+}
+
+// memory's answer comes again at the end, below the encoding table: the least and the
+// most bytes per key on each side, by algorithm.
+func TestMemoryEndsWithARecap(t *testing.T) {
+	rep := &store.MemoryReport{Keys: 10, Limit: 100, Window: "1m0s", Redis: "model",
+		Results: []store.MemoryRow{
+			{Algorithm: "sliding-window", StateBytesPerKey: 24, RedisBytesPerKey: 176},
+			{Algorithm: "sliding-log", StateBytesPerKey: 2096, RedisBytesPerKey: 3656},
+			{Algorithm: "gcra", StateBytesPerKey: 16, RedisBytesPerKey: 88},
+		}}
+	var b strings.Builder
+	if err := renderMemory(&b, "table", rep); err != nil {
+		t.Fatal(err)
+	}
+	tail := b.String()[strings.LastIndex(b.String(), "└"):]
+	want := "Recap, per key at its limit: in process from 16 B (gcra) to 2096 B (sliding-log); in Redis from 88 B (gcra) to 3656 B (sliding-log)."
+	if got := strings.Join(strings.Fields(tail[strings.Index(tail, "Recap"):]), " "); got != want {
+		t.Errorf("recap %q\nwant %q", got, want)
 	}
 }

@@ -193,9 +193,11 @@ func renderSweep(g *globalOptions, streams IO, res *sweep.Results, format string
 	case "csv":
 		err = report.WriteTableCSV(&buf, sweep.Table(res, true))
 	case "markdown":
-		err = report.WriteMarkdown(&buf, sweep.Table(res, false))
+		err = report.WriteMarkdown(&buf, humanSweepTable(res))
 	default:
-		err = report.WriteText(&buf, sweep.Table(res, false))
+		if err = report.WriteText(&buf, humanSweepTable(res)); err == nil && strings.Count(buf.String(), "\n") > sweepRecapAfter {
+			buf.WriteString("\n" + sweepRecap(res))
+		}
 	}
 	if err != nil {
 		return err
@@ -327,4 +329,86 @@ func runMergeReplay(o *mergeOptions, streams IO, files []string) error {
 	var outs outputSet
 	defer outs.discard()
 	return renderReplay(o.globalOptions, tableOptions{}, streams, &outs, rep, chartFormats)
+}
+
+// humanSweepTable is the sweep's table as a person reads it: each metric under its
+// table's header ("over-admission", not over_admission), within 100 columns (split into
+// parts that repeat the parameters and the algorithm where it is wider). CSV keeps the
+// machine names.
+func humanSweepTable(res *sweep.Results) report.Table {
+	t := sweep.Table(res, false)
+	t.Names = t.Header
+	t.Header = make([]string, len(t.Names))
+	for i, name := range t.Names {
+		t.Header[i] = name
+		if i > len(res.Sweep.Params) { // the parameters keep their names: they are what --param took
+			t.Header[i] = report.ColumnHeader(name)
+		}
+	}
+	t.Width, t.Keys = report.DefaultWidth, len(res.Sweep.Params)+1
+	return t
+}
+
+// sweepRecapAfter is how many lines of table a terminal shows before the answer scrolls
+// away: a longer sweep repeats it at the end (sweepRecap).
+const sweepRecapAfter = 40
+
+// sweepRecap is a sweep's answer in a line per algorithm (at most a dozen, then a count):
+// at how many grid points it kept the promise, and its worst over-admission and where.
+func sweepRecap(res *sweep.Results) string {
+	type tally struct {
+		points, kept int
+		worst        float64
+		where        string
+	}
+	var order []string
+	tallies := map[string]*tally{}
+	for _, row := range res.Rows {
+		var at []string
+		for i, p := range res.Sweep.Params {
+			at = append(at, p.Name+"="+row.Values[i])
+		}
+		for _, x := range row.Results {
+			name := report.ResultName(x)
+			t := tallies[name]
+			if t == nil {
+				t = &tally{worst: -1}
+				tallies[name] = t
+				order = append(order, name)
+			}
+			t.points++
+			if !report.Broke(x.OverAdmission) {
+				t.kept++
+			}
+			if x.OverAdmission > t.worst {
+				t.worst, t.where = x.OverAdmission, strings.Join(at, " ")
+			}
+		}
+	}
+	const most = 12
+	width := 0
+	for _, a := range order[:min(len(order), most)] {
+		width = max(width, report.DisplayWidth(a))
+	}
+	var b strings.Builder
+	b.WriteString("Recap: where each algorithm kept the promise (over-admission at most 1.00), and its worst:\n")
+	for i, a := range order {
+		if i == most {
+			fmt.Fprintf(&b, "  … and %d more (the table names them)\n", len(order)-i)
+			break
+		}
+		t := tallies[a]
+		line := fmt.Sprintf("  %s%s  kept it at %d of %d points", a, strings.Repeat(" ", width-report.DisplayWidth(a)), t.kept, t.points)
+		if t.kept < t.points {
+			line += fmt.Sprintf(", worst %.2f× (%s)", t.worst, t.where)
+		}
+		if report.DisplayWidth(line) <= report.DefaultWidth {
+			b.WriteString(line + "\n")
+			continue
+		}
+		for _, l := range report.Wrap(line, report.DefaultWidth, "    ") {
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
 }

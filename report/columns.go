@@ -113,6 +113,27 @@ func ColumnNames() []string {
 	return out
 }
 
+// ColumnHeader is the header a person reads over the column named name (its machine
+// name, as JSON and CSV spell it): "over-\nadmission" for over_admission; name itself
+// when no table has it.
+func ColumnHeader(name string) string {
+	for _, h := range slices.Concat(headers(resultTableColumns), headers(fleetTableColumns), headers(retryTableColumns)) {
+		if h[0] == name {
+			return h[1]
+		}
+	}
+	return name
+}
+
+// headers are the machine names and headers of cols.
+func headers[T any](cols []column[T]) [][2]string {
+	out := make([][2]string, len(cols))
+	for i, c := range cols {
+		out[i] = [2]string{c.name, c.header}
+	}
+	return out
+}
+
 // CheckColumns returns the first of names that no table has, or "" when all are known.
 func CheckColumns(names []string) string {
 	known := ColumnNames()

@@ -64,3 +64,16 @@ func TestMarkdownJoinsHeaderLines(t *testing.T) {
 		t.Errorf("markdown:\n%s", b.String())
 	}
 }
+
+// A machine name reads as its table's header; an unknown one as itself.
+func TestColumnHeader(t *testing.T) {
+	for name, want := range map[string]string{"over_admission": "over-\nadmission", "legit_reject_rate": "legit\nrefused",
+		"store_round_trips": ColumnHeader("store_round_trips"), "no_such": "no_such"} {
+		if got := ColumnHeader(name); got != want {
+			t.Errorf("ColumnHeader(%q) = %q, want %q", name, got, want)
+		}
+	}
+	if ColumnHeader("store_round_trips") == "store_round_trips" {
+		t.Error("a fleet column reads as its machine name")
+	}
+}

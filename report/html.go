@@ -84,10 +84,7 @@ func WriteIndex(w io.Writer, pages []IndexPage) error {
 	for _, b := range verdict.Blocks {
 		bv := indexBlockView{Algorithms: b.Algorithms, Span: len(b.Algorithms) + 1}
 		for _, g := range b.Groups {
-			gv := indexGroupView{Label: "over-admission · " + g.Cost.Label()}
-			if g.Cost == CostFleetVariants {
-				gv.Label = g.Cost.Label()
-			}
+			gv := indexGroupView{Label: g.Label()}
 			for _, r := range g.Rows {
 				row := struct {
 					Scenario, Href string
@@ -99,9 +96,12 @@ func WriteIndex(w io.Writer, pages []IndexPage) error {
 					switch {
 					case !c.Ran:
 						cv.Title += ": not run"
-					case c.Broke:
+					case c.Beyond:
 						cv.Class, cv.Ratio = "broke", brokeMark+" "+cv.Ratio
-						cv.Title += ": the promise broke"
+						cv.Title += ": the promise broke, and the algorithm's own bound"
+					case c.Broke:
+						cv.Class, cv.Ratio = "bydesign", byDesignMark+" "+cv.Ratio
+						cv.Title += ": above the promise, within the algorithm's own bound"
 					default:
 						cv.Class = "kept"
 						cv.Title += ": the promise held"
@@ -166,6 +166,7 @@ table.verdict td, table.verdict th { padding: .3em .6em; }
 table.verdict th.group { text-align: left; background: #fff; font-weight: normal; font-style: italic; color: #444; padding-top: .7em; border-left: 0; border-right: 0; }
 table.verdict td a { color: inherit; text-decoration: none; display: block; }
 table.verdict td.broke { background: #f4c7c0; color: #7a1408; font-weight: 600; }
+table.verdict td.bydesign { background: #fbe6b3; color: #5e4100; }
 table.verdict td.kept { background: #d5ebd5; color: #1d4d1d; }
 table.verdict td.none { background: #f7f7f7; color: #aaa; }
 table.verdict .cost { font-weight: normal; opacity: .8; margin-left: .4em; }
@@ -178,7 +179,7 @@ figcaption { font-size: .9em; color: #444; }
 <body>
 <h1>rlsim results</h1>
 <p>Did each algorithm keep its promise, at most the limit in any trailing window? A cell: the busiest window over the limit (above 1.00 the promise broke), then the cost its group names; it links to its scenario.</p>
-<p class="legend"><span style="background:#f4c7c0;color:#7a1408">✗ the promise broke</span><span style="background:#d5ebd5;color:#1d4d1d">the promise held</span><span style="background:#f7f7f7;color:#999">not run</span></p>
+<p class="legend"><span style="background:#f4c7c0;color:#7a1408">✗ beyond the algorithm's own documented bound (or it states none)</span><span style="background:#fbe6b3;color:#5e4100">~ above the promise, within the algorithm's own bound: by design</span><span style="background:#d5ebd5;color:#1d4d1d">the promise held</span><span style="background:#f7f7f7;color:#999">not run</span></p>
 {{- range .Blocks}}
 <table class="verdict">
 <thead><tr><th>scenario</th>{{range .Algorithms}}<th>{{.}}</th>{{end}}</tr></thead>

@@ -40,7 +40,7 @@ func KeyingFigures(r *Report) []*chart.Figure {
 	var names []string
 	var legit, attacker []float64
 	for _, x := range r.Results {
-		names = append(names, x.Algorithm)
+		names = append(names, ResultName(x)) // a fleet's variants keep apart
 		legit = append(legit, deref(x.LegitRejectRate))
 		attacker = append(attacker, deref(x.AttackerAdmitRate))
 	}

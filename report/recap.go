@@ -16,21 +16,22 @@ const maxRecapAlgorithms = 10
 // nothing for a verdict of one scenario, whose table is the last thing printed anyway.
 func WriteRecap(w io.Writer, v Verdict, width int) error {
 	type tally struct {
-		ran, kept  int
-		worst      float64
-		worstWhere string
+		ran, kept, beyond int
+		worst             float64
+		worstWhere        string
+		worstMark         string
 	}
 	var order []string
 	tallies := map[string]*tally{}
 	scenarios := map[string]bool{}
 	var fleetWorst float64
-	var fleetWhere, fleetAlg string
+	var fleetWhere, fleetAlg, fleetMark string
 	fleetRows := 0
 	for _, b := range v.Blocks {
 		for _, g := range b.Groups {
 			for _, r := range g.Rows {
 				scenarios[r.Scenario] = true
-				if g.Cost == CostFleetVariants {
+				if g.Fleet {
 					fleetRows++
 				}
 				for i, c := range r.Cells {
@@ -38,9 +39,9 @@ func WriteRecap(w io.Writer, v Verdict, width int) error {
 						continue
 					}
 					alg := b.Algorithms[i]
-					if g.Cost == CostFleetVariants {
+					if g.Fleet {
 						if c.Over > fleetWorst {
-							fleetWorst, fleetWhere, fleetAlg = c.Over, r.Scenario, alg
+							fleetWorst, fleetWhere, fleetAlg, fleetMark = c.Over, r.Scenario, alg, c.Mark()
 						}
 						continue
 					}
@@ -54,8 +55,11 @@ func WriteRecap(w io.Writer, v Verdict, width int) error {
 					if !c.Broke {
 						t.kept++
 					}
+					if c.Beyond {
+						t.beyond++
+					}
 					if c.Over > t.worst {
-						t.worst, t.worstWhere = c.Over, r.Scenario
+						t.worst, t.worstWhere, t.worstMark = c.Over, r.Scenario, c.Mark()
 					}
 				}
 			}
@@ -81,16 +85,23 @@ func WriteRecap(w io.Writer, v Verdict, width int) error {
 		t := tallies[a]
 		line := fmt.Sprintf("  %s  kept it in %d of %d", padRight(a, name), t.kept, t.ran)
 		if t.kept < t.ran {
-			line += fmt.Sprintf(", worst %s %.2f× (%s)", brokeMark, t.worst, t.worstWhere)
+			line += fmt.Sprintf(", worst %s %.2f× (%s)", t.worstMark, t.worst, t.worstWhere)
+		}
+		if t.beyond > 0 {
+			line += fmt.Sprintf("; beyond its own bound in %d", t.beyond)
 		}
 		lines = append(lines, line)
 	}
 	if fleetRows > 0 {
 		if fleetWorst > 1+overTolerance {
-			lines = append(lines, fmt.Sprintf("  fleets (%d %s): the worst variant %s %.2f× (%s, %s)", fleetRows, plural(fleetRows, "scenario", "scenarios"), brokeMark, fleetWorst, fleetAlg, fleetWhere))
+			lines = append(lines, fmt.Sprintf("  fleets (%d %s): the worst variant %s %.2f× (%s, %s)", fleetRows, plural(fleetRows, "scenario", "scenarios"), fleetMark, fleetWorst, fleetAlg, fleetWhere))
 		} else {
 			lines = append(lines, fmt.Sprintf("  fleets (%d %s): every variant kept it", fleetRows, plural(fleetRows, "scenario", "scenarios")))
 		}
+	}
+	if strings.Contains(strings.Join(lines[1:], "\n"), "worst ") {
+		// The matrix's legend has scrolled away with it.
+		lines = append(lines, "  ("+byDesignMark+" within the algorithm's own documented bound, by design; "+brokeMark+" beyond it)")
 	}
 	var b strings.Builder
 	for _, l := range lines {

@@ -3,9 +3,11 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rlsim/rlsim/algorithms"
 )
@@ -33,9 +35,6 @@ const (
 	CostAttackerAdmitted
 	// CostPagesBroken is the share of page loads with at least one refused request.
 	CostPagesBroken
-	// CostFleetVariants is for fleets: a cell holds the over-admission of the algorithm's
-	// worst variant alone, and the finding names the variants.
-	CostFleetVariants
 )
 
 // Label is how the verdict names the figure.
@@ -45,16 +44,19 @@ func (k CostKind) Label() string {
 		"legit requests refused",
 		"attacker requests admitted",
 		"page loads broken by a refusal",
-		"fleets: the over-admission of each algorithm's worst variant",
 	}[k]
 }
 
-// costKind is the figure that says what r's scenario is about beside the promise.
+// costKind is the figure that says what r's scenario is about beside the promise. A
+// fleet speaks of the legit users it refused, when the scenario says who they are, and
+// otherwise of its false rejects.
 func costKind(r *Report) CostKind {
 	has := func(f func(Result) bool) bool { return slices.ContainsFunc(r.Results, f) }
 	switch {
+	case hasDistributed(r) && has(func(x Result) bool { return x.LegitRejectRate != nil }):
+		return CostLegitRefused
 	case hasDistributed(r):
-		return CostFleetVariants
+		return CostFalseRejects
 	case has(func(x Result) bool { return x.BrokenPageLoads != nil }):
 		return CostPagesBroken
 	case has(func(x Result) bool { return x.AttackerAdmitRate != nil }):
@@ -86,7 +88,14 @@ type VerdictCell struct {
 	// broke the promise.
 	Over  float64
 	Broke bool
-	// Cost is the second figure as printed, a share ("2.5%"); empty for a fleet.
+	// Beyond is whether the run broke the algorithm's own documented bound as well: it
+	// admitted more in one window than the algorithm can by design (algorithms.Bound for
+	// the run's policy and window), or the algorithm states no bound (a user's limiter, a
+	// fleet's own protocol). A cell that broke the promise but is not Beyond did what its
+	// algorithm documents: a token bucket of burst L admits up to 2L per window.
+	Beyond bool
+	// Cost is the second figure as printed, a share ("2.5%"); for a fleet, its worst
+	// variant's.
 	Cost string
 }
 
@@ -96,10 +105,21 @@ type VerdictRow struct {
 	Cells    []VerdictCell
 }
 
-// VerdictGroup is the scenarios whose cells carry the same second figure.
+// VerdictGroup is the scenarios whose cells carry the same second figure. Fleet groups
+// hold, in each cell, the algorithm's worst variant alone (the finding names the
+// variants).
 type VerdictGroup struct {
-	Cost CostKind
-	Rows []VerdictRow
+	Cost  CostKind
+	Fleet bool
+	Rows  []VerdictRow
+}
+
+// Label is how the matrix heads the group.
+func (g VerdictGroup) Label() string {
+	if g.Fleet {
+		return "fleets, each algorithm's worst variant: over-admission · " + g.Cost.Label()
+	}
+	return "over-admission · " + g.Cost.Label()
 }
 
 // VerdictBlock is one matrix: its algorithm columns and its groups of scenarios. Fleets
@@ -168,16 +188,16 @@ func verdictBlock(reports []*Report) VerdictBlock {
 		kind := costKind(r)
 		g := groups[kind]
 		if g == nil {
-			g = &VerdictGroup{Cost: kind}
+			g = &VerdictGroup{Cost: kind, Fleet: hasDistributed(r)}
 			groups[kind] = g
 		}
 		row := VerdictRow{Scenario: r.Scenario, Cells: make([]VerdictCell, len(b.Algorithms))}
 		for i, alg := range b.Algorithms {
-			row.Cells[i] = verdictCell(kind, r.Results, alg)
+			row.Cells[i] = verdictCell(kind, r, alg)
 		}
 		g.Rows = append(g.Rows, row)
 	}
-	for kind := CostFalseRejects; kind <= CostFleetVariants; kind++ {
+	for kind := CostFalseRejects; kind <= CostPagesBroken; kind++ {
 		if g := groups[kind]; g != nil {
 			b.Groups = append(b.Groups, *g)
 		}
@@ -185,22 +205,62 @@ func verdictBlock(reports []*Report) VerdictBlock {
 	return b
 }
 
-func verdictCell(kind CostKind, results []Result, alg string) VerdictCell {
+// verdictCell is alg on r: its over-admission and cost, or, for a fleet, its worst
+// variant's (the first of equals).
+func verdictCell(kind CostKind, r *Report, alg string) VerdictCell {
 	var c VerdictCell
-	for _, x := range results {
+	var worst Result
+	for _, x := range r.Results {
 		if x.Algorithm != alg {
 			continue
 		}
 		if !c.Ran || x.OverAdmission > c.Over {
-			c.Over = x.OverAdmission
-		}
-		if !c.Ran && kind != CostFleetVariants {
-			c.Cost = compactPercent(kind.cost(x))
+			c.Over, worst = x.OverAdmission, x
 		}
 		c.Ran = true
 	}
+	if !c.Ran {
+		return c
+	}
+	c.Cost = compactPercent(kind.cost(worst))
 	c.Broke = Broke(c.Over)
+	if c.Broke {
+		most, ok := OwnBound(judgedBy(r.Policy, worst), alg)
+		c.Beyond = !ok || c.Over > float64(most)/float64(judgedBy(r.Policy, worst).Limit)+overTolerance
+	}
 	return c
+}
+
+// judgedBy is the promise x's over-admission was measured against: the report's policy,
+// or for a layered run its busiest layer's, whose limit is the peak over the
+// over-admission (the layer's window and burst are not in the result: the report's
+// window, and a burst of the limit, the default, stand for them; a bound at its own
+// window depends on the limit and the burst alone).
+func judgedBy(p Policy, x Result) Policy {
+	if len(x.RefusalsByLayer) == 0 || x.OverAdmission <= 0 {
+		return p
+	}
+	limit := int64(math.Round(float64(x.PeakWindowAdmitted) / x.OverAdmission))
+	if limit < 1 || limit == p.Limit {
+		return p
+	}
+	return Policy{Limit: limit, Window: p.Window}
+}
+
+// OwnBound is the most alg admits by design for one key in any window of the policy's
+// length, in units of cost: its documented bound (algorithms.Bound) as a whole number.
+// ok is false when alg names no algorithm of the catalogue or its model states no bound.
+func OwnBound(p Policy, alg string) (most int64, ok bool) {
+	spec, err := algorithms.Parse(alg)
+	if err != nil {
+		return 0, false
+	}
+	pol := algorithms.Policy{Limit: p.Limit, Window: time.Duration(p.Window), Burst: p.Burst}
+	b, ok := spec.Model.Bound(pol, pol.Window)
+	if !ok {
+		return 0, false
+	}
+	return b.MaxAdmitted(), true
 }
 
 // compactPercent prints a share in at most five columns: "0%", "<0.1%", "2.5%", "50%".
@@ -224,15 +284,33 @@ func (c VerdictCell) Ratio() string {
 	return strconv.FormatFloat(c.Over, 'f', 2, 64)
 }
 
-// brokeMark marks a cell whose algorithm broke the promise.
-const brokeMark = "✗"
+// The marks of a cell above the promise: byDesignMark where the algorithm stayed within
+// its own documented bound (it admitted what it says it may), brokeMark where it went
+// beyond that bound too, or states none.
+const (
+	byDesignMark = "~"
+	brokeMark    = "✗"
+)
+
+// Mark is the cell's mark: "" where the promise held, byDesignMark or brokeMark.
+func (c VerdictCell) Mark() string {
+	switch {
+	case !c.Broke:
+		return ""
+	case c.Beyond:
+		return brokeMark
+	}
+	return byDesignMark
+}
 
 // The verdict's opening lines: the question it answers (as the text's first line and as
 // the Markdown section's first sentence) and how to read a cell.
 const (
 	verdictTitle    = "Verdict: did each algorithm keep its promise, at most the limit in any trailing window?"
 	verdictQuestion = "Did each algorithm keep its promise, at most the limit in any trailing window?"
-	verdictLegend   = "A cell: the busiest window over the limit (" + brokeMark + " above 1.00: the promise broke), then its group's cost."
+	verdictLegend   = "A cell: the busiest window over the limit, then its group's cost (- not run)."
+	verdictByDesign = "Above 1.00 the promise broke: " + byDesignMark + " within the algorithm's own documented bound (by design);"
+	verdictBeyond   = brokeMark + " beyond that bound too, or the algorithm states none."
 )
 
 // WriteVerdictText writes the verdict as text no wider than width (wider only if one
@@ -250,7 +328,7 @@ func writeVerdictText(w *strings.Builder, v Verdict, width int) {
 		for _, line := range Wrap(verdictTitle, width, "") {
 			w.WriteString(line + "\n")
 		}
-		for _, line := range Wrap(verdictLegend, width, "") {
+		for _, line := range slices.Concat(Wrap(verdictLegend, width, ""), Wrap(verdictByDesign, width, ""), Wrap(verdictBeyond, width, "")) {
 			w.WriteString(line + "\n")
 		}
 	}
@@ -294,7 +372,7 @@ func writeVerdictBlock(w *strings.Builder, b VerdictBlock, width int) {
 		for _, g := range b.Groups {
 			for _, r := range g.Rows {
 				cell := r.Cells[i]
-				c.ratioWidth = max(c.ratioWidth, DisplayWidth(brokeMark)+len(cell.Ratio()))
+				c.ratioWidth = max(c.ratioWidth, max(DisplayWidth(brokeMark), DisplayWidth(byDesignMark))+len(cell.Ratio()))
 				c.cost = max(c.cost, DisplayWidth(cell.Cost))
 			}
 		}
@@ -347,24 +425,25 @@ func writeVerdictBlock(w *strings.Builder, b VerdictBlock, width int) {
 			w.WriteString(strings.TrimRight(line, " ") + "\n")
 		}
 		for _, g := range b.Groups {
-			label := "over-admission · " + g.Cost.Label()
-			if g.Cost == CostFleetVariants {
-				label = g.Cost.Label()
+			// A part of a split matrix leaves out the scenarios that ran none of its
+			// algorithms.
+			rows := slices.DeleteFunc(slices.Clone(g.Rows), func(r VerdictRow) bool {
+				return len(parts) > 1 && !slices.ContainsFunc(part, func(i int) bool { return r.Cells[i].Ran })
+			})
+			if len(rows) == 0 {
+				continue
 			}
-			rule := Wrap("── "+label, max(width, 20), "   ")
+			rule := Wrap("── "+g.Label(), max(width, 20), "   ")
 			last := len(rule) - 1
 			if pad := total - DisplayWidth(rule[last]) - 1; pad > 0 {
 				rule[last] += " " + strings.Repeat("─", pad)
 			}
 			w.WriteString(strings.Join(rule, "\n") + "\n")
-			for _, r := range g.Rows {
+			for _, r := range rows {
 				line := padRight(r.Scenario, nameWidth)
 				for _, i := range part {
 					c, cell := cols[i], r.Cells[i]
-					ratio := cell.Ratio()
-					if cell.Broke {
-						ratio = brokeMark + ratio
-					}
+					ratio := cell.Mark() + cell.Ratio()
 					text := padLeft(ratio, c.ratioWidth)
 					switch {
 					case c.cost == 0:
@@ -435,15 +514,11 @@ func WriteVerdictMarkdown(out io.Writer, v Verdict) error {
 func writeVerdictMarkdown(w *strings.Builder, v Verdict) {
 	w.WriteString("## Verdict\n")
 	if len(v.Blocks) > 0 {
-		w.WriteString("\n" + verdictQuestion + " " + verdictLegend + "\n")
+		w.WriteString("\n" + verdictQuestion + " " + verdictLegend + " " + verdictByDesign + " " + verdictBeyond + "\n")
 	}
 	for _, b := range v.Blocks {
 		for _, g := range b.Groups {
-			label := "over-admission · " + g.Cost.Label()
-			if g.Cost == CostFleetVariants {
-				label = g.Cost.Label()
-			}
-			fmt.Fprintf(w, "\n**%s**\n\n| scenario |", label)
+			fmt.Fprintf(w, "\n**%s**\n\n| scenario |", g.Label())
 			for _, a := range b.Algorithms {
 				fmt.Fprintf(w, " %s |", a)
 			}
@@ -453,7 +528,7 @@ func writeVerdictMarkdown(w *strings.Builder, v Verdict) {
 				for _, c := range r.Cells {
 					text := c.Ratio()
 					if c.Broke {
-						text = "**" + brokeMark + text + "**"
+						text = "**" + c.Mark() + text + "**"
 					}
 					if c.Ran && c.Cost != "" {
 						text += " " + c.Cost

@@ -28,7 +28,7 @@ func verdictFinding(r *Report) string {
 
 func promiseFinding(r *Report) string {
 	kind := costKind(r)
-	fleet := kind == CostFleetVariants
+	fleet := hasDistributed(r)
 	algs := map[string]bool{}
 	for _, x := range r.Results {
 		algs[x.Algorithm] = true
@@ -75,14 +75,6 @@ func promiseFinding(r *Report) string {
 		}
 	}
 	costKind := kind
-	if fleet {
-		// A fleet's finding speaks of the legit users it refused, when the scenario
-		// says who they are, and otherwise of its false rejects.
-		costKind = CostFalseRejects
-		if slices.ContainsFunc(r.Results, func(x Result) bool { return x.LegitRejectRate != nil }) {
-			costKind = CostLegitRefused
-		}
-	}
 	switch {
 	case len(r.Results) == 1 && len(broke) == 1:
 		return fmt.Sprintf("%s broke the promise, %s", overs[0], costPhrase(costKind, broke, name))

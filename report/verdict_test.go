@@ -1,6 +1,7 @@
 package report
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -64,10 +65,11 @@ func TestVerdictGroupsScenariosByWhatTheyCost(t *testing.T) {
 	}
 	// A fleet's cell is its worst variant.
 	fleet := v.Blocks[1]
-	if fleet.Algorithms[0] != "lease" || fleet.Groups[0].Cost != CostFleetVariants {
+	if fleet.Algorithms[0] != "lease" || !fleet.Groups[0].Fleet || fleet.Groups[0].Cost != CostLegitRefused {
 		t.Fatalf("fleet block %+v", fleet)
 	}
-	if c := fleet.Groups[0].Rows[0].Cells[0]; c.Ratio() != "1.09" || !c.Broke || c.Cost != "" {
+	// lease is a fleet's protocol, no algorithm of the catalogue: it states no bound.
+	if c := fleet.Groups[0].Rows[0].Cells[0]; c.Ratio() != "1.09" || !c.Broke || !c.Beyond || c.Cost != "2.0%" {
 		t.Errorf("fleet cell %+v", c)
 	}
 	want := []string{
@@ -93,7 +95,7 @@ func TestVerdictTextKeepsToItsWidth(t *testing.T) {
 				t.Errorf("width %d: line of %d: %q", width, DisplayWidth(line), line)
 			}
 		}
-		if !strings.Contains(text, "edge    ✗1.01  0%") && !strings.Contains(text, "edge      ✗1.01") {
+		if !strings.Contains(text, "edge    ~1.01  0%") && !strings.Contains(text, "edge      ~1.01") {
 			t.Errorf("width %d: no marked cell for the edge scenario:\n%s", width, text)
 		}
 	}
@@ -103,6 +105,80 @@ func TestVerdictTextKeepsToItsWidth(t *testing.T) {
 	writeVerdictText(&b, NewVerdict(verdictReports()[:1]), 32)
 	if n := strings.Count(b.String(), "\nedge "); n != 2 {
 		t.Errorf("narrow matrix names the scenario %d times, want 2 parts:\n%s", n, b.String())
+	}
+}
+
+// A cell above the promise is marked by design while its peak stays within the
+// algorithm's own bound (a token bucket of burst L: 2L in a window; a fixed window: 2L;
+// a sliding log: L), and broken from one unit beyond it, or when the algorithm states no
+// bound; in text, Markdown and the HTML matrix alike.
+func TestVerdictMarksBeyondTheAlgorithmsOwnBound(t *testing.T) {
+	policy := Policy{Limit: 100, Window: Duration(time.Minute), Burst: 100}
+	for _, c := range []struct {
+		alg    string
+		peak   int64
+		mark   string
+		beyond bool
+	}{
+		{"token-bucket", 200, byDesignMark, false},
+		{"token-bucket", 201, brokeMark, true},
+		{"fixed-window", 200, byDesignMark, false},
+		{"fixed-window", 201, brokeMark, true},
+		{"sliding-log", 101, brokeMark, true},
+		{"sliding-log", 100, "", false},
+		{"lua:./mine.lua", 150, brokeMark, true},
+	} {
+		r := &Report{Scenario: "s", Policy: policy, Results: []Result{
+			{Algorithm: c.alg, PeakWindowAdmitted: c.peak, OverAdmission: float64(c.peak) / 100},
+			{Algorithm: "gcra", PeakWindowAdmitted: 100, OverAdmission: 1},
+		}}
+		v := NewVerdict([]*Report{r, {Scenario: "t", Policy: policy, Results: []Result{{Algorithm: "gcra", OverAdmission: 1}}}})
+		cell := v.Blocks[0].Groups[0].Rows[0].Cells[slices.Index(v.Blocks[0].Algorithms, c.alg)]
+		if cell.Mark() != c.mark || cell.Beyond != c.beyond {
+			t.Errorf("%s at %d of 100: mark %q beyond %v, want %q %v", c.alg, c.peak, cell.Mark(), cell.Beyond, c.mark, c.beyond)
+		}
+		var text, md, html strings.Builder
+		writeVerdictText(&text, v, 100)
+		writeVerdictMarkdown(&md, v)
+		if err := WriteIndex(&html, []IndexPage{{Report: r, Dir: "s"}}); err != nil {
+			t.Fatal(err)
+		}
+		ratio := cell.Ratio()
+		class := map[string]string{"": "kept", byDesignMark: "bydesign", brokeMark: "broke"}[c.mark]
+		if !strings.Contains(text.String(), c.mark+ratio) || !strings.Contains(md.String(), c.mark+ratio) ||
+			!strings.Contains(html.String(), `class="`+class+`" title="s, `+c.alg) {
+			t.Errorf("%s at %d: mark %q or class %q missing:\n%s\n%s", c.alg, c.peak, c.mark, class, text.String(), md.String())
+		}
+	}
+}
+
+// A layered run's over-admission is its busiest layer's, and so is the bound it is held
+// to: gcra at 39 of the ip layer's 20 per minute is within gcra's 2L−1, though 1.95 times
+// the account layer's 5 would be beyond it; a run of one limit is held to its policy.
+func TestVerdictHoldsALayeredRunToItsBusiestLayersBound(t *testing.T) {
+	account := Policy{Limit: 5, Window: Duration(5 * time.Minute)}
+	for _, c := range []struct {
+		layers []LayerCount
+		peak   int64
+		beyond bool
+	}{
+		{[]LayerCount{{Layer: "account"}, {Layer: "ip"}}, 39, false}, // 39 of the ip layer's 20
+		{[]LayerCount{{Layer: "account"}, {Layer: "ip"}}, 42, true},  // 42 of 21: beyond 2·21−1
+		{nil, 10, true}, // 10 of the policy's 5: beyond 2·5−1
+	} {
+		over := 1.95
+		if c.peak == 42 {
+			over = 42.0 / 21
+		}
+		if c.layers == nil {
+			over = 2
+		}
+		r := &Report{Scenario: "login", Policy: account, Results: []Result{
+			{Algorithm: "gcra", PeakWindowAdmitted: c.peak, OverAdmission: over, RefusalsByLayer: c.layers},
+		}}
+		if got := NewVerdict([]*Report{r}).Blocks[0].Groups[0].Rows[0].Cells[0]; !got.Broke || got.Beyond != c.beyond {
+			t.Errorf("peak %d, over %.3f, layers %v: %+v, want beyond %v", c.peak, over, c.layers != nil, got, c.beyond)
+		}
 	}
 }
 

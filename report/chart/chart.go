@@ -12,9 +12,11 @@ package chart
 import (
 	"bytes"
 	"fmt"
+	"html"
 	"image/color"
 	"io"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -153,17 +155,12 @@ func (l *legend) add(name string, thumb plot.Thumbnailer) {
 
 // Render writes the figure as format ("png" or "svg") to w.
 func (f *Figure) Render(w io.Writer, format string) error {
-	width, height := f.Width, f.Height
-	if width == 0 {
-		width = 10 * vg.Inch
-	}
-	if height == 0 {
-		height = 5.6 * vg.Inch
-	}
+	width, height := f.size()
 	switch format {
 	case "svg":
 		c := vgsvg.New(width, height)
-		if err := f.draw(draw.New(c)); err != nil {
+		laid, err := f.draw(draw.New(c))
+		if err != nil {
 			return err
 		}
 		var buf bytes.Buffer
@@ -174,11 +171,11 @@ func (f *Figure) Render(w io.Writer, format string) error {
 		// fall back to a serif face, so name the usual metric-compatible sans faces too.
 		out := strings.ReplaceAll(buf.String(), "font-family:Liberation Sans;",
 			"font-family:'Liberation Sans',Arial,Helvetica,sans-serif;")
-		_, err := io.WriteString(w, out)
+		_, err = io.WriteString(w, centerTitle(out, laid.titleLines, width))
 		return err
 	case "png":
 		c := vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(dpi), vgimg.UseBackgroundColor(color.White))
-		if err := f.draw(draw.New(c)); err != nil {
+		if _, err := f.draw(draw.New(c)); err != nil {
 			return err
 		}
 		_, err := vgimg.PngCanvas{Canvas: c}.WriteTo(w)
@@ -187,14 +184,56 @@ func (f *Figure) Render(w io.Writer, format string) error {
 	return fmt.Errorf("chart %s: unknown format %q (want png or svg)", f.Name, format)
 }
 
+// size is the figure's page: Width and Height, 10 × 5.6 inches where zero.
+func (f *Figure) size() (width, height vg.Length) {
+	width, height = f.Width, f.Height
+	if width == 0 {
+		width = 10 * vg.Inch
+	}
+	if height == 0 {
+		height = 5.6 * vg.Inch
+	}
+	return width, height
+}
+
+// centerTitle anchors the title's lines of an SVG at the page's centre. gonum places a
+// centred text by its left end, from Liberation Sans's widths: a viewer that draws the
+// title in a wider face (ImageMagick's own renderer, any without Liberation Sans) would
+// run it past the right edge, and one anchored in the middle grows both ways, inside the
+// room titleShare leaves.
+func centerTitle(svg string, lines []string, width vg.Length) string {
+	for _, line := range lines {
+		re := regexp.MustCompile(`<text x="[-0-9.e]+"( y="[-0-9.e]+" transform="scale\(1, -1\)"\s*style=")([^"]*font-weight:bold[^"]*font-size:15px">` +
+			regexp.QuoteMeta(html.EscapeString(line)) + `</text>)`)
+		svg = re.ReplaceAllString(svg, `<text x="`+strconv.FormatFloat(float64(width)/2, 'f', -1, 64)+`"${1}text-anchor:middle;${2}`)
+	}
+	return svg
+}
+
 func textStyle(f font.Font, size vg.Length, c color.Color) text.Style {
 	return text.Style{Color: c, Font: font.From(f, size), Handler: plot.DefaultTextHandler}
 }
 
-func (f *Figure) draw(dc draw.Canvas) error {
+// titleShare is the part of a figure's width its title may take: the rest is room for a
+// viewer whose sans face is wider than Liberation Sans's metrics (ImageMagick, librsvg
+// and browsers without it fall back to DejaVu Sans, about 11% wider in bold), so the title never
+// runs past the frame.
+const titleShare = 0.85
+
+// laidOut is where a figure put its parts: for the checks of Problems.
+type laidOut struct {
+	titleLines []string
+	titleWidth vg.Length // widest line of the title
+	room       vg.Length // the width a title line may take
+	tiles      []draw.Canvas
+	plots      []*plot.Plot
+}
+
+func (f *Figure) draw(dc draw.Canvas) (*laidOut, error) {
 	if len(f.Panels) == 0 {
-		return fmt.Errorf("chart %s: no panels", f.Name)
+		return nil, fmt.Errorf("chart %s: no panels", f.Name)
 	}
+	out := &laidOut{}
 	dc.SetColor(color.White)
 	dc.Fill(dc.Rectangle.Path())
 	pad := vg.Points(8)
@@ -203,8 +242,18 @@ func (f *Figure) draw(dc draw.Canvas) error {
 	title := textStyle(sansBold, 15, color.Black)
 	title.XAlign = draw.XCenter
 	title.YAlign = draw.YTop
-	dc.FillText(title, vg.Point{X: dc.Center().X, Y: dc.Max.Y}, f.Meta.Title)
-	dc.Max.Y -= title.Rectangle(f.Meta.Title).Size().Y + pad
+	out.room = vg.Length(titleShare) * (dc.Max.X - dc.Min.X)
+	out.titleLines = wrap(title, f.Meta.Title, out.room)
+	for i, line := range out.titleLines {
+		if i > 0 {
+			dc.Max.Y -= title.Rectangle(line).Size().Y * 0.15 // leading
+		}
+		dc.FillText(title, vg.Point{X: dc.Center().X, Y: dc.Max.Y}, line)
+		size := title.Rectangle(line).Size()
+		out.titleWidth = max(out.titleWidth, size.X)
+		dc.Max.Y -= size.Y
+	}
+	dc.Max.Y -= pad
 
 	caption := textStyle(sans, 9.5, gray)
 	caption.YAlign = draw.YBottom
@@ -224,10 +273,10 @@ func (f *Figure) draw(dc draw.Canvas) error {
 	for i, p := range f.Panels {
 		pl, err := p.build(leg)
 		if err != nil {
-			return fmt.Errorf("chart %s: panel %d: %w", f.Name, i, err)
+			return nil, fmt.Errorf("chart %s: panel %d: %w", f.Name, i, err)
 		}
 		if !finite(pl.X.Min) || !finite(pl.X.Max) || !finite(pl.Y.Min) || !finite(pl.Y.Max) {
-			return fmt.Errorf("chart %s: panel %d: values too large to draw", f.Name, i)
+			return nil, fmt.Errorf("chart %s: panel %d: values too large to draw", f.Name, i)
 		}
 		styleFonts(pl)
 		plots[i] = pl
@@ -264,6 +313,13 @@ func (f *Figure) draw(dc draw.Canvas) error {
 
 	cols := max(f.Columns, 1)
 	rows := (len(plots) + cols - 1) / cols
+	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(14), PadY: vg.Points(10)}
+	// A panel's title wider than its tile would run into its neighbours': break it at
+	// spaces and after a run's "@" ("sliding-window@" / "atomic-10n-50ms").
+	tileWidth := (dc.Max.X - dc.Min.X - vg.Length(cols-1)*tiles.PadX) / vg.Length(cols)
+	for _, pl := range plots {
+		pl.Title.Text = strings.Join(wrapTitle(pl.Title.TextStyle, pl.Title.Text, tileWidth), "\n")
+	}
 	grid := make([][]*plot.Plot, rows)
 	for r := range grid {
 		grid[r] = make([]*plot.Plot, cols)
@@ -273,16 +329,17 @@ func (f *Figure) draw(dc draw.Canvas) error {
 			}
 		}
 	}
-	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(14), PadY: vg.Points(10)}
 	canvases := plot.Align(grid, tiles, dc)
 	for r := range grid {
 		for c, pl := range grid[r] {
 			if pl != nil {
 				pl.Draw(canvases[r][c])
+				out.tiles = append(out.tiles, canvases[r][c])
+				out.plots = append(out.plots, pl)
 			}
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // wrap breaks line at spaces into lines no wider than width (a long command in a
@@ -305,6 +362,19 @@ func wrap(sty text.Style, line string, width vg.Length) []string {
 		cur = next
 	}
 	return append(out, cur)
+}
+
+// wrapTitle breaks a panel's title into lines no wider than width, at spaces or after an
+// "@"; a piece wider than width stays whole.
+func wrapTitle(sty text.Style, title string, width vg.Length) []string {
+	if title == "" || sty.Rectangle(title).Size().X <= width {
+		return []string{title}
+	}
+	var out []string
+	for _, line := range wrap(sty, strings.ReplaceAll(title, "@", "@ "), width) {
+		out = append(out, strings.ReplaceAll(line, "@ ", "@"))
+	}
+	return out
 }
 
 func styleFonts(p *plot.Plot) {

@@ -60,13 +60,22 @@ type Run struct {
 }
 
 // TimelineFigure draws admitted requests per second up and refused ones down over time,
-// one panel per run, all on the same Y scale; bin is the width of the runs' bins.
+// one panel per run, all on the same Y scale; bin is the width of the runs' bins. The
+// panels are small multiples, three or (past a dozen runs) four to a row, and the figure
+// grows a row's height for every row, so each panel keeps its room however many runs a
+// fleet has.
 func TimelineFigure(meta Meta, runs []Run, bin time.Duration) *Figure {
 	f := &Figure{Name: "admitted-timeline", Meta: meta, Columns: 3, SharedY: true, Height: 6.4 * vg.Inch}
-	if len(runs) < 3 {
-		f.Columns = len(runs)
+	if len(runs) > 12 {
+		f.Columns, f.Width = 4, 13*vg.Inch
 	}
-	for _, r := range runs {
+	f.Columns = min(f.Columns, len(runs))
+	rows := (len(runs) + f.Columns - 1) / f.Columns
+	if rows > 2 {
+		f.Height = vg.Length(1.4+2.2*float64(rows)) * vg.Inch
+		f.SharedX = true
+	}
+	for i, r := range runs {
 		admitted := Downsample(r.Admitted, MaxPoints, Mean)
 		refused := Downsample(r.Refused, MaxPoints, Mean)
 		shown := bin
@@ -77,9 +86,8 @@ func TimelineFigure(meta Meta, runs []Run, bin time.Duration) *Figure {
 		for i, q := range refused {
 			down[i] = Point{X: q.X, Y: -q.Y}
 		}
-		f.Panels = append(f.Panels, LinePanel{
+		panel := LinePanel{
 			Title:    r.Name,
-			XLabel:   "time since start (s)",
 			YLabel:   fmt.Sprintf("requests/s, %s bins", shown),
 			Steps:    true,
 			AbsTicks: true,
@@ -87,9 +95,28 @@ func TimelineFigure(meta Meta, runs []Run, bin time.Duration) *Figure {
 				{Name: "admitted (up)", Points: admitted},
 				{Name: "refused (down)", Points: down},
 			},
-		})
+		}
+		// Shared X: only the bottom row says what it is.
+		if !f.SharedX || i >= len(runs)-f.Columns {
+			panel.XLabel = "time since start (s)"
+		}
+		f.Panels = append(f.Panels, panel)
 	}
 	return f
+}
+
+// barsFit reports whether categories stand side by side as bars in a figure of width,
+// each name under its bar (the data area is the width less the legend's column and the
+// Y axis, about 3.2 inches).
+func barsFit(categories []string, width vg.Length) bool {
+	slot := (width - 3.2*vg.Inch) / vg.Length(max(len(categories), 1))
+	face := textStyle(sans, tickFace, nil)
+	for _, c := range categories {
+		if face.Rectangle(c).Size().X+vg.Points(4) > slot {
+			return false
+		}
+	}
+	return true
 }
 
 // WindowFigure draws each algorithm's busiest-key count in the trailing window over time
@@ -144,6 +171,9 @@ func ZoomFigure(meta Meta, series []Series, limit float64, window time.Duration,
 // of all requests. A rate that is zero for every algorithm gets no panel: the caption
 // says "none" instead.
 func AccuracyFigure(meta Meta, algorithms []string, overAdmission, falseAllowRate, falseRejectRate []float64) *Figure {
+	if !barsFit(algorithms, 10*vg.Inch) {
+		return accuracyDots(meta, algorithms, overAdmission, falseAllowRate, falseRejectRate)
+	}
 	f := &Figure{Name: "accuracy", Meta: meta, Columns: 1, Panels: []Panel{
 		BarPanel{
 			Title: "over-admission: most admitted in any trailing window, over the limit", YLabel: "peak ÷ limit (×)",
@@ -152,7 +182,31 @@ func AccuracyFigure(meta Meta, algorithms []string, overAdmission, falseAllowRat
 			Limits: []HLine{{Name: "the promise (1×)", Y: 1}},
 		},
 	}}
-	var none []string
+	rates, none := accuracyRates(falseAllowRate, falseRejectRate)
+	for _, rate := range rates {
+		f.Panels = append(f.Panels, BarPanel{
+			Title: rate.title, YLabel: "% of all requests",
+			Categories: algorithms, ValueFormat: "%.3g",
+			Series: []BarSeries{{Name: rate.name, Values: rate.percent}},
+		})
+	}
+	if none != "" {
+		f.Meta.Caption += "\n" + none
+	}
+	f.Height = vg.Length(1.4+2.8*float64(len(f.Panels))) * vg.Inch
+	return f
+}
+
+// accuracyRate is one rate panel of the accuracy figure, in percent.
+type accuracyRate struct {
+	title, name string
+	percent     []float64
+}
+
+// accuracyRates are the false-allow and false-reject panels in percent, leaving out a
+// rate that is zero for every algorithm; none is the caption's line naming those.
+func accuracyRates(falseAllowRate, falseRejectRate []float64) (rates []accuracyRate, none string) {
+	var zeros []string
 	for _, rate := range []struct {
 		title, name, none string
 		values            []float64
@@ -167,25 +221,52 @@ func AccuracyFigure(meta Meta, algorithms []string, overAdmission, falseAllowRat
 			zero = zero && v == 0
 		}
 		if zero {
-			none = append(none, rate.none)
+			zeros = append(zeros, rate.none)
 			continue
 		}
-		f.Panels = append(f.Panels, BarPanel{
-			Title: rate.title, YLabel: "% of all requests",
-			Categories: algorithms, ValueFormat: "%.3g",
-			Series: []BarSeries{{Name: rate.name, Values: percent}},
+		rates = append(rates, accuracyRate{rate.title, rate.name, percent})
+	}
+	if len(zeros) > 0 {
+		none = strings.Join(zeros, " and ") + ": none, for every algorithm"
+	}
+	return rates, none
+}
+
+// accuracyDots is the accuracy figure for runs too many for bars: a dot plot, a row per
+// run, the over-admission and the two rates side by side on the same rows.
+func accuracyDots(meta Meta, algorithms []string, overAdmission, falseAllowRate, falseRejectRate []float64) *Figure {
+	f := &Figure{Name: "accuracy", Meta: meta, Width: 13 * vg.Inch, Panels: []Panel{
+		DotPanel{
+			Title: "over-admission (peak ÷ limit)", XLabel: "× the limit",
+			Categories: algorithms,
+			Series:     []BarSeries{{Name: "over-admission", Values: overAdmission}},
+			Limits:     []VLine{{Name: "the promise (1×)", X: 1}},
+		},
+	}}
+	rates, none := accuracyRates(falseAllowRate, falseRejectRate)
+	for _, rate := range rates {
+		f.Panels = append(f.Panels, DotPanel{
+			Title: rate.title[:strings.Index(rate.title, ":")], XLabel: "% of all requests",
+			Categories: algorithms, HideCategories: true,
+			Series: []BarSeries{{Name: rate.name, Values: rate.percent}},
 		})
 	}
-	if len(none) > 0 {
-		f.Meta.Caption += "\n" + strings.Join(none, " and ") + ": none, for every algorithm"
+	if none != "" {
+		f.Meta.Caption += "\n" + none
 	}
-	f.Height = vg.Length(1.4+2.8*float64(len(f.Panels))) * vg.Inch
+	f.Columns = len(f.Panels)
+	f.Height = DotPanelHeight(len(algorithms)) + 1.3*vg.Inch
 	return f
 }
 
 // MemoryFigure draws bytes of state per key for each algorithm on a log scale; each
 // series is one place the state can live (in-process, Redis, a Redis model).
 func MemoryFigure(meta Meta, algorithms []string, series []BarSeries) *Figure {
+	if !barsFit(algorithms, 10*vg.Inch) {
+		return &Figure{Name: "memory", Meta: meta, Height: DotPanelHeight(len(algorithms)) + 1.3*vg.Inch, Panels: []Panel{DotPanel{
+			XLabel: "state per key (bytes, log scale)", Categories: algorithms, LogX: true, Series: series,
+		}}}
+	}
 	return &Figure{Name: "memory", Meta: meta, Height: 5 * vg.Inch, Panels: []Panel{BarPanel{
 		YLabel: "state per key (bytes, log scale)", Categories: algorithms, LogY: true,
 		ValueFormat: "%.0f", Series: series,
@@ -209,7 +290,7 @@ func BackoffFigure(meta Meta, calls, completionSeconds []Series) *Figure {
 // downsampled keeping each merged bin's highest value, so no wave is smoothed away.
 func HerdFigure(meta Meta, arrivals []Series, bin time.Duration) *Figure {
 	f := &Figure{Name: "herd", Meta: meta, SharedY: true, SharedX: true,
-		Height: vg.Length(1.2+1.5*float64(max(len(arrivals), 1))) * vg.Inch}
+		Height: vg.Length(1.2+1.75*float64(max(len(arrivals), 1))) * vg.Inch}
 	for i, s := range arrivals {
 		var pts []Point
 		if n := len(s.Points); n > 1 {
@@ -245,7 +326,7 @@ type LoadPanel struct {
 // what the strategy made of the failures. The panels are stacked like HerdFigure's.
 func LoadFigure(meta Meta, panels []LoadPanel, bin time.Duration, capacity float64) *Figure {
 	f := &Figure{Name: "load", Meta: meta, SharedY: true, SharedX: true,
-		Height: vg.Length(1.2+1.5*float64(max(len(panels), 1))) * vg.Inch}
+		Height: vg.Length(1.2+1.75*float64(max(len(panels), 1))) * vg.Inch}
 	down := func(pts []Point) []Point {
 		if n := len(pts); n > 1 {
 			return append(slices.Clip(Downsample(pts[:n-1], MaxPoints, Max)), pts[n-1])
@@ -306,6 +387,11 @@ func KeyingFigure(meta Meta, policies []string, legitRejectRate, attackerAdmitRa
 	series := []BarSeries{{Name: "legit refused", Values: pct(legitRejectRate)}}
 	if attackerAdmitRate != nil {
 		series = append(series, BarSeries{Name: "attacker admitted", Values: pct(attackerAdmitRate)})
+	}
+	if !barsFit(policies, 10*vg.Inch) {
+		return &Figure{Name: "keying", Meta: meta, Height: DotPanelHeight(len(policies)) + 1.3*vg.Inch, Panels: []Panel{DotPanel{
+			XLabel: "share of the class's requests (%)", Categories: policies, Series: series,
+		}}}
 	}
 	return &Figure{Name: "keying", Meta: meta, Panels: []Panel{BarPanel{
 		YLabel: "share of the class's requests (%)", Categories: policies, ValueFormat: "%.1f",
