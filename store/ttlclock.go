@@ -1,11 +1,12 @@
 package store
 
 import (
-	"container/heap"
 	"sync"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+
+	"github.com/rlsim/rlsim/sim"
 )
 
 // ttlClock counts the TTLs of an embedded miniredis in virtual time without
@@ -28,7 +29,7 @@ type ttlClock struct {
 
 	keys   map[string]*ttlEntry
 	groups map[string]map[string]bool // hash tag (or foreign) → keys with a deadline
-	due    deadlines
+	due    sim.Queue[string]
 
 	mu      sync.Mutex // guards what the server's hook writes: touched, off
 	touched []string
@@ -82,11 +83,11 @@ func (t *ttlClock) Off() bool {
 
 // expire deletes the keys whose deadline is at or before now.
 func (t *ttlClock) expire(now int64) {
-	for len(t.due) > 0 && t.due[0].at <= now {
-		d := heap.Pop(&t.due).(deadline)
-		if e := t.keys[d.key]; e != nil && e.deadline == d.at {
-			t.m.Del(d.key)
-			t.drop(d.key, e)
+	for t.due.Len() > 0 && int64(t.due.Min().At) <= now {
+		d := t.due.Pop()
+		if e := t.keys[d.Value]; e != nil && e.deadline == int64(d.At) {
+			t.m.Del(d.Value)
+			t.drop(d.Value, e)
 		}
 	}
 }
@@ -157,7 +158,7 @@ func (t *ttlClock) after(now int64) {
 			t.regroup(k, e, group)
 		}
 		e.deadline, e.stored = now+int64(ttl), ttl
-		heap.Push(&t.due, deadline{at: e.deadline, key: k})
+		t.due.Push(sim.Item[string]{At: time.Duration(e.deadline), Value: k})
 	}
 	t.mu.Lock()
 	t.touched = touched[:0]
@@ -191,24 +192,4 @@ func (t *ttlClock) sync(now int64) {
 	for _, g := range t.groups {
 		t.exact(now, g)
 	}
-}
-
-// deadlines is a min-heap of key deadlines; an entry whose key has since had another
-// deadline is skipped when it comes up.
-type deadlines []deadline
-
-type deadline struct {
-	at  int64
-	key string
-}
-
-func (d deadlines) Len() int           { return len(d) }
-func (d deadlines) Less(i, j int) bool { return d[i].at < d[j].at }
-func (d deadlines) Swap(i, j int)      { d[i], d[j] = d[j], d[i] }
-func (d *deadlines) Push(x any)        { *d = append(*d, x.(deadline)) }
-func (d *deadlines) Pop() any {
-	old := *d
-	x := old[len(old)-1]
-	*d = old[:len(old)-1]
-	return x
 }
