@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -273,4 +274,91 @@ defaults
 	t.Cleanup(func() { out.Close() })
 	startServer(t, port, out, filepath.Join(dir, "haproxy.err"), serverBin("haproxy"), "-db", "-f", conf)
 	return "http://127.0.0.1:" + strconv.Itoa(port), log
+}
+
+// TestTuneVerifiesItsSnippetOnRealNginx is tune's whole loop on a real nginx: tune a log
+// --for nginx, deploy the snippet it prints, and tune the same log again with --verify
+// sending the first seconds of the log to that nginx; the server must decide as the
+// recommendation's model does. The log's ten users each send bursts of 3 every 1.1 s, and
+// an eleventh bursts of 8 every 1.1 s from 1.65 s, so the server refuses some of the
+// requests sent and the agreement is about refusals too. Bursts 1.1 s apart leave the
+// recommended bucket tens of milliseconds from a whole request when the next arrives:
+// traffic exactly 1 s apart would leave the smallest bucket that admits it exactly full
+// then, and a millisecond of jitter would decide.
+func TestTuneVerifiesItsSnippetOnRealNginx(t *testing.T) {
+	if _, err := os.Stat(serverBin("nginx")); err != nil {
+		t.Skip("nginx is not installed")
+	}
+	t.Parallel()
+	epoch := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	var lines []string
+	add := func(at time.Duration, user, label string) {
+		lines = append(lines, fmt.Sprintf(`{"time":%q,"user":%q,"label":%q}`, epoch.Add(at).Format("2006-01-02T15:04:05.000Z"), user, label))
+	}
+	for s := range 6 {
+		for u := range 10 {
+			for range 3 {
+				add(time.Duration(s)*1100*time.Millisecond+time.Duration(u)*90*time.Millisecond, fmt.Sprintf("user_%d", u), "legit")
+			}
+		}
+	}
+	for s := 1; s < 5; s++ {
+		for range 8 {
+			add(time.Duration(s)*1100*time.Millisecond+550*time.Millisecond, "mallory", "attacker")
+		}
+	}
+	slices.SortStableFunc(lines, func(a, b string) int { return strings.Compare(a[:40], b[:40]) })
+	log := filepath.Join(t.TempDir(), "users.jsonl")
+	if err := os.WriteFile(log, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"tune", log, "--for", "nginx", "--key", "user", "--goal", "legit-refused<=0%", "--window", "1s", "--format", "json", "--out", ""}
+	out, errOut, code := rlsim(t, args...)
+	if code != 0 {
+		t.Fatalf("tune: exit %d: %s", code, errOut)
+	}
+	var first struct {
+		Recommended *tunePoint `json:"recommended"`
+		Snippet     string     `json:"snippet"`
+	}
+	if err := json.Unmarshal([]byte(out), &first); err != nil || first.Recommended == nil || first.Snippet == "" {
+		t.Fatalf("tune JSON: %v\n%s", err, out)
+	}
+	base, _ := startSnippetNginx(t, t.TempDir(), first.Snippet)
+	out, errOut, code = rlsim(t, append(args, "--verify", base+"/", "--verify-for", "7s")...)
+	if code != 0 {
+		t.Fatalf("tune --verify: exit %d: %s", code, errOut)
+	}
+	var second struct {
+		Recommended *tunePoint `json:"recommended"`
+		Served      *struct {
+			Requests, Keys, Agreed int
+			WithinJitter           int `json:"within_jitter"`
+			Differ                 int
+			Agreement              float64
+		} `json:"served"`
+	}
+	if err := json.Unmarshal([]byte(out), &second); err != nil || second.Served == nil {
+		t.Fatalf("tune --verify JSON: %v\n%s", err, out)
+	}
+	v := second.Served
+	t.Logf("nginx running %s: %d requests over %d keys, %d agreed, %d within jitter, %d differ", first.Recommended.Spec, v.Requests, v.Keys, v.Agreed, v.WithinJitter, v.Differ)
+	if second.Recommended.Spec != first.Recommended.Spec || v.Requests != len(lines) || v.Keys != 11 || v.Agreement < 0.99 {
+		t.Fatalf("--verify: %+v for %s", *v, second.Recommended.Spec)
+	}
+	// A server running another configuration (a burst of 17 queued, not refused) is caught.
+	var other []string
+	for _, line := range strings.Split(first.Snippet, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "limit_req zone=") {
+			line = strings.Replace(strings.Replace(line, " nodelay", "", 1), "burst=", "burst=1", 1)
+		}
+		other = append(other, line)
+	}
+	if strings.Join(other, "\n") == first.Snippet {
+		t.Fatalf("the snippet has no limit_req line to change:\n%s", first.Snippet)
+	}
+	base, _ = startSnippetNginx(t, t.TempDir(), strings.Join(other, "\n"))
+	if _, errOut, code = rlsim(t, append(args, "--verify", base+"/", "--verify-for", "7s")...); code != 1 || !strings.Contains(errOut, "is that configuration what it runs?") {
+		t.Fatalf("--verify of a server running another configuration: exit %d: %s", code, errOut)
+	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/gateway"
+	"github.com/rlsim/rlsim/probe"
 	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/run"
 	"github.com/rlsim/rlsim/scenario"
@@ -47,6 +48,9 @@ type tuneOptions struct {
 	subsecond   string
 	workers     int
 	keySet      bool
+	verifyURL   string
+	verifyFor   time.Duration
+	allowRemote bool
 
 	goalsOf   []tune.Goal
 	rules     []tune.AttackerRule
@@ -117,6 +121,9 @@ See docs/tune.md.`,
 	f.StringVar(&o.nginxFormat, "nginx-log-format", "", "the log was written by this nginx log_format string; implies --log-format nginx")
 	f.StringArrayVar(&o.fields, "field", nil, "read an identity from a column of the log's own: NAME=COLUMN (as replay)")
 	f.StringVar(&o.subsecond, "subsecond", "start", "how requests of whole-second times are placed inside their second (as replay)")
+	f.StringVar(&o.verifyURL, "verify", "", "send the first --verify-for of the traffic to a server running the recommendation and judge it decision by decision")
+	f.DurationVar(&o.verifyFor, "verify-for", 20*time.Second, "how much of the traffic --verify sends, in real time from its first request")
+	f.BoolVar(&o.allowRemote, "allow-remote", false, "let --verify send to a server not on loopback")
 	f.IntVar(&o.workers, "workers", 0, "goroutines searching (0: one per core); the results do not depend on it")
 	g.addFormatFlag(c, allFormats...)
 	g.addOutFlags(c)
@@ -132,6 +139,14 @@ func goalMetricNames() []string {
 }
 
 func (o *tuneOptions) validate() error {
+	if o.verifyURL != "" {
+		if _, err := checkProbeURL(nil, o.verifyURL, o.allowRemote, false); err != nil {
+			return fmt.Errorf("--verify: %w", err)
+		}
+		if o.verifyFor <= 0 {
+			return usagef("--verify-for: must be positive, got %s", o.verifyFor)
+		}
+	}
 	goals := o.goals
 	if len(goals) == 0 {
 		goals = []string{tuneDefaultGoal}
@@ -307,6 +322,11 @@ func runTune(ctx context.Context, o *tuneOptions, streams IO) error {
 			return fmt.Errorf("--for %s: %w", o.forGateway, err)
 		}
 		rep.For, rep.Snippet = o.forGateway, snippet
+	}
+	if o.verifyURL != "" && res.Recommended != nil {
+		if rep.Served, err = o.verifyServer(ctx, streams, s, res.Recommended); err != nil {
+			return err
+		}
 	}
 	var buf bytes.Buffer
 	switch o.format {
@@ -649,3 +669,93 @@ func (o *tuneOptions) command() string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// verifyMinAgreement is the share of decisions a server running the recommendation must
+// make as its model does for --verify to pass: what the real-server tests hold the
+// models to, on arrivals a probe can only estimate.
+const verifyMinAgreement = 0.99
+
+// verifyServer sends the first --verify-for of the sample, keyed as the recommendation
+// keys it, to the server at --verify, and judges every decision against the
+// recommendation's model fed the arrivals the probe observed (probe --model's rule). A
+// key of ip is sent from an address of its own per key (127.0.0.2 and on), an identity
+// from the header the snippets read (X-User, X-Api-Key, X-Tenant, X-Account), a header
+// key in its header; a server that decides under 99% as the model does fails the run.
+func (o *tuneOptions) verifyServer(ctx context.Context, streams IO, s *tune.Sample, p *tune.Point) (*tune.Served, error) {
+	u, err := checkProbeURL(ctx, o.verifyURL, o.allowRemote, p.Key == "ip")
+	if err != nil {
+		return nil, fmt.Errorf("--verify: %w", err)
+	}
+	tgt := probe.Target{URL: u.String(), Timeout: 10 * time.Second, Concurrency: 256, RefusedCodes: []int{429, 503}}
+	switch {
+	case p.Key == "ip":
+		tgt.KeyAddrs = true
+	case verifyHeaders[p.Key] != "":
+		tgt.KeyHeader = verifyHeaders[p.Key]
+	case strings.HasPrefix(p.Key, "header:"):
+		tgt.KeyHeader = strings.TrimPrefix(p.Key, "header:")
+	default:
+		return nil, fmt.Errorf("--verify: the recommendation keys on %s, which a probe cannot send (it sends ip, user, api-key, tenant, account or header:NAME); narrow --key", p.Key)
+	}
+	arrivals := s.Span(p.Key, int64(o.verifyFor))
+	if len(arrivals) == 0 {
+		return nil, fmt.Errorf("--verify: the first %s of the traffic holds no request keyed by %s", o.verifyFor, p.Key)
+	}
+	var plan probe.Plan
+	seen := map[string]bool{}
+	for _, a := range arrivals {
+		plan.Requests = append(plan.Requests, probe.Request{At: time.Duration(a.T - arrivals[0].T), Key: a.Key, Cost: a.Cost})
+		if !seen[a.Key] {
+			seen[a.Key] = true
+			plan.Keys = append(plan.Keys, a.Key)
+		}
+	}
+	if tgt.KeyAddrs && len(plan.Keys) > probe.MaxKeyAddrs {
+		return nil, fmt.Errorf("--verify: %d keys, more than the %d addresses of 127.0.0.0/8", len(plan.Keys), probe.MaxKeyAddrs)
+	}
+	clock := probe.WallClock{}
+	start := clock.Now().Add(probeLead)
+	fmt.Fprintf(streams.Err, "rlsim tune: --verify: sending %d requests (%d keys) over %s to %s, judged against %s\n",
+		len(plan.Requests), len(plan.Keys), plan.Duration(), tgt.URL, p.Spec)
+	ctx, stop := interruptible(ctx)
+	defer stop()
+	exchanges, err := probe.Run(ctx, plan, tgt, clock, start)
+	if err != nil {
+		return nil, interruption(ctx, err, fmt.Sprintf("--verify stopped after %d of %d requests", len(exchanges), len(plan.Requests)))
+	}
+	obs := probe.Observe(exchanges, start, tgt.RefusedCodes)
+	if len(obs.Decisions) < len(exchanges) {
+		return nil, fmt.Errorf("--verify: %d of %d requests got neither a 2xx nor a refusal (429, 503) from %s", len(exchanges)-len(obs.Decisions), len(exchanges), tgt.URL)
+	}
+	a, err := probe.Agree(obs, p.Spec, p.Policy())
+	if err != nil {
+		return nil, fmt.Errorf("--verify: %w", err)
+	}
+	v := &tune.Served{
+		URL: tgt.URL, Span: o.verifyFor.String(), Requests: len(obs.Decisions), Keys: len(plan.Keys),
+		Agreed: a.Agreed, WithinJitter: a.WithinJitter, Differ: a.Decisions - a.Agreed - a.WithinJitter,
+		Agreement: a.Rate(), JitterMS: float64(obs.Jitter) / float64(time.Millisecond),
+	}
+	if v.Agreement < verifyMinAgreement {
+		var first []string
+		verdict := map[bool]string{true: "admitted", false: "refused"}
+		for _, d := range a.Differences {
+			if d.WithinJitter {
+				continue
+			}
+			dec := obs.Decisions[d.Index]
+			first = append(first, fmt.Sprintf("%s at +%s: the server %s, the model %s", dec.Key,
+				time.Duration(dec.Arrival-start.UnixNano()).Round(time.Millisecond), verdict[d.Observed], verdict[d.Model]))
+			if len(first) == 3 {
+				break
+			}
+		}
+		return nil, fmt.Errorf("--verify: %s decided only %s as %s keyed by %s does (%s): is that configuration what it runs?",
+			tgt.URL, a, p.Spec, p.Key, strings.Join(first, "; "))
+	}
+	return v, nil
+}
+
+// verifyHeaders are the headers --verify sends an identity key in: those the snippets of
+// gateway.Snippet read it from.
+var verifyHeaders = map[string]string{"user": "X-User", "api-key": "X-Api-Key", "tenant": "X-Tenant", "account": "X-Account"}

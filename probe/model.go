@@ -222,16 +222,19 @@ func agree(obs Observed, spec string, policy algorithms.Policy, maxReal int) (Ag
 		}
 		tries++
 		fixed := false
-		for _, m := range moves {
-			if m == 0 {
-				continue
-			}
-			trial := slices.Clone(arrivals)
-			trial[i] += m
-			if got := replay(s, policy, ds, keys, trial); agreesTo(got, i) {
-				arrivals, model = trial, got
-				moved[i], fixed = time.Duration(m), true
-				break
+	search:
+		for _, c := range moveCandidates(ds, i) {
+			for _, m := range moves {
+				if m == 0 {
+					continue
+				}
+				trial := slices.Clone(arrivals)
+				trial[c] += m
+				if got := replay(s, policy, ds, keys, trial); agreesTo(got, i) {
+					arrivals, model = trial, got
+					moved[i], fixed = time.Duration(m), true
+					break search
+				}
 			}
 		}
 		if !fixed {
@@ -280,6 +283,23 @@ func keyIDs(ds []Decision) []uint32 {
 			ids[d.Key] = id
 		}
 		out[i] = id
+	}
+	return out
+}
+
+// moveCandidates are the decisions whose arrival Agree moves to explain decision i: i
+// itself, then the last few decisions of i's key before it. A limiter's decision on i
+// depends on its key's state as the earlier requests left it: nginx's bucket one
+// millisecond short of refilled refuses the third request of a burst that a full one
+// admits, and what makes the difference is when the previous burst's last request
+// arrived, a decision both sides agree on.
+func moveCandidates(ds []Decision, i int) []int {
+	const earlier = 4
+	out := []int{i}
+	for k := i - 1; k >= 0 && len(out) <= earlier; k-- {
+		if ds[k].Key == ds[i].Key {
+			out = append(out, k)
+		}
 	}
 	return out
 }

@@ -36,6 +36,8 @@ type Report struct {
 	// For and Snippet are the gateway named with --for and its configuration.
 	For     string `json:"for,omitempty"`
 	Snippet string `json:"snippet,omitempty"`
+	// Served is --verify's check of a server running the recommendation.
+	Served *Served `json:"served,omitempty"`
 }
 
 // PointReport is a point with the names of a run's JSON.
@@ -338,6 +340,17 @@ func (r *Report) WriteText(w io.Writer, markdown bool) error {
 			fmt.Fprintln(&b, strings.TrimRight(r.Snippet, "\n"))
 		}
 	}
+	if v := r.Served; v != nil {
+		h("verified on " + v.URL)
+		line := fmt.Sprintf("the first %s of the traffic (%d requests, %d keys) sent to it: the recommendation decides %d of them as the server did (%.2f%%)",
+			v.Span, v.Requests, v.Keys, v.Agreed+v.WithinJitter, 100*v.Agreement)
+		if v.WithinJitter > 0 {
+			line += fmt.Sprintf(", %d of them within the %.1f ms of jitter measured", v.WithinJitter, v.JitterMS)
+		}
+		for _, l := range wrap(line+".", 98) {
+			fmt.Fprintf(&b, "  %s\n", l)
+		}
+	}
 	if len(r.RunnersUp) > 0 {
 		h("runner-up of each algorithm")
 		r.table(&b, r.RunnersUp, markdown)
@@ -430,4 +443,22 @@ func wrap(s string, width int) []string {
 		line += word
 	}
 	return append(lines, line)
+}
+
+// Served is what tune --verify found: a server running the recommendation, sent the
+// first Span of the sample, judged decision by decision against the recommendation's
+// model on the arrivals the probe observed.
+type Served struct {
+	URL      string `json:"url"`
+	Span     string `json:"span"`
+	Requests int    `json:"requests"`
+	Keys     int    `json:"keys"`
+	// Agreed are the decisions the model reproduces on the estimated arrivals,
+	// WithinJitter those it reproduces with the arrival moved within the measured
+	// jitter, and Differ the rest.
+	Agreed       int     `json:"agreed"`
+	WithinJitter int     `json:"within_jitter"`
+	Differ       int     `json:"differ"`
+	Agreement    float64 `json:"agreement"`
+	JitterMS     float64 `json:"jitter_ms"`
 }

@@ -243,3 +243,55 @@ func (s *Sample) cost(i uint32) int64 {
 	}
 	return s.costs[i]
 }
+
+// Arrival is one request of a sample as one key spec sees it: its time (ns, the
+// sample's clock), its key's value and its cost.
+type Arrival struct {
+	T    int64
+	Key  string
+	Cost int64
+}
+
+// Span returns the requests of the sample's first span (from its first request, span
+// excluded), in order of arrival, each keyed by key spec key: the traffic tune --verify
+// sends to a server. Requests key cannot key are left out; nil for an unknown key spec.
+func (s *Sample) Span(key string, span int64) []Arrival {
+	kg := s.keyings[key]
+	if kg == nil || len(s.times) == 0 {
+		return nil
+	}
+	first := slices.Min(s.times)
+	type at struct {
+		i   uint32
+		key int
+	}
+	var in []at
+	for k := range kg.Names {
+		for _, i := range kg.order[kg.start[k]:kg.start[k+1]] {
+			if s.times[i]-first < span {
+				in = append(in, at{i, k})
+			}
+		}
+	}
+	slices.SortFunc(in, func(a, b at) int {
+		if c := cmpInt64(s.times[a.i], s.times[b.i]); c != 0 {
+			return c
+		}
+		return cmpInt64(int64(a.i), int64(b.i))
+	})
+	out := make([]Arrival, len(in))
+	for j, a := range in {
+		out[j] = Arrival{T: s.times[a.i], Key: kg.Names[a.key], Cost: s.cost(a.i)}
+	}
+	return out
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
