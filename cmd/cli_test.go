@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -362,6 +363,13 @@ func TestEveryCommandHasWorkingExamples(t *testing.T) {
 				if err := os.WriteFile(ex.redirect, []byte(out), 0o644); err != nil {
 					t.Fatal(err)
 				}
+			} else if forTerminal(ex) {
+				for i, line := range strings.Split(out, "\n") {
+					if n := utf8.RuneCountInString(line); n > 100 {
+						t.Errorf("%s: example %q: line %d is %d columns, over 100: %s", path, ex.line, i+1, n, line)
+						break
+					}
+				}
 			}
 		}
 	})
@@ -370,6 +378,29 @@ func TestEveryCommandHasWorkingExamples(t *testing.T) {
 			t.Errorf("exampleSkips names %q, which no command shows", line)
 		}
 	}
+}
+
+// forTerminal reports whether an example prints for a person at a terminal, whose lines
+// must fit 100 columns: not a machine format (JSON, CSV), not a file's text (a shell's
+// completion script, a scenario's YAML, a response's body), nor a pipe's input.
+func forTerminal(ex example) bool {
+	if strings.Contains(ex.line, " | ") || len(ex.args) == 0 {
+		return false
+	}
+	switch ex.args[0] {
+	case "completion", "scenarios", "headers":
+		// headers prints the response as a server sends it: its JSON body is one line.
+		return false
+	}
+	for i, a := range ex.args {
+		if a == "--format" && i+1 < len(ex.args) && ex.args[i+1] != "table" {
+			return false
+		}
+		if strings.HasPrefix(a, "--format=") && a != "--format=table" {
+			return false
+		}
+	}
+	return true
 }
 
 // parses checks that args name a command and that its flags and arguments are accepted,

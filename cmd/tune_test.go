@@ -288,10 +288,6 @@ func TestTuneOutputFitsAndCarriesTheFront(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for i, line := range strings.Split(out, "\n") {
-		// The re-check's command is printed whole, as one copies it.
-		if strings.HasPrefix(line, "  re-checked by rlsim ") {
-			continue
-		}
 		if n := utf8.RuneCountInString(line); n > 100 {
 			t.Errorf("line %d is %d columns: %s", i+1, n, line)
 		}

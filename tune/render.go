@@ -323,7 +323,21 @@ func (r *Report) WriteText(w io.Writer, markdown bool) error {
 		point(r.Closest)
 	}
 	if v := r.Verified; v != nil {
-		fmt.Fprintf(&b, "  re-checked by %s:\n", v.By)
+		// The command is printed to be copied: words never split, long lines continued
+		// with a backslash as a shell reads them.
+		lines := wrapWords(shellWords("re-checked by "+v.By), 92)
+		for i, line := range lines {
+			switch {
+			case i == 0 && len(lines) == 1:
+				fmt.Fprintf(&b, "  %s:\n", line)
+			case i == 0:
+				fmt.Fprintf(&b, "  %s \\\n", line)
+			case i == len(lines)-1:
+				fmt.Fprintf(&b, "      %s:\n", line)
+			default:
+				fmt.Fprintf(&b, "      %s \\\n", line)
+			}
+		}
 		same := "the same " + strings.Join(v.Figures, ", ")
 		if v.Decisions > 0 {
 			same += fmt.Sprintf(", and the same %d decisions one by one", v.Decisions)
@@ -429,10 +443,39 @@ func (r *Report) table(b *strings.Builder, points []PointReport, markdown bool) 
 }
 
 // wrap breaks s at spaces into lines of at most width runes (a longer word stands alone).
-func wrap(s string, width int) []string {
+func wrap(s string, width int) []string { return wrapWords(strings.Fields(s), width) }
+
+// shellWords splits a command line at its spaces, but not inside single quotes: a quoted
+// spec ('nginx:rate=3r/s burst=2 nodelay') stays one word, which a line break continued
+// with a backslash must not split.
+func shellWords(s string) []string {
+	var words []string
+	word, quoted := "", false
+	for _, r := range s {
+		switch {
+		case r == '\'':
+			quoted = !quoted
+			word += string(r)
+		case r == ' ' && !quoted:
+			if word != "" {
+				words = append(words, word)
+			}
+			word = ""
+		default:
+			word += string(r)
+		}
+	}
+	if word != "" {
+		words = append(words, word)
+	}
+	return words
+}
+
+// wrapWords joins words into lines of at most width runes (a longer word alone).
+func wrapWords(words []string, width int) []string {
 	var lines []string
 	line := ""
-	for _, word := range strings.Fields(s) {
+	for _, word := range words {
 		if line != "" && len([]rune(line))+1+len([]rune(word)) > width {
 			lines = append(lines, line)
 			line = ""
