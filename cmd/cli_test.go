@@ -382,14 +382,13 @@ func TestEveryCommandHasWorkingExamples(t *testing.T) {
 
 // forTerminal reports whether an example prints for a person at a terminal, whose lines
 // must fit 100 columns: not a machine format (JSON, CSV), not a file's text (a shell's
-// completion script, a scenario's YAML, a response's body), nor a pipe's input.
+// completion script, a scenario's YAML), nor a pipe's input.
 func forTerminal(ex example) bool {
 	if strings.Contains(ex.line, " | ") || len(ex.args) == 0 {
 		return false
 	}
 	switch ex.args[0] {
-	case "completion", "scenarios", "headers":
-		// headers prints the response as a server sends it: its JSON body is one line.
+	case "completion", "scenarios":
 		return false
 	}
 	for i, a := range ex.args {

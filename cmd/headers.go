@@ -185,7 +185,13 @@ func writeHTTPResponse(buf *bytes.Buffer, r response.Response) error {
 	}
 	if len(r.Body) > 0 {
 		buf.WriteString("\n")
-		buf.Write(r.Body)
+		// A JSON body is indented for the terminal, so that it fits 100 columns; JSON's
+		// whitespace is not part of what it says, and serve sends it on one line.
+		if err := json.Indent(buf, bytes.TrimSpace(r.Body), "", "  "); err != nil {
+			buf.Write(r.Body)
+		} else {
+			buf.WriteString("\n")
+		}
 	}
 	return nil
 }

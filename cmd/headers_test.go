@@ -21,7 +21,8 @@ func TestHeadersDefaultIsARefusal(t *testing.T) {
 		`RateLimit: "default";r=0;t=72` + "\n",
 		"Cache-Control: no-store\n",
 		"Content-Type: application/problem+json\n",
-		`"policy":"default"`,
+		"\n{\n  \"type\": \"about:blank\",\n", // the body, indented to fit the terminal
+		`  "policy": "default",` + "\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

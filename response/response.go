@@ -111,7 +111,7 @@ func For(d algorithms.Decision, p Policy, h Headers) Response {
 	}
 	if d.RetryAfter == algorithms.Never {
 		r.Status = http.StatusRequestEntityTooLarge
-		prob.Detail = fmt.Sprintf("the request costs more than rate limit %q (%d per %s) can ever admit; it can never pass, retrying will not help", p.Name, p.Limit, p.Window)
+		prob.Detail = fmt.Sprintf("cost above what %q (%d per %s) ever admits; it can never pass", p.Name, p.Limit, p.Window)
 	} else {
 		r.Status = http.StatusTooManyRequests
 		retry := max(Seconds(d.RetryAfter), 1)
