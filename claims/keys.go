@@ -377,7 +377,7 @@ func (m namedRefusals) Text() string {
 		parts = append(parts, fmt.Sprintf("%s (%s) checked %d, refused %d", l.Layer, l.Key, l.Checked, l.Refused))
 	}
 	return fmt.Sprintf("login-attack, layers in the order checked: %s — %d refusals in all, each counted at the layer that made it; "+
-		"the 429 of a policy named %q carries it in its problem body (\"policy\":%q) and in RateLimit-Policy (%s)",
+		"the 429 of a policy named %q carries it in its problem body (\"policy\": %q) and in RateLimit-Policy (%s)",
 		strings.Join(parts, "; "), m.rejected, m.named, m.policyInBody, m.policyInHeader)
 }
 
@@ -408,6 +408,6 @@ func measureNamedRefusals(s *session) (Measurement, error) {
 	}
 	m.policyInBody, m.policyInHeader = body.Policy, r.Headers["RateLimit-Policy"]
 	ev.cite("RateLimit-Policy: " + m.policyInHeader)
-	ev.cite(`"policy":"` + m.policyInBody + `"`)
+	ev.cite(`"policy": "` + m.policyInBody + `"`) // as headers prints the body: indented
 	return m, nil
 }
