@@ -28,7 +28,7 @@ type ownOptions struct {
 // addOwnFlags registers --lua and --limiter-exec on c.
 func addOwnFlags(c *cobra.Command, o *ownOptions) {
 	f := c.Flags()
-	f.StringArrayVar(&o.lua, "lua", nil, "judge your own limiter: a Lua script called by rlsim's convention (README, \"Judge your own limiter\"), reported under its file's name, on an embedded miniredis or --redis (repeatable)")
+	f.StringArrayVar(&o.lua, "lua", nil, "judge your own limiter: a Lua script called by rlsim's convention (docs/own-limiters.md), reported under its file's name, on an embedded miniredis or --redis (repeatable)")
 	f.StringArrayVar(&o.exec, "limiter-exec", nil, "judge your own limiter: a command (run by /bin/sh -c) answering one JSON line per request, reported under its program's file name (repeatable)")
 	f.DurationVar(&o.timeout, "limiter-timeout", external.DefaultTimeout, "how long a --limiter-exec program may take to answer, or to take more input, before the run fails")
 	f.BoolVar(&o.clockCheck, "limiter-clock-check", true, "before the run, check that each --limiter-exec program decides by the request's t_ns rather than its own clock")

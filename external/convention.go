@@ -82,7 +82,7 @@ func (l *Lua) CheckConvention() error {
 		if len(reads) > 0 && (callErr != nil || shapeErr != nil) {
 			return fmt.Errorf("%s: %s; rlsim passes one key, KEYS[1] (the request's), and five arguments: ARGV[1] now (µs), "+
 				"ARGV[2] cost, ARGV[3] limit, ARGV[4] window (µs), ARGV[5] burst — a script written for another caller needs an adapter "+
-				"that computes its own KEYS and ARGV from these (README, \"Judge your own limiter\"; examples/lua/notes_two_counter.lua adapts "+
+				"that computes its own KEYS and ARGV from these (docs/own-limiters.md; examples/lua/notes_two_counter.lua adapts "+
 				"the design notes' two-counter script); the script then failed: %s",
 				l.Describe(), describeReads(reads), conventionFailure(cmpOr(callErr, shapeErr)))
 		}

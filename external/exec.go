@@ -279,7 +279,7 @@ func (e *Exec) CheckClock(p algorithms.Policy) error {
 		return fmt.Errorf("%s does not decide by the request's t_ns: it refused part of %d requests at one virtual instant, "+
 			"and still refused one sent %s later in virtual time (a few milliseconds later on the wall clock). "+
 			"A limiter run by rlsim must take its time from t_ns, not from its own clock — a JavaScript library reads Date.now(), "+
-			"a Python one time.time(): replace that clock with the request's time (README, \"Judge your own limiter\"), "+
+			"a Python one time.time(): replace that clock with the request's time (docs/own-limiters.md), "+
 			"or pass --limiter-clock-check=false if the program refuses for good by design",
 			e.Describe(), burst, time.Duration(gap))
 	}

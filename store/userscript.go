@@ -18,7 +18,7 @@ import (
 )
 
 // UserScript is a rate limiter a user brings as a Lua script, called by rlsim's calling
-// convention (stable; README.md, "Judge your own limiter"):
+// convention (stable; docs/own-limiters.md):
 //
 //	KEYS[1]  the request's key, under a prefix the run owns, in braces as its Redis
 //	         Cluster hash tag: rlsim:<script>:{user_8812}
