@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -43,9 +44,9 @@ func tuneCharts(rep *tune.Report, formats []string, command string) ([]outFile, 
 		pts := byAlg[n]
 		slices.SortFunc(pts, func(a, b chart.Point) int {
 			if a.X != b.X {
-				return cmpFloat(a.X, b.X)
+				return cmp.Compare(a.X, b.X)
 			}
-			return cmpFloat(a.Y, b.Y)
+			return cmp.Compare(a.Y, b.Y)
 		})
 		series = append(series, chart.Series{Name: n, Points: pts})
 	}
@@ -65,14 +66,4 @@ func tuneCharts(rep *tune.Report, formats []string, command string) ([]outFile, 
 		files = append(files, outFile{path: filepath.Join("tune-"+rep.Sample, fig.Name+"."+format), data: b.Bytes()})
 	}
 	return files, nil
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -27,7 +28,7 @@ func Findings(r *Report) []string {
 
 	over := slices.Clone(r.Results)
 	over = slices.DeleteFunc(over, func(x Result) bool { return x.OverAdmission <= 1+overTolerance })
-	slices.SortStableFunc(over, func(a, b Result) int { return -cmpFloat(a.OverAdmission, b.OverAdmission) })
+	slices.SortStableFunc(over, func(a, b Result) int { return -cmp.Compare(a.OverAdmission, b.OverAdmission) })
 	if len(over) == 0 {
 		out = append(out, fmt.Sprintf("Every algorithm kept the promise: no trailing %s window held more than the limit of %d.", window, r.Policy.Limit))
 	} else {
@@ -40,7 +41,7 @@ func Findings(r *Report) []string {
 
 	rejects := slices.Clone(r.Results)
 	rejects = slices.DeleteFunc(rejects, func(x Result) bool { return x.FalseReject == 0 })
-	slices.SortStableFunc(rejects, func(a, b Result) int { return -cmpFloat(a.FalseRejectRate, b.FalseRejectRate) })
+	slices.SortStableFunc(rejects, func(a, b Result) int { return -cmp.Compare(a.FalseRejectRate, b.FalseRejectRate) })
 	if len(rejects) == 0 {
 		out = append(out, "No algorithm refused a request that the limit allowed.")
 	} else {
@@ -70,16 +71,6 @@ func Findings(r *Report) []string {
 			lo.StateBytesPerKey, lo.Algorithm, hi.StateBytesPerKey, hi.Algorithm, hi.StateBytesPerKey/lo.StateBytesPerKey))
 	}
 	return out
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // ChartFile is a chart written beside a report, as summaries and the index link it.

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -50,7 +51,7 @@ func promiseFinding(r *Report) string {
 			kept = append(kept, x)
 		}
 	}
-	slices.SortStableFunc(broke, func(a, b Result) int { return -cmpFloat(a.OverAdmission, b.OverAdmission) })
+	slices.SortStableFunc(broke, func(a, b Result) int { return -cmp.Compare(a.OverAdmission, b.OverAdmission) })
 	named := maxNamed
 	if fleet && len(algs) > 1 {
 		named = 2 // "algorithm@variant" names are long
@@ -106,7 +107,7 @@ func costPhrase(kind CostKind, xs []Result, name func(Result) string) string {
 		CostPagesBroken:      "breaking no page load",
 	}[kind]
 	sorted := slices.Clone(xs)
-	slices.SortStableFunc(sorted, func(a, b Result) int { return cmpFloat(kind.cost(a), kind.cost(b)) })
+	slices.SortStableFunc(sorted, func(a, b Result) int { return cmp.Compare(kind.cost(a), kind.cost(b)) })
 	lo, hi := sorted[0], sorted[len(sorted)-1]
 	switch {
 	case kind.cost(hi) == 0:

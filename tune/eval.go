@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -354,7 +355,7 @@ func (e *evaluator) backendPeak() int64 {
 			evs = append(evs, event{t + int64(extra[uint32(i)]), s.cost(uint32(i))})
 		}
 	}
-	slices.SortStableFunc(evs, func(a, b event) int { return cmpInt(a.t, b.t) })
+	slices.SortStableFunc(evs, func(a, b event) int { return cmp.Compare(a.t, b.t) })
 	j := 0
 	for _, ev := range evs {
 		for evs[j].t <= ev.t-bw {
@@ -365,16 +366,6 @@ func (e *evaluator) backendPeak() int64 {
 		peak = max(peak, sum)
 	}
 	return peak
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Evaluate runs c over every key of s, as Search runs a candidate, and returns its

@@ -15,6 +15,7 @@
 package tune
 
 import (
+	"cmp"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -274,24 +275,14 @@ func (s *Sample) Span(key string, span int64) []Arrival {
 		}
 	}
 	slices.SortFunc(in, func(a, b at) int {
-		if c := cmpInt64(s.times[a.i], s.times[b.i]); c != 0 {
+		if c := cmp.Compare(s.times[a.i], s.times[b.i]); c != 0 {
 			return c
 		}
-		return cmpInt64(int64(a.i), int64(b.i))
+		return cmp.Compare(int64(a.i), int64(b.i))
 	})
 	out := make([]Arrival, len(in))
 	for j, a := range in {
 		out[j] = Arrival{T: s.times[a.i], Key: kg.Names[a.key], Cost: s.cost(a.i)}
 	}
 	return out
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -546,7 +547,7 @@ func front(points []Point) []Point {
 	}
 	slices.SortStableFunc(out, func(a, b Point) int {
 		if a.LegitRejected != b.LegitRejected {
-			return cmpInt(a.LegitRejected, b.LegitRejected)
+			return cmp.Compare(a.LegitRejected, b.LegitRejected)
 		}
 		if better(&a, &b) {
 			return -1
