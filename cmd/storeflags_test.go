@@ -140,6 +140,7 @@ func pausingProxy(t *testing.T, target string, after int64, pause time.Duration)
 // run at a 2.5 s --store-timeout, and with a longer one the run waits, says the store is
 // slow, and completes with the report of the same run on a store that never paused.
 func TestPausedStoreCompletesWithALongerTimeout(t *testing.T) {
+	t.Parallel() // it waits on a server of its own, mostly asleep
 	// Each run on a server of its own: a run that failed may leave keys behind.
 	mr := testnet.Miniredis(t)
 	file := filepath.Join(t.TempDir(), "shared.yaml")
@@ -224,6 +225,7 @@ func TestStoreFlagsRefuseBadValues(t *testing.T) {
 // nothing, against the --store-timeout it is given — and, once that passes, the run fails
 // with no reply within that timeout (exit 1), not as a store that is down.
 func TestStalledStoreIsSlowThenTimesOut(t *testing.T) {
+	t.Parallel() // it waits on a server of its own, mostly asleep
 	mr := testnet.Miniredis(t)
 	addr := stallingProxy(t, mr.Addr(), 60_000)
 	start := time.Now()
