@@ -704,7 +704,8 @@ func (o *tuneOptions) verifyServer(ctx context.Context, streams IO, s *tune.Samp
 	var plan probe.Plan
 	seen := map[string]bool{}
 	for _, a := range arrivals {
-		plan.Requests = append(plan.Requests, probe.Request{At: time.Duration(a.T - arrivals[0].T), Key: a.Key, Cost: a.Cost})
+		// Cost 1: a gateway counts requests, and the probe sends each request once.
+		plan.Requests = append(plan.Requests, probe.Request{At: time.Duration(a.T - arrivals[0].T), Key: a.Key, Cost: 1})
 		if !seen[a.Key] {
 			seen[a.Key] = true
 			plan.Keys = append(plan.Keys, a.Key)
