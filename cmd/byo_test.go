@@ -32,6 +32,7 @@ func needPython(t *testing.T) {
 // beside the built-ins they mirror, in the JSON as in the tables, and the program's
 // decisions per second are reported on stderr.
 func TestOwnLimitersInCompare(t *testing.T) {
+	t.Parallel()
 	needPython(t)
 	out, errOut, code := runCLI(t, "compare", "--scenario", "boundary-burst", "--algorithms", "fixed-window,token-bucket",
 		"--lua", repoPath(t, "examples", "lua", "fixed_window.lua"),
@@ -214,6 +215,7 @@ func groupLiving(pgid int) []string {
 // TestOwnLimitersInWorstCase: worst-case searches a script beside the built-ins, with no
 // bound, and finds the INCR + EXPIRE window's 2L−1.
 func TestOwnLimitersInWorstCase(t *testing.T) {
+	t.Parallel()
 	out, errOut, code := runCLI(t, "worst-case", "--algorithms", "fixed-window", "--lua", repoPath(t, "examples", "lua", "incr_expire.lua"),
 		"--limit", "10", "--window", "10s", "--budget", "0", "--spans", "1", "--out", "")
 	if code != 0 {

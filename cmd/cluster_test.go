@@ -189,6 +189,7 @@ func TestClusterOutage(t *testing.T) {
 // trip; the atomic script beside it gives the same effective limit at every setting — the
 // two-counter script exactly the limit.
 func TestClusterRacy(t *testing.T) {
+	t.Parallel()
 	r := fleetRun(t, "cluster-racy")
 	if a := r["sliding-window/atomic-10n-50ms"]; a.EffectiveLimit != 100 {
 		t.Errorf("the two-counter script on 10 nodes at 50 ms let %d through, want the limit, 100", a.EffectiveLimit)
@@ -337,6 +338,7 @@ func TestBuiltinClustersOnRealRedis(t *testing.T) {
 // three algorithms with a third of its traffic (still over the limit). The other
 // scenarios' scripts are held to the model on miniredis by store's conformance tests.
 func TestBuiltinClustersOnMiniredis(t *testing.T) {
+	t.Parallel()
 	traffic := regexp.MustCompile(`(count|rate): (\d+)`)
 	narrower := regexp.MustCompile(`(?m)^    - \{name: \w+-[0-3][.0-9]*s, .*\n`)
 	names, files := clusterFiles(t, func(name, text string) string {

@@ -15,6 +15,12 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
+// Tests that only run rlsim in-process and touch nothing the process shares (the working
+// folder, the environment, signals, child processes counted in /proc, servers, wall-clock
+// budgets, progressDelay) call t.Parallel: Go runs them together after every sequential
+// test has finished, so the tests that time a real server or a signal still run alone in
+// this package, and the CPU-bound ones use every core.
+
 // rlsim runs the command line in-process and returns stdout, stderr and the exit status.
 // On a command that writes result files, they go to a temporary folder unless the
 // arguments name one with --out, and charts are drawn only when --charts asks (drawing is
@@ -189,6 +195,7 @@ func TestSteadyPoissonReferenceIsExact(t *testing.T) {
 }
 
 func TestSameSeedSameBytes(t *testing.T) {
+	t.Parallel()
 	a, _, _ := rlsim(t, "compare", "--scenario", "steady-poisson", "--format", "json", "--seed", "7")
 	b, _, _ := rlsim(t, "compare", "--scenario", "steady-poisson", "--format", "json", "--seed", "7")
 	c, _, _ := rlsim(t, "compare", "--scenario", "steady-poisson", "--format", "json", "--seed", "8")

@@ -15,6 +15,7 @@ import (
 // fits the page with room for a wider fallback face. cluster-racy's 72 runs and
 // cluster-skew's 60 are the cases that broke the fixed-size figures.
 func TestEveryBuiltinScenariosFiguresCanBeRead(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs every built-in scenario")
 	}

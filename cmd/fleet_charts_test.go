@@ -17,6 +17,7 @@ import (
 // A cluster scenario's folder holds the effective-limit chart: a panel per variant with
 // the outage shaded, linked from index.html, byte-identical for the same seed.
 func TestFleetEffectiveLimitChart(t *testing.T) {
+	t.Parallel()
 	run := func(seed string) map[string][]byte {
 		dir := t.TempDir()
 		_, errOut, code := rlsim(t, "run", "cluster-outage", "--seed", seed, "--charts", "svg", "--out", dir)
@@ -86,6 +87,7 @@ func TestFleetChartMarksScaleOut(t *testing.T) {
 // A scenario whose variants sweep skew also draws the effective limit against the skew: a
 // panel per algorithm, a line per clock, the bucket's bound where it applies.
 func TestFleetSkewChart(t *testing.T) {
+	t.Parallel()
 	sc, err := scenario.Load("cluster-skew")
 	if err != nil {
 		t.Fatal(err)
@@ -190,6 +192,7 @@ func TestFleetDecisionsNameTheVariant(t *testing.T) {
 // A design's parameter run at several values is drawn against its outcomes, and its
 // figures are in the CSV: cluster-failover's replica lag against the free passes.
 func TestDesignChartAndCSV(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if _, errOut, code := rlsim(t, "run", "cluster-failover", "--charts", "svg", "--out", dir); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)

@@ -32,6 +32,7 @@ func identifyJSON(t *testing.T, args ...string) identifyReport {
 // in testdata, are named for what they are, every decision reproduced within the jitter
 // the probe measured.
 func TestIdentifyReadsAProbesDecisions(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ file, want string }{
 		{"probe-decisions-nginx-bn.csv", "nginx:rate=10r/s burst=20 nodelay"},
 		{"probe-decisions-haproxy-gt20.csv", "haproxy:period=10s gt=20"},
@@ -105,6 +106,7 @@ func nginxLogOf(t *testing.T, spec string) string {
 // TestIdentifyReadsAnNginxLog: nginx's own log of its decisions, read with the traffic
 // package's nginx log_format, names the zone's configuration, for several of them.
 func TestIdentifyReadsAnNginxLog(t *testing.T) {
+	t.Parallel()
 	format := "$msec $request_time $limit_req_status $status $uri $http_x_user"
 	for _, spec := range []string{"nginx:rate=10r/s burst=20 nodelay", "nginx:rate=5r/s burst=8 nodelay", "nginx:rate=2r/s burst=4 nodelay"} {
 		t.Run(spec, func(t *testing.T) {

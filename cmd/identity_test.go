@@ -60,6 +60,7 @@ func TestUnkeyableRequestsAreRefusedAndExplained(t *testing.T) {
 }
 
 func TestIdentityScenariosSameSeedSameBytes(t *testing.T) {
+	t.Parallel()
 	args := []string{"compare", "--algorithms", "gcra", "--format", "json"}
 	for _, s := range []string{"page-load", "nat-crowd", "ip-rotation", "ipv6-rotation", "xff-spoofing", "login-attack", "cost-weighted", "tenants"} {
 		args = append(args, "--scenario", s)

@@ -359,6 +359,7 @@ func (f replayLogFormat) write(t *testing.T, dir, key string, ipv6 bool) string 
 // request through, so every algorithm admits 2, and the decisions file names both
 // clients. A replay that put every line on one key (or on none) admits 1.
 func TestReplayKeysEveryIdentityInEveryFormat(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, f := range replayLogFormats {
 		for _, key := range f.keys {
@@ -391,6 +392,7 @@ func TestReplayKeysEveryIdentityInEveryFormat(t *testing.T) {
 // Layered keys read the log's identities too: five logins a minute per account under a
 // limit of one a minute per user admit one per client, and the refusals name the layer.
 func TestReplayLayersKeyOnTheLogsIdentities(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, f := range replayLogFormats[:5] {
 		t.Run(f.name, func(t *testing.T) {
@@ -447,6 +449,7 @@ func rlsimWithStdin(t *testing.T, in []byte, args ...string) (string, string, in
 // arrivals ($msec − $request_time, the lines written in the order requests completed) and
 // decides exactly as the same requests written as JSON lines with those arrivals.
 func TestReplayNginxMsecDecidesAsTheSameRequestsInJSONLines(t *testing.T) {
+	t.Parallel()
 	type req struct {
 		arrival  int64 // ms since 10:00:00
 		duration int64 // ms
@@ -665,6 +668,7 @@ func shardLog(t *testing.T, dir string) string {
 // CSV on stdout, and results.json and results.csv in the results folder; a shard refuses
 // what it cannot do, and layers that cannot be split are refused before anything runs.
 func TestReplayShardsMergeToTheBytesOfOneRun(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	log := shardLog(t, dir)
 	args := []string{"--limit", "20", "--window", "1m"}

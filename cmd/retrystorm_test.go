@@ -8,6 +8,7 @@ import (
 )
 
 func TestRunRetryStorm(t *testing.T) {
+	t.Parallel()
 	out, errOut, code := rlsim(t, "compare", "--scenario", "retry-storm", "--algorithms", "token-bucket", "--format", "json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)

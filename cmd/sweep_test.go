@@ -172,6 +172,7 @@ func TestOutputProblemsFindsWideLinesAndMachineHeaders(t *testing.T) {
 // The default output of sweep's, memory's and backoff's documented examples keeps to 100
 // columns, under headers a person reads.
 func TestSweepMemoryBackoffExamplesFitOneHundredColumns(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs every example")
 	}
@@ -202,6 +203,7 @@ func TestSweepMemoryBackoffExamplesFitOneHundredColumns(t *testing.T) {
 // A sweep whose table outruns a screen ends with the answer again: per algorithm, at how
 // many points it kept the promise and its worst; a short one does not repeat itself.
 func TestLongSweepEndsWithARecap(t *testing.T) {
+	t.Parallel()
 	out, errOut, code := rlsim(t, "sweep", "--scenario", "steady-poisson", "--param", "policy.burst=5,20,60,100", "--charts", "none", "--out", "")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)

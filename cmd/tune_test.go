@@ -121,6 +121,7 @@ func tuneRun(t *testing.T, args ...string) tuneJSON {
 // 9.9) = 13 of its 100. The labels come from the log's label field (JSON lines) and from
 // --attacker (CSV), keyed by user and by address.
 func TestTuneFindsTheConstructedPolicy(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		format string
 		extra  []string

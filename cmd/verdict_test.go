@@ -17,6 +17,7 @@ import (
 // verdict comes first and names every scenario, and every scenario's results.csv has the
 // one schema and a row for everything its results.json holds.
 func TestDefaultCompareFitsAHundredColumnsVerdictFirst(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out, errOut, code := rlsim(t, "compare", "--out", dir, "--charts", "none")
 	if code != 0 {

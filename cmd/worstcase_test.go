@@ -182,6 +182,7 @@ func TestWorstCaseFitsOneHundredColumns(t *testing.T) {
 // measured, which is the observed column beside it) — on a first-request window of 20
 // per 10 s, the acceptance, at least 39 — and never a figure below observed.
 func TestWorstCaseBoundColumn(t *testing.T) {
+	t.Parallel()
 	out, errOut, code := rlsim(t, "worst-case", "--budget", "0", "--limit", "20", "--window", "10s", "--spans", "1",
 		"--algorithms", "haproxy:period=10s gt=20,gcra,fixed-window", "--lua", "../examples/lua/incr_expire.lua")
 	if code != 0 {
@@ -457,6 +458,7 @@ while True:
 // structured attacks alone; a first request a nanosecond late, or edges only where the
 // clock puts them, would give 20.
 func TestWorstCaseOfOwnWindows(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var args []string
 	for _, mode := range []string{"first", "offset"} {
