@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rlsim/rlsim/backoff"
+	"github.com/rlsim/rlsim/render"
 	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/traffic"
 )
@@ -341,7 +342,7 @@ func runBackoff(ctx context.Context, o *backoffOptions, streams IO) error {
 	case "markdown":
 		err = report.WriteMarkdown(&buf, backoffTable(rep))
 	default:
-		err = report.WriteText(&buf, backoffTable(rep))
+		err = render.WriteText(&buf, backoffTable(rep))
 	}
 	if err != nil {
 		return err

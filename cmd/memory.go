@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/render"
 	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/store"
 	"runtime/debug"
@@ -261,7 +262,7 @@ func renderMemory(w io.Writer, format string, rep *store.MemoryReport) error {
 		case "markdown":
 			err = report.WriteMarkdown(w, uniformSourceDropped(t, i))
 		default:
-			err = report.WriteText(w, uniformSourceDropped(t, i))
+			err = render.WriteText(w, uniformSourceDropped(t, i))
 		}
 		if err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rlsim/rlsim/render"
 	"github.com/rlsim/rlsim/report"
 )
 
@@ -84,7 +85,7 @@ func renderReports(w io.Writer, format string, reports []*report.Report, cols re
 		if i > 0 || verdict {
 			fmt.Fprintln(w)
 		}
-		if err := writeTables(w, format, report.Tables(r, cols)); err != nil {
+		if err := writeTables(w, format, render.Tables(r, cols)); err != nil {
 			return err
 		}
 	}
@@ -129,7 +130,7 @@ func writeListing(w io.Writer, format string, t report.Table, value any) error {
 	case "markdown":
 		err = report.WriteMarkdown(&buf, t)
 	default:
-		err = report.WriteText(&buf, t)
+		err = render.WriteText(&buf, t)
 	}
 	if err != nil {
 		return err
@@ -149,7 +150,7 @@ func writeTables(w io.Writer, format string, tables []report.Table) error {
 		if format == "markdown" {
 			err = report.WriteMarkdown(w, t)
 		} else {
-			err = report.WriteText(w, t)
+			err = render.WriteText(w, t)
 		}
 		if err != nil {
 			return err

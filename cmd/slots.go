@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/render"
 	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/scenario"
 	"github.com/rlsim/rlsim/store"
@@ -113,5 +114,5 @@ func renderSlots(w io.Writer, format string, rep slotsReport) error {
 	case "markdown":
 		return report.WriteMarkdown(w, t)
 	}
-	return report.WriteText(w, t)
+	return render.WriteText(w, t)
 }

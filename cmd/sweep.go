@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rlsim/rlsim/render"
 	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/run"
 	"github.com/rlsim/rlsim/sweep"
@@ -195,7 +196,7 @@ func renderSweep(g *globalOptions, streams IO, res *sweep.Results, format string
 	case "markdown":
 		err = report.WriteMarkdown(&buf, humanSweepTable(res))
 	default:
-		if err = report.WriteText(&buf, humanSweepTable(res)); err == nil && strings.Count(buf.String(), "\n") > sweepRecapAfter {
+		if err = render.WriteText(&buf, humanSweepTable(res)); err == nil && strings.Count(buf.String(), "\n") > sweepRecapAfter {
 			buf.WriteString("\n" + sweepRecap(res))
 		}
 	}

@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/render/chart"
 	"github.com/rlsim/rlsim/report"
-	"github.com/rlsim/rlsim/report/chart"
 	"github.com/rlsim/rlsim/scenario"
 	"github.com/rlsim/rlsim/sim"
 	"github.com/rlsim/rlsim/worstcase"
