@@ -333,16 +333,7 @@ func runBackoff(ctx context.Context, o *backoffOptions, streams IO) error {
 	rep.Verdicts = backoffVerdicts(results)
 	// Render everything before writing anything: a failure leaves no file behind.
 	var buf bytes.Buffer
-	switch o.format {
-	case "json":
-		err = report.WriteJSON(&buf, rep)
-	case "csv":
-		err = report.WriteTableCSV(&buf, backoffMachineTable(rep))
-	case "markdown":
-		err = report.WriteMarkdown(&buf, backoffTable(rep))
-	default:
-		err = report.WriteText(&buf, backoffTable(rep))
-	}
+	err = writeOutput(&buf, o.format, output{JSON: rep, CSV: tableCSV(backoffMachineTable(rep)), Human: humanTables(backoffTable(rep))})
 	if err != nil {
 		return err
 	}

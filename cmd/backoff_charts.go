@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/rlsim/rlsim/report/chart"
+	"github.com/rlsim/rlsim/render/chart"
 )
 
 // backoffFigures are the charts of a backoff run: the experiment's two figures (calls and

@@ -130,17 +130,18 @@ func RunQuiet(args []string) ([]byte, error) {
 }
 
 func renderClaims(w io.Writer, format string, columns []string, results []claims.Result) error {
-	switch format {
-	case "json":
-		return report.WriteJSON(w, struct {
+	return writeOutput(w, format, output{
+		JSON: struct {
 			Claims []claims.Result `json:"claims"`
-		}{results})
-	case "csv":
-		return report.WriteTableCSV(w, claims.Table(results, columns, false))
-	case "markdown":
-		t := claims.Table(results, columns, true)
-		t.Notes = []string{claims.Count(results)}
-		return report.WriteMarkdown(w, t)
-	}
-	return claims.WriteText(w, results, columns, claimsWidth)
+		}{results},
+		CSV: tableCSV(claims.Table(results, columns, false)),
+		Human: func(w io.Writer, markdown bool) error {
+			if !markdown {
+				return claims.WriteText(w, results, columns, claimsWidth)
+			}
+			t := claims.Table(results, columns, true)
+			t.Notes = []string{claims.Count(results)}
+			return report.WriteMarkdown(w, t)
+		},
+	})
 }

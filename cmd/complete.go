@@ -12,7 +12,7 @@ import (
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/backoff"
 	"github.com/rlsim/rlsim/gateway"
-	"github.com/rlsim/rlsim/report/chart"
+	"github.com/rlsim/rlsim/render/chart"
 	"github.com/rlsim/rlsim/scenario"
 	"github.com/rlsim/rlsim/store"
 	"github.com/rlsim/rlsim/sweep"

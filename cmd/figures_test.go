@@ -3,7 +3,7 @@ package cmd
 import (
 	"testing"
 
-	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/render"
 	"github.com/rlsim/rlsim/run"
 	"github.com/rlsim/rlsim/scenario"
 )
@@ -35,7 +35,7 @@ func TestEveryBuiltinScenariosFiguresCanBeRead(t *testing.T) {
 		if rep.KeyRuns, err = keyRuns(sc, run.Options{}); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		figs := report.Figures(rep)
+		figs := render.Figures(rep)
 		if len(figs) == 0 {
 			t.Errorf("%s: no figure", name)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -152,19 +153,18 @@ func runHeaders(o *headersOptions, streams IO) error {
 		r.RetryAfterDate(lastAt)
 	}
 	var buf bytes.Buffer
-	if o.format == "json" {
-		hdr := map[string]string{}
-		for k := range r.Header {
-			hdr[response.DisplayName(k)] = r.Header.Get(k)
-		}
-		err = report.WriteJSON(&buf, headersReport{
-			Algorithm: o.policy.algorithm,
-			Policy:    report.Policy{Limit: pol.Limit, Window: report.Duration(pol.Window), Burst: pol.EffectiveBurst()},
-			Requests:  n, Status: r.Status, Headers: hdr, Body: json.RawMessage(bytes.TrimSpace(r.Body)),
-		})
-	} else {
-		err = writeHTTPResponse(&buf, r)
+	hdr := map[string]string{}
+	for k := range r.Header {
+		hdr[response.DisplayName(k)] = r.Header.Get(k)
 	}
+	value := headersReport{
+		Algorithm: o.policy.algorithm,
+		Policy:    report.Policy{Limit: pol.Limit, Window: report.Duration(pol.Window), Burst: pol.EffectiveBurst()},
+		Requests:  n, Status: r.Status, Headers: hdr, Body: json.RawMessage(bytes.TrimSpace(r.Body)),
+	}
+	// Every other format is the response itself, as it would go on the wire, written into
+	// buf (json.Indent writes to a buffer).
+	err = writeOutput(&buf, o.format, output{JSON: value, Human: func(io.Writer, bool) error { return writeHTTPResponse(&buf, r) }})
 	if err != nil {
 		return err
 	}

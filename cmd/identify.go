@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rlsim/rlsim/probe"
-	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/traffic"
 )
 
@@ -114,25 +114,20 @@ func runIdentify(o *identifyOptions, streams IO) error {
 		JitterMS: msOf(obs.Jitter), Pattern: patternOf(p),
 		Identified: identifiedOf(found)}
 	var buf bytes.Buffer
-	switch o.format {
-	case "json":
-		err = report.WriteJSON(&buf, rep)
-	case "csv":
-		cw := csv.NewWriter(&buf)
+	t := identifiedTable(rep.Identified)
+	t.Notes = append(t.Notes, fmt.Sprintf("%d decisions of %d keys from %s, arrivals known to ±%.2f ms.",
+		rep.Decisions, rep.Keys, filepath.Base(rep.Source), rep.JitterMS))
+	t.Notes = append(t.Notes, rep.Pattern.lines()...)
+	err = writeOutput(&buf, o.format, output{JSON: rep, Human: humanTables(t), CSV: func(w io.Writer) error {
+		cw := csv.NewWriter(w)
 		cw.Write([]string{"rank", "model", "agreed", "within_jitter", "decisions", "agreement"})
 		for i, c := range rep.Identified {
 			cw.Write([]string{strconv.Itoa(i + 1), c.Model, strconv.Itoa(c.Agreed), strconv.Itoa(c.WithinJitter),
 				strconv.Itoa(c.Decisions), strconv.FormatFloat(c.Agreement, 'g', -1, 64)})
 		}
 		cw.Flush()
-		err = cw.Error()
-	default:
-		t := identifiedTable(rep.Identified)
-		t.Notes = append(t.Notes, fmt.Sprintf("%d decisions of %d keys from %s, arrivals known to ±%.2f ms.",
-			rep.Decisions, rep.Keys, filepath.Base(rep.Source), rep.JitterMS))
-		t.Notes = append(t.Notes, rep.Pattern.lines()...)
-		err = writeTables(&buf, o.format, []report.Table{t})
-	}
+		return cw.Error()
+	}})
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -85,12 +84,10 @@ func runImport(o *importOptions, streams IO) error {
 	}
 	warnMissingModels(streams.Err, r)
 	var buf bytes.Buffer
-	switch o.format {
-	case "json":
-		err = renderImportJSON(&buf, r)
-	default:
-		renderImportTable(&buf, r)
-	}
+	err = writeOutput(&buf, o.format, output{JSON: importJSONOf(r), Human: func(w io.Writer, _ bool) error {
+		renderImportTable(w, r)
+		return nil
+	}})
 	if err != nil {
 		return err
 	}
@@ -241,7 +238,7 @@ type importSection struct {
 	YAML     string `json:"yaml"`
 }
 
-func renderImportJSON(w io.Writer, r *gateway.Result) error {
+func importJSONOf(r *gateway.Result) importJSON {
 	out := importJSON{File: filepath.Base(r.File), Format: r.Format, Locations: []importLocation{}, Warnings: []importWarning{}, Scenarios: []importSection{}}
 	for _, g := range r.Groups() {
 		loc := importLocation{Location: g.Location, Layered: g.Layered()}
@@ -264,9 +261,7 @@ func renderImportJSON(w io.Writer, r *gateway.Result) error {
 	for _, s := range r.Scenarios() {
 		out.Scenarios = append(out.Scenarios, importSection{Location: s.Location, YAML: s.YAML})
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return out
 }
 
 // importFlags are --import and --config-format of the commands that run what a gateway's

@@ -244,35 +244,25 @@ func memoryTables(rep *store.MemoryReport) []report.Table {
 }
 
 func renderMemory(w io.Writer, format string, rep *store.MemoryReport) error {
-	if format == "json" {
-		return report.WriteJSON(w, rep)
-	}
-	for i, t := range memoryTables(rep) {
-		if i > 0 && format != "csv" {
-			fmt.Fprintln(w)
-		}
-		var err error
-		switch format {
-		case "csv":
-			if i > 0 {
-				continue // one table per CSV stream: the per-algorithm one
+	tables := memoryTables(rep)
+	return writeOutput(w, format, output{
+		JSON: rep,
+		CSV:  tableCSV(tables[0]), // one table per CSV stream: the per-algorithm one
+		Human: func(w io.Writer, markdown bool) error {
+			for i, t := range tables {
+				tables[i] = uniformSourceDropped(t, i)
 			}
-			err = report.WriteTableCSV(w, t)
-		case "markdown":
-			err = report.WriteMarkdown(w, uniformSourceDropped(t, i))
-		default:
-			err = report.WriteText(w, uniformSourceDropped(t, i))
-		}
-		if err != nil {
-			return err
-		}
-	}
-	if format == "table" && len(rep.Results) > 1 {
-		// The answer was above the encoding table: again, where the terminal stops.
-		_, err := io.WriteString(w, "\n"+memoryRecap(rep))
-		return err
-	}
-	return nil
+			if err := humanTables(tables...)(w, markdown); err != nil {
+				return err
+			}
+			if !markdown && len(rep.Results) > 1 {
+				// The answer was above the encoding table: again, where the terminal stops.
+				_, err := io.WriteString(w, "\n"+memoryRecap(rep))
+				return err
+			}
+			return nil
+		},
+	})
 }
 
 // memorySourceColumn is the place of redis_source in the per-algorithm table.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rlsim/rlsim/report/chart"
+	"github.com/rlsim/rlsim/render/chart"
 	"github.com/rlsim/rlsim/store"
 )
 

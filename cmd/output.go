@@ -9,8 +9,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rlsim/rlsim/render"
+	"github.com/rlsim/rlsim/render/chart"
 	"github.com/rlsim/rlsim/report"
-	"github.com/rlsim/rlsim/report/chart"
 )
 
 // parseCharts reads --charts: "none", or formats from chart.Formats separated by commas.
@@ -100,13 +101,13 @@ func stageOutFiles(outs *outputSet, dir string, files []outFile) error {
 
 func renderResults(formats []string, reports []*report.Report, drawing func(index, file, files int, name string)) ([]outFile, error) {
 	var files []outFile
-	var pages []report.IndexPage
+	var pages []render.IndexPage
 	used := map[string]bool{"index.html": true}
 	for i, r := range reports {
 		dir := folderName(r.Scenario, used)
 		var figs []*chart.Figure
 		if len(formats) > 0 {
-			figs = report.Figures(r)
+			figs = render.Figures(r)
 		}
 		const tables = 4 // results.json, results.csv, timeline.csv, summary.md
 		count, drawn := len(figs)*len(formats)+tables, 0
@@ -122,7 +123,7 @@ func renderResults(formats []string, reports []*report.Report, drawing func(inde
 			files = append(files, outFile{path: dir + "/" + name, data: b.Bytes()})
 			return b.Bytes(), nil
 		}
-		page := report.IndexPage{Report: r, Dir: dir}
+		page := render.IndexPage{Report: r, Dir: dir}
 		for _, fig := range figs {
 			var linked report.ChartFile
 			for _, format := range formats {
@@ -145,7 +146,7 @@ func renderResults(formats []string, reports []*report.Report, drawing func(inde
 			{"results.json", func(w io.Writer) error { return report.WriteJSON(w, r) }},
 			{"results.csv", func(w io.Writer) error { return report.WriteCSV(w, []*report.Report{r}) }},
 			{"timeline.csv", func(w io.Writer) error { return report.WriteTimelineCSV(w, r) }},
-			{"summary.md", func(w io.Writer) error { return report.WriteSummary(w, r, linked) }},
+			{"summary.md", func(w io.Writer) error { return render.WriteSummary(w, r, linked) }},
 		}
 		for _, s := range steps {
 			if _, err := add(s.name, s.render); err != nil {
@@ -155,7 +156,7 @@ func renderResults(formats []string, reports []*report.Report, drawing func(inde
 		pages = append(pages, page)
 	}
 	var b bytes.Buffer
-	if err := report.WriteIndex(&b, pages); err != nil {
+	if err := render.WriteIndex(&b, pages); err != nil {
 		return nil, fmt.Errorf("index.html: %w", err)
 	}
 	files = append(files, outFile{path: "index.html", data: b.Bytes()})

@@ -483,13 +483,17 @@ var probeColumns = []string{"scenario", "requests", "admitted", "rejected", "oth
 	"false_allow_rate", "false_reject_rate"}
 
 func renderProbe(buf *bytes.Buffer, format string, rep probeReport, retries bool) error {
+	return writeOutput(buf, format, output{
+		JSON:  rep,
+		CSV:   func(w io.Writer) error { return writeProbeCSV(w, rep) },
+		Human: humanTables(probeTables(rep, retries)...),
+	})
+}
+
+// probeTables are the human tables of a probe: what it measured, the model's and the
+// identified limiters' agreement when asked, and the checks of the quota headers.
+func probeTables(rep probeReport, retries bool) []report.Table {
 	r := rep.Results[0]
-	switch format {
-	case "json":
-		return report.WriteJSON(buf, rep)
-	case "csv":
-		return writeProbeCSV(buf, rep)
-	}
 	other := "-" // a column of dashes is left out
 	if r.Other > 0 {
 		other = itoa(r.Other)
@@ -536,7 +540,7 @@ func renderProbe(buf *bytes.Buffer, format string, rep probeReport, retries bool
 			checks.Notes = append(checks.Notes, fmt.Sprintf("Retries sent after Retry-After: %d, admitted: %d.", h.RetriesSent, h.RetriesAdmitted))
 		}
 	}
-	return writeTables(buf, format, append(tables, checks))
+	return append(tables, checks)
 }
 
 func (rep probeReport) policy() algorithms.Policy {
@@ -613,8 +617,8 @@ var probeCSVColumns = []string{"scenario", "seed", "limit", "window", "time_scal
 	"one_way_ms", "verdict", "jitter_ms", "within_jitter", "false_rejects_by_arrival", "false_rejects_within_jitter",
 	"model", "model_agreement", "model_differences", "model_within_jitter", "identified", "identified_agreement"}
 
-func writeProbeCSV(buf *bytes.Buffer, rep probeReport) error {
-	cw := csv.NewWriter(buf)
+func writeProbeCSV(w io.Writer, rep probeReport) error {
+	cw := csv.NewWriter(w)
 	if err := cw.Write(probeCSVColumns); err != nil {
 		return err
 	}

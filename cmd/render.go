@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rlsim/rlsim/render"
 	"github.com/rlsim/rlsim/report"
 )
 
@@ -59,14 +60,24 @@ func (t *tableOptions) choice() report.Columns {
 // Markdown opens, when verdict is set, with the verdict over all reports and then shows
 // each report's tables with the columns cols chooses.
 func renderReports(w io.Writer, format string, reports []*report.Report, cols report.Columns, verdict bool) error {
-	switch format {
-	case "json":
-		if len(reports) == 1 {
-			return report.WriteJSON(w, reports[0])
-		}
-		return report.WriteJSON(w, reports)
-	case "csv":
-		return report.WriteCSV(w, reports)
+	var value any = reports
+	if len(reports) == 1 {
+		value = reports[0]
+	}
+	return writeOutput(w, format, output{
+		JSON: value,
+		CSV:  func(w io.Writer) error { return report.WriteCSV(w, reports) },
+		Human: func(w io.Writer, markdown bool) error {
+			return writeReportTables(w, markdown, reports, cols, verdict)
+		},
+	})
+}
+
+// writeReportTables is the table or Markdown form of renderReports.
+func writeReportTables(w io.Writer, markdown bool, reports []*report.Report, cols report.Columns, verdict bool) error {
+	format := "table"
+	if markdown {
+		format = "markdown"
 	}
 	if verdict {
 		v := report.NewVerdict(reports)
@@ -84,7 +95,7 @@ func renderReports(w io.Writer, format string, reports []*report.Report, cols re
 		if i > 0 || verdict {
 			fmt.Fprintln(w)
 		}
-		if err := writeTables(w, format, report.Tables(r, cols)); err != nil {
+		if err := writeTables(w, format, render.Tables(r, cols)); err != nil {
 			return err
 		}
 	}
@@ -120,17 +131,7 @@ func whereFilesGo(outs *outputSet, dir string) string {
 // w: the catalogues of scenarios and algorithms.
 func writeListing(w io.Writer, format string, t report.Table, value any) error {
 	var buf bytes.Buffer
-	var err error
-	switch format {
-	case "json":
-		err = report.WriteJSON(&buf, value)
-	case "csv":
-		err = report.WriteTableCSV(&buf, t)
-	case "markdown":
-		err = report.WriteMarkdown(&buf, t)
-	default:
-		err = report.WriteText(&buf, t)
-	}
+	err := writeOutput(&buf, format, output{JSON: value, CSV: tableCSV(t), Human: humanTables(t)})
 	if err != nil {
 		return err
 	}
@@ -149,7 +150,7 @@ func writeTables(w io.Writer, format string, tables []report.Table) error {
 		if format == "markdown" {
 			err = report.WriteMarkdown(w, t)
 		} else {
-			err = report.WriteText(w, t)
+			err = render.WriteText(w, t)
 		}
 		if err != nil {
 			return err

@@ -82,9 +82,12 @@ func runSlots(o *slotsOptions, streams IO) error {
 }
 
 func renderSlots(w io.Writer, format string, rep slotsReport) error {
-	if format == "json" {
-		return report.WriteJSON(w, rep)
-	}
+	t := slotsTable(rep)
+	return writeOutput(w, format, output{JSON: rep, CSV: tableCSV(t), Human: humanTables(t)})
+}
+
+// slotsTable is the one table of rlsim slots, with what it means under it.
+func slotsTable(rep slotsReport) report.Table {
 	t := report.Table{
 		Title:  fmt.Sprintf("Redis Cluster slots of each script's keys — client %q, one call a window of %s", rep.Key, time.Duration(rep.Window)),
 		Header: []string{"script", "key names", "keys", "calls", "in one slot", "slots (first)"},
@@ -107,11 +110,5 @@ func renderSlots(w io.Writer, format string, rep slotsReport) error {
 			t.Notes = append(t.Notes, fmt.Sprintf("rlsim's %s: %d of %d in one slot (first: %s).", r.Script, r.CallsInOneSlot, r.Calls, strings.Join(r.FirstKeys, " and ")))
 		}
 	}
-	switch format {
-	case "csv":
-		return report.WriteTableCSV(w, t)
-	case "markdown":
-		return report.WriteMarkdown(w, t)
-	}
-	return report.WriteText(w, t)
+	return t
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rlsim/rlsim/render"
 	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/run"
 	"github.com/rlsim/rlsim/sweep"
@@ -187,18 +188,20 @@ func (c *chartOptions) validate(params []sweep.Param, charts string) error {
 func renderSweep(g *globalOptions, streams IO, res *sweep.Results, format string, chart chartOptions) error {
 	var buf bytes.Buffer
 	var err error
-	switch format {
-	case "json":
-		err = report.WriteJSON(&buf, res)
-	case "csv":
-		err = report.WriteTableCSV(&buf, sweep.Table(res, true))
-	case "markdown":
-		err = report.WriteMarkdown(&buf, humanSweepTable(res))
-	default:
-		if err = report.WriteText(&buf, humanSweepTable(res)); err == nil && strings.Count(buf.String(), "\n") > sweepRecapAfter {
-			buf.WriteString("\n" + sweepRecap(res))
+	err = writeOutput(&buf, format, output{JSON: res, CSV: tableCSV(sweep.Table(res, true)), Human: func(w io.Writer, markdown bool) error {
+		if markdown {
+			return report.WriteMarkdown(w, humanSweepTable(res))
 		}
-	}
+		var text bytes.Buffer
+		if err := render.WriteText(&text, humanSweepTable(res)); err != nil {
+			return err
+		}
+		if strings.Count(text.String(), "\n") > sweepRecapAfter {
+			text.WriteString("\n" + sweepRecap(res))
+		}
+		_, err := w.Write(text.Bytes())
+		return err
+	}})
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rlsim/rlsim/render"
 	"github.com/rlsim/rlsim/report"
 )
 
@@ -160,7 +161,7 @@ func outputProblems(out string) []string {
 
 func TestOutputProblemsFindsWideLinesAndMachineHeaders(t *testing.T) {
 	var b strings.Builder
-	report.WriteText(&b, report.Table{Header: []string{"algorithm", "state_bytes_per_key"}, Rows: [][]string{{"gcra", "16"}}})
+	render.WriteText(&b, report.Table{Header: []string{"algorithm", "state_bytes_per_key"}, Rows: [][]string{{"gcra", "16"}}})
 	if p := outputProblems(b.String()); len(p) != 1 || !strings.Contains(p[0], "machine name") {
 		t.Errorf("machine header: %q", p)
 	}

@@ -329,14 +329,7 @@ func runTune(ctx context.Context, o *tuneOptions, streams IO) error {
 		}
 	}
 	var buf bytes.Buffer
-	switch o.format {
-	case "json":
-		err = rep.WriteJSON(&buf)
-	case "csv":
-		err = rep.WriteCSV(&buf)
-	default:
-		err = rep.WriteText(&buf, o.format == "markdown")
-	}
+	err = writeOutput(&buf, o.format, output{JSON: rep, CSV: rep.WriteCSV, Human: rep.WriteText})
 	if err != nil {
 		return err
 	}

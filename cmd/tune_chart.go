@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/rlsim/rlsim/report/chart"
+	"github.com/rlsim/rlsim/render/chart"
 	"github.com/rlsim/rlsim/tune"
 )
 

@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/render/chart"
 	"github.com/rlsim/rlsim/report"
-	"github.com/rlsim/rlsim/report/chart"
 	"github.com/rlsim/rlsim/scenario"
 	"github.com/rlsim/rlsim/sim"
 	"github.com/rlsim/rlsim/worstcase"
@@ -264,18 +264,16 @@ func worstCaseCommand(o *worstCaseOptions, seed uint64) string {
 }
 
 func renderWorstCase(w io.Writer, format string, runs []worstcase.Findings, seed uint64, budget int) error {
-	switch format {
-	case "json":
-		return report.WriteJSON(w, report.NewWorstCase(runs, seed, budget))
-	case "csv":
-		return report.WriteTableCSV(w, worstCaseCurveTable(runs, seed, true))
+	human := func(w io.Writer, markdown bool) error {
+		tables := []report.Table{worstCaseSummary(runs, seed, budget)}
+		for _, r := range runs {
+			tables = append(tables, scheduleTable(r.Worst))
+		}
+		tables = append(tables, worstCaseCurveTable(runs, seed, false))
+		return humanTables(tables...)(w, markdown)
 	}
-	tables := []report.Table{worstCaseSummary(runs, seed, budget)}
-	for _, r := range runs {
-		tables = append(tables, scheduleTable(r.Worst))
-	}
-	tables = append(tables, worstCaseCurveTable(runs, seed, false))
-	return writeTables(w, format, tables)
+	return writeOutput(w, format, output{JSON: report.NewWorstCase(runs, seed, budget),
+		CSV: tableCSV(worstCaseCurveTable(runs, seed, true)), Human: human})
 }
 
 // worstCaseWidth is the display width the human worst-case output keeps to: the tables

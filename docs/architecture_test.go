@@ -90,8 +90,8 @@ var namesOutsideTheirFiles = []string{
 	"report/distributed.go shared-racy",
 	"report/fleet_designs.go owner",
 	"report/fleet_designs.go global-sync",
-	"report/fleet_race.go shared",
-	"report/fleet_race.go shared-racy",
+	"render/fleet_race.go shared",
+	"render/fleet_race.go shared-racy",
 	"scenario/clients.go shared",
 	"sweep/cluster.go global-sync",
 }
@@ -119,7 +119,7 @@ func TestPlacementAndFaultNamesLiveInTheirFiles(t *testing.T) {
 			}
 		}
 	}
-	scan(placements, "cluster", "run", "scenario", "sweep", "report", "claims", "cmd", "internal/pool")
+	scan(placements, "cluster", "run", "scenario", "sweep", "report", "render", "claims", "cmd", "internal/pool")
 	scan(faults, "scenario", "run", "sweep", "claims", "cmd")
 	slices.Sort(found)
 	found = slices.Compact(found)
@@ -245,5 +245,47 @@ func TestOneWorkerPoolAndOneQueue(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("%s is imported by %v, want only %v", imp, got, want)
 		}
+	}
+}
+
+// renderers are the packages that may link a rendering library: the commands, the
+// renderer and its charts, and the sweeps, whose figures are drawn beside the grid they
+// measure (sweep/chart.go). Every other package decides or measures, and links none.
+var renderers = []string{"", "cmd", "render", "render/chart", "sweep"}
+
+// Nothing that decides or measures links gonum, tablewriter or html/template, directly or
+// through another package: a run, a fleet or a measurement costs no rendering code, and
+// the measuring package stays apart from the one that draws what it measured.
+func TestDecidingAndMeasuringLinkNoRendering(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, "../...").Output()
+	if err != nil {
+		t.Skipf("go list: %v", err)
+	}
+	const module = "github.com/rlsim/rlsim"
+	rendering := func(dep string) bool {
+		return dep == "html/template" || strings.HasPrefix(dep, "gonum.org/") ||
+			strings.HasPrefix(dep, "github.com/olekukonko/tablewriter")
+	}
+	checked := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg, ok := strings.CutPrefix(fields[0], module)
+		if !ok || (pkg != "" && pkg[0] != '/') {
+			continue // not the module's own
+		}
+		pkg = strings.TrimPrefix(pkg, "/")
+		if slices.Contains(renderers, pkg) || pkg == "docs" {
+			continue
+		}
+		checked++
+		for _, dep := range fields[1:] {
+			if rendering(dep) {
+				t.Errorf("%s links %s: it decides or measures, and must not import rendering (move the drawing to render/)", pkg, dep)
+				break
+			}
+		}
+	}
+	if checked < 15 {
+		t.Errorf("checked %d packages; go list found too few", checked)
 	}
 }

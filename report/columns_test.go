@@ -1,7 +1,6 @@
 package report
 
 import (
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,41 +17,6 @@ func identityReport() *Report {
 			StateBytesPerKey: 16, DelayMeanMS: 0})
 	}
 	return r
-}
-
-// By default a table keeps, within its width, the most important columns for its kind of
-// run: who was hurt before what state costs; the columns it drops are the least
-// important.
-func TestDefaultColumnsFitAndKeepWhatMatters(t *testing.T) {
-	for _, width := range []int{100, 70} {
-		tb := ResultsTable(identityReport(), Columns{Width: width})
-		if w := boxWidth(dropEmptyColumns(tb)); w > width {
-			t.Errorf("width %d: table of %d", width, w)
-		}
-		for _, want := range []string{"algorithm", "over_admission", "legit_reject_rate", "attacker_admit_rate"} {
-			if !slices.Contains(tb.Names, want) {
-				t.Errorf("width %d: %v lacks %s", width, tb.Names, want)
-			}
-		}
-		if slices.Contains(tb.Names, "requests") {
-			t.Errorf("width %d: %v keeps requests, the least important", width, tb.Names)
-		}
-	}
-	wide := ResultsTable(identityReport(), Columns{Wide: true})
-	if !slices.Equal(wide.Names, names(resultTableColumns)) || wide.Width != 0 {
-		t.Errorf("--wide: %v, width %d", wide.Names, wide.Width)
-	}
-	picked := ResultsTable(identityReport(), Columns{Names: []string{"long_run_peak", "requests", "effective_limit"}})
-	if !slices.Equal(picked.Names, []string{"algorithm", "long_run_peak", "requests"}) || picked.Header[1] != "long-run\npeak" {
-		t.Errorf("--columns: %v %q", picked.Names, picked.Header)
-	}
-	// A note explains a column only when the table shows it.
-	if notes := strings.Join(picked.Notes, " "); !strings.Contains(notes, "long-run peak: the most units") || strings.Contains(notes, "users blocked") {
-		t.Errorf("notes %q", picked.Notes)
-	}
-	if bad := CheckColumns([]string{"over_admission", "stale_reads", "calls_mean", "colour"}); bad != "colour" {
-		t.Errorf("CheckColumns = %q", bad)
-	}
 }
 
 func TestMarkdownJoinsHeaderLines(t *testing.T) {

@@ -1,10 +1,8 @@
 package report
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
-	"time"
 )
 
 // Distributed is what a run on a fleet of nodes measures beyond the single-limiter
@@ -92,7 +90,7 @@ type Distributed struct {
 	Designs
 }
 
-func hasDistributed(r *Report) bool {
+func HasDistributed(r *Report) bool {
 	for _, x := range r.Results {
 		if x.Distributed != nil {
 			return true
@@ -101,28 +99,28 @@ func hasDistributed(r *Report) bool {
 	return false
 }
 
-// fleetTableColumns are the columns of a fleet run's table, in order.
-var fleetTableColumns = []column[Result]{
-	{name: "algorithm", header: "algorithm", key: true, cell: func(x Result) string { return x.Algorithm }},
-	{name: "variant", header: "variant", key: true, cell: func(x Result) string { return fleetOf(x).Variant }},
-	{name: "placement", header: "placement", cell: func(x Result) string { return fleetOf(x).Placement }},
-	{name: "balancer", header: "balancer", cell: func(x Result) string { return fleetOf(x).Balancer }},
-	{name: "nodes", header: "nodes", cell: func(x Result) string {
-		d := fleetOf(x)
+// FleetTableColumns are the columns of a fleet run's table, in order.
+var FleetTableColumns = []Column[Result]{
+	{Name: "algorithm", Header: "algorithm", Key: true, Cell: func(x Result) string { return x.Algorithm }},
+	{Name: "variant", Header: "variant", Key: true, Cell: func(x Result) string { return FleetOf(x).Variant }},
+	{Name: "placement", Header: "placement", Cell: func(x Result) string { return FleetOf(x).Placement }},
+	{Name: "balancer", Header: "balancer", Cell: func(x Result) string { return FleetOf(x).Balancer }},
+	{Name: "nodes", Header: "nodes", Cell: func(x Result) string {
+		d := FleetOf(x)
 		nodes := strconv.Itoa(d.Nodes)
 		if d.NodesMax != d.Nodes {
 			nodes += "→" + strconv.Itoa(d.NodesMax)
 		}
 		return nodes
 	}},
-	{name: "requests", header: "requests", cell: func(x Result) string { return strconv.FormatInt(x.Requests, 10) }},
-	{name: "admitted", header: "admitted", cell: func(x Result) string { return strconv.FormatInt(x.Admitted, 10) }},
-	{name: "rejected", header: "refused", cell: func(x Result) string { return strconv.FormatInt(x.Rejected, 10) }},
-	{name: "legit_reject_rate", header: "legit\nrefused", cell: func(x Result) string { return optionalPercent(x.LegitRejectRate) }},
-	{name: "effective_limit", header: "effective\nlimit", cell: func(x Result) string { return strconv.FormatInt(fleetOf(x).EffectiveLimit, 10) }},
-	{name: "over_admission", header: "over-\nadmission", cell: func(x Result) string { return strconv.FormatFloat(x.OverAdmission, 'f', 2, 64) }},
-	{name: "client_share", header: "client\nshare", cell: func(x Result) string {
-		d := fleetOf(x)
+	{Name: "requests", Header: "requests", Cell: func(x Result) string { return strconv.FormatInt(x.Requests, 10) }},
+	{Name: "admitted", Header: "admitted", Cell: func(x Result) string { return strconv.FormatInt(x.Admitted, 10) }},
+	{Name: "rejected", Header: "refused", Cell: func(x Result) string { return strconv.FormatInt(x.Rejected, 10) }},
+	{Name: "legit_reject_rate", Header: "legit\nrefused", Cell: func(x Result) string { return optionalPercent(x.LegitRejectRate) }},
+	{Name: "effective_limit", Header: "effective\nlimit", Cell: func(x Result) string { return strconv.FormatInt(FleetOf(x).EffectiveLimit, 10) }},
+	{Name: "over_admission", Header: "over-\nadmission", Cell: func(x Result) string { return strconv.FormatFloat(x.OverAdmission, 'f', 2, 64) }},
+	{Name: "client_share", Header: "client\nshare", Cell: func(x Result) string {
+		d := FleetOf(x)
 		if d.ClientShareMax == 0 {
 			return "-"
 		}
@@ -132,60 +130,60 @@ var fleetTableColumns = []column[Result]{
 		}
 		return share
 	}},
-	{name: "store_round_trips", header: "round trips\nper decision", cell: func(x Result) string {
-		return strconv.FormatFloat(fleetOf(x).StoreRoundTrips, 'f', 3, 64)
+	{Name: "store_round_trips", Header: "round trips\nper decision", Cell: func(x Result) string {
+		return strconv.FormatFloat(FleetOf(x).StoreRoundTrips, 'f', 3, 64)
 	}},
-	{name: "node_peak_window_admitted", header: "node\npeak", cell: func(x Result) string {
-		return strconv.FormatInt(fleetOf(x).NodePeakWindowAdmitted, 10)
+	{Name: "node_peak_window_admitted", Header: "node\npeak", Cell: func(x Result) string {
+		return strconv.FormatInt(FleetOf(x).NodePeakWindowAdmitted, 10)
 	}},
-	{name: "leases_outstanding_max", header: "leased,\nmost", cell: func(x Result) string {
-		d := fleetOf(x)
+	{Name: "leases_outstanding_max", Header: "leased,\nmost", Cell: func(x Result) string {
+		d := FleetOf(x)
 		return dashUnless(d.LeasesOutstandingMax, d.LeasesOutstandingMax > 0)
 	}},
-	{name: "outage_admitted", header: "outage\nadmitted", cell: func(x Result) string {
-		d := fleetOf(x)
+	{Name: "outage_admitted", Header: "outage\nadmitted", Cell: func(x Result) string {
+		d := FleetOf(x)
 		return dashUnless(d.OutageAdmitted, d.Alerts > 0)
 	}},
-	{name: "outage_refused", header: "outage\nrefused", cell: func(x Result) string {
-		d := fleetOf(x)
+	{Name: "outage_refused", Header: "outage\nrefused", Cell: func(x Result) string {
+		d := FleetOf(x)
 		return dashUnless(d.OutageRefused, d.Alerts > 0)
 	}},
-	{name: "outage_node_peak", header: "outage\nnode peak", cell: func(x Result) string {
-		d := fleetOf(x)
+	{Name: "outage_node_peak", Header: "outage\nnode peak", Cell: func(x Result) string {
+		d := FleetOf(x)
 		return dashUnless(d.OutageNodePeak, d.Alerts > 0)
 	}},
-	{name: "guard_limit", header: "guard", cell: func(x Result) string {
-		d := fleetOf(x)
+	{Name: "guard_limit", Header: "guard", Cell: func(x Result) string {
+		d := FleetOf(x)
 		return dashUnless(d.GuardLimit, d.GuardLimit > 0)
 	}},
-	{name: "alerts", header: "alerts", cell: func(x Result) string { return strconv.Itoa(fleetOf(x).Alerts) }},
-	{name: "blocked_forever", header: "blocked\nforever", cell: func(x Result) string { return strconv.FormatInt(fleetOf(x).BlockedForever, 10) }},
-	{name: "leaked_keys", header: "leaked\nkeys", cell: func(x Result) string { return strconv.FormatInt(fleetOf(x).LeakedKeys, 10) }},
-	{name: "added_latency_ms_mean", header: "latency\nms", cell: func(x Result) string {
-		return strconv.FormatFloat(fleetOf(x).AddedLatencyMeanMS, 'f', 2, 64)
+	{Name: "alerts", Header: "alerts", Cell: func(x Result) string { return strconv.Itoa(FleetOf(x).Alerts) }},
+	{Name: "blocked_forever", Header: "blocked\nforever", Cell: func(x Result) string { return strconv.FormatInt(FleetOf(x).BlockedForever, 10) }},
+	{Name: "leaked_keys", Header: "leaked\nkeys", Cell: func(x Result) string { return strconv.FormatInt(FleetOf(x).LeakedKeys, 10) }},
+	{Name: "added_latency_ms_mean", Header: "latency\nms", Cell: func(x Result) string {
+		return strconv.FormatFloat(FleetOf(x).AddedLatencyMeanMS, 'f', 2, 64)
 	}},
-	{name: "added_latency_ms_p50", header: "latency\np50 ms", cell: func(x Result) string {
-		d := fleetOf(x)
+	{Name: "added_latency_ms_p50", Header: "latency\np50 ms", Cell: func(x Result) string {
+		d := FleetOf(x)
 		return msUnless(d.AddedLatencyP50MS, d.AddedLatencyMaxMS > 0)
 	}},
-	{name: "added_latency_ms_p99", header: "latency\np99 ms", cell: func(x Result) string {
-		d := fleetOf(x)
+	{Name: "added_latency_ms_p99", Header: "latency\np99 ms", Cell: func(x Result) string {
+		d := FleetOf(x)
 		return msUnless(d.AddedLatencyP99MS, d.AddedLatencyMaxMS > 0)
 	}},
-	{name: "store_timeouts", header: "store\ntimeouts", cell: func(x Result) string {
-		d := fleetOf(x)
+	{Name: "store_timeouts", Header: "store\ntimeouts", Cell: func(x Result) string {
+		d := FleetOf(x)
 		return dashUnless(d.StoreTimeouts, d.Alerts > 0)
 	}},
-	{name: "breaker_open_decisions", header: "breaker\nopen", cell: func(x Result) string {
-		d := fleetOf(x)
+	{Name: "breaker_open_decisions", Header: "breaker\nopen", Cell: func(x Result) string {
+		d := FleetOf(x)
 		return dashUnless(d.BreakerOpenDecisions, d.Alerts > 0)
 	}},
-	{name: "stale_reads", header: "stale\nreads", cell: func(x Result) string {
-		d := fleetOf(x)
+	{Name: "stale_reads", Header: "stale\nreads", Cell: func(x Result) string {
+		d := FleetOf(x)
 		return dashUnless(d.StaleReads, d.Placement == "shared-racy")
 	}},
-	{name: "added_latency_ms", header: "latency ms\np50–p99", cell: func(x Result) string {
-		d := fleetOf(x)
+	{Name: "added_latency_ms", Header: "latency ms\np50–p99", Cell: func(x Result) string {
+		d := FleetOf(x)
 		if d.AddedLatencyMaxMS == 0 {
 			return "-"
 		}
@@ -195,54 +193,54 @@ var fleetTableColumns = []column[Result]{
 		}
 		return p50 + "–" + p99
 	}},
-	{name: "peer_hops", header: "peer\nhops", cell: func(x Result) string {
-		d := fleetOf(x)
+	{Name: "peer_hops", Header: "peer\nhops", Cell: func(x Result) string {
+		d := FleetOf(x)
 		return floatUnless(d.PeerHops, 3, peersInPlay(d))
 	}},
-	{name: "peer_messages", header: "peer\nmsgs", cell: func(x Result) string {
-		d := fleetOf(x)
+	{Name: "peer_messages", Header: "peer\nmsgs", Cell: func(x Result) string {
+		d := FleetOf(x)
 		return floatUnless(d.PeerMessages, 3, peersInPlay(d))
 	}},
-	{name: "membership_over_admission", header: "after a\nnode change", cell: func(x Result) string {
-		d := fleetOf(x)
+	{Name: "membership_over_admission", Header: "after a\nnode change", Cell: func(x Result) string {
+		d := FleetOf(x)
 		return floatUnless(d.MembershipOverAdmission, 2, d.NodesMax != d.Nodes && (d.Placement == "owner" || d.SyncTo == "owner"))
 	}},
-	{name: "failover_over_admission", header: "after a\nfailover", cell: func(x Result) string {
-		d := fleetOf(x)
+	{Name: "failover_over_admission", Header: "after a\nfailover", Cell: func(x Result) string {
+		d := FleetOf(x)
 		return floatUnless(d.FailoverOverAdmission, 2, d.Failovers+d.Reshards > 0)
 	}},
-	{name: "free_passes", header: "free\npasses", cell: func(x Result) string {
-		d := fleetOf(x)
+	{Name: "free_passes", Header: "free\npasses", Cell: func(x Result) string {
+		d := FleetOf(x)
 		return dashUnless(d.FreePasses, storeLosesCounts(d))
 	}},
-	{name: "free_pass_keys", header: "keys with\na free pass", cell: func(x Result) string {
-		d := fleetOf(x)
+	{Name: "free_pass_keys", Header: "keys with\na free pass", Cell: func(x Result) string {
+		d := FleetOf(x)
 		return dashUnless(d.FreePassKeys, storeLosesCounts(d))
 	}},
-	{name: "evicted_keys", header: "evicted\nor OOM", cell: func(x Result) string {
+	{Name: "evicted_keys", Header: "evicted\nor OOM", Cell: func(x Result) string {
 		// Under noeviction nothing is evicted: the cell counts the writes refused instead.
-		d := fleetOf(x)
+		d := FleetOf(x)
 		if d.EvictionPolicy == "noeviction" {
 			return "OOM " + strconv.FormatInt(d.OOMErrors, 10)
 		}
 		return dashUnless(d.EvictedKeys, d.EvictionPolicy != "")
 	}},
-	{name: "oom_errors", header: "OOM\nrefusals", cell: func(x Result) string {
-		d := fleetOf(x)
+	{Name: "oom_errors", Header: "OOM\nrefusals", Cell: func(x Result) string {
+		d := FleetOf(x)
 		return dashUnless(d.OOMErrors, d.EvictionPolicy == "noeviction")
 	}},
-	{name: "store_keys_max", header: "store keys,\nmost", cell: func(x Result) string {
-		d := fleetOf(x)
+	{Name: "store_keys_max", Header: "store keys,\nmost", Cell: func(x Result) string {
+		d := FleetOf(x)
 		return dashUnless(d.StoreKeysMax, d.EvictionPolicy != "")
 	}},
-	{name: "ownership_moves", header: "keys\nmoved", cell: func(x Result) string {
-		d := fleetOf(x)
+	{Name: "ownership_moves", Header: "keys\nmoved", Cell: func(x Result) string {
+		d := FleetOf(x)
 		return dashUnless(d.OwnershipMoves, d.Placement == "owner" || d.SyncTo == "owner")
 	}},
 }
 
-// fleetOf is x's fleet figures, zero for a result that ran on no fleet.
-func fleetOf(x Result) *Distributed {
+// FleetOf is x's fleet figures, zero for a result that ran on no fleet.
+func FleetOf(x Result) *Distributed {
 	if x.Distributed == nil {
 		return &Distributed{}
 	}
@@ -267,12 +265,12 @@ func floatUnless(v float64, prec int, show bool) string {
 	return strconv.FormatFloat(v, 'f', prec, 64)
 }
 
-// fleetPreferred are the columns a fleet table shows by default, the most important
+// FleetPreferred are the columns a fleet table shows by default, the most important
 // first: what the fleet enforced and who it refused, then what the scenario is about
 // (outages, leases, crashes, races, latency), then the rest.
-func fleetPreferred(r *Report) []string {
+func FleetPreferred(r *Report) []string {
 	d := func(f func(d *Distributed) bool) bool {
-		return anyResult(r.Results, func(x Result) bool { return f(fleetOf(x)) })
+		return AnyResult(r.Results, func(x Result) bool { return f(FleetOf(x)) })
 	}
 	return slices.Concat(
 		[]string{"over_admission", "effective_limit", "legit_reject_rate", "nodes"},
@@ -290,29 +288,4 @@ func fleetPreferred(r *Report) []string {
 		when(d(func(d *Distributed) bool { return d.Alerts > 0 }), "store_timeouts", "breaker_open_decisions", "outage_node_peak"),
 		[]string{"placement", "balancer", "admitted", "requests"},
 	)
-}
-
-// DistributedTable is the human table of a fleet run, with the columns c chooses; each
-// alert is a note under it.
-func DistributedTable(r *Report, c Columns) Table {
-	t := chooseTable(fmt.Sprintf("%s — limit %d per %s, burst %d, key %s, seed %d (fleet)",
-		r.Scenario, r.Policy.Limit, time.Duration(r.Policy.Window), r.Policy.Burst, r.Key, r.Seed),
-		fleetTableColumns, r.Results, c, fleetPreferred(r))
-	for _, x := range r.Results {
-		if d := x.Distributed; d != nil && d.Alert != "" {
-			t.Notes = append(t.Notes, fmt.Sprintf("%s %s: alert: %s", x.Algorithm, d.Variant, d.Alert))
-		}
-	}
-	shown := dropEmptyColumns(t).Names
-	if slices.Contains(shown, "peer_hops") || slices.Contains(shown, "peer_messages") {
-		t.Notes = append(t.Notes, "peer hops: requests forwarded to their key's owner, per decision; peer msgs: "+
-			"messages between nodes per decision (a batch of forwards is one; a global-sync node's exchanges with the owner and its broadcasts)")
-	}
-	if slices.Contains(shown, "evicted_keys") && anyResult(r.Results, func(x Result) bool { return fleetOf(x).EvictionPolicy == "noeviction" }) {
-		t.Notes = append(t.Notes, "evicted or OOM: the keys the store evicted, or under noeviction (OOM) the requests whose write it refused")
-	}
-	if slices.Contains(shown, "added_latency_ms") {
-		t.Notes = append(t.Notes, "latency ms p50–p99: the latency a decision added, median and 99th percentile")
-	}
-	return t
 }

@@ -1,14 +1,8 @@
 package report
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"time"
-
-	"gonum.org/v1/plot/vg"
-
-	"github.com/rlsim/rlsim/report/chart"
 )
 
 // Designs are the figures of the placements and store faults beyond the design notes':
@@ -139,35 +133,35 @@ func designCSVCells(row *csvRow, d *Designs) {
 // designParam is a design's parameter a report's variants may sweep, drawn against its
 // outcomes when they do.
 type designParam struct {
-	name   string                               // the figure's file stem
-	title  string                               // what the figure answers
-	xLabel string                               // with units
-	logX   bool                                 // values span orders of magnitude
-	x      func(d *Distributed) (float64, bool) // the parameter, when the result has it
-	line   func(x Result) string                // the line a result belongs to
-	panels []designPanel                        // the outcomes, one panel each
+	Name   string                               // the figure's file stem
+	Title  string                               // what the figure answers
+	XLabel string                               // with units
+	LogX   bool                                 // values span orders of magnitude
+	X      func(d *Distributed) (float64, bool) // the parameter, when the result has it
+	Line   func(x Result) string                // the line a result belongs to
+	Panels []designPanel                        // the outcomes, one panel each
 }
 
 type designPanel struct {
-	title, yLabel string
-	y             func(x Result) float64
-	limit         bool // draw the advertised limit
-	logY          bool // values span orders of magnitude
+	Title, YLabel string
+	Y             func(x Result) float64
+	Limit         bool // draw the advertised limit
+	LogY          bool // values span orders of magnitude
 }
 
-var designParams = []designParam{
+var DesignParams = []designParam{
 	{
-		name: "sync", title: "effective limit and exchanges against the sync interval", xLabel: "sync interval (ms)", logX: true,
-		x: func(d *Distributed) (float64, bool) {
+		Name: "sync", Title: "effective limit and exchanges against the sync interval", XLabel: "sync interval (ms)", LogX: true,
+		X: func(d *Distributed) (float64, bool) {
 			return float64(time.Duration(d.Sync)) / float64(time.Millisecond), d.Placement == "global-sync" && d.Sync > 0
 		},
-		line: func(x Result) string {
+		Line: func(x Result) string {
 			d := x.Distributed
 			return fmt.Sprintf("%s, %d nodes, to the %s", x.Algorithm, d.Nodes, d.SyncTo)
 		},
-		panels: []designPanel{
-			{title: "effective limit", yLabel: "effective limit", y: func(x Result) float64 { return float64(x.Distributed.EffectiveLimit) }, limit: true},
-			{title: "exchanges per decision (the target's load)", yLabel: "exchanges per decision", logY: true, y: func(x Result) float64 {
+		Panels: []designPanel{
+			{Title: "effective limit", YLabel: "effective limit", Y: func(x Result) float64 { return float64(x.Distributed.EffectiveLimit) }, Limit: true},
+			{Title: "exchanges per decision (the target's load)", YLabel: "exchanges per decision", LogY: true, Y: func(x Result) float64 {
 				if x.Requests > 0 {
 					return float64(x.Distributed.SyncExchanges) / float64(x.Requests)
 				}
@@ -176,85 +170,25 @@ var designParams = []designParam{
 		},
 	},
 	{
-		name: "failover-lag", title: "effective limit and free passes against the replica's lag at a failover", xLabel: "replica lag at the failover (s)",
-		x: func(d *Distributed) (float64, bool) {
+		Name: "failover-lag", Title: "effective limit and free passes against the replica's lag at a failover", XLabel: "replica lag at the failover (s)",
+		X: func(d *Distributed) (float64, bool) {
 			return time.Duration(d.FailoverLag).Seconds(), d.Failovers > 0 && d.Reshards == 0
 		},
-		line: func(x Result) string { return fmt.Sprintf("%s, %s", x.Algorithm, x.Distributed.Placement) },
-		panels: []designPanel{
-			{title: "effective limit", yLabel: "effective limit", y: func(x Result) float64 { return float64(x.Distributed.EffectiveLimit) }, limit: true},
-			{title: "free passes", yLabel: "requests admitted beyond a lossless store", y: func(x Result) float64 { return float64(x.Distributed.FreePasses) }},
+		Line: func(x Result) string { return fmt.Sprintf("%s, %s", x.Algorithm, x.Distributed.Placement) },
+		Panels: []designPanel{
+			{Title: "effective limit", YLabel: "effective limit", Y: func(x Result) float64 { return float64(x.Distributed.EffectiveLimit) }, Limit: true},
+			{Title: "free passes", YLabel: "requests admitted beyond a lossless store", Y: func(x Result) float64 { return float64(x.Distributed.FreePasses) }},
 		},
 	},
 	{
-		name: "maxmemory", title: "free passes, and the keys that got one, against the store's maxmemory", xLabel: "maxmemory (KiB)",
-		x: func(d *Distributed) (float64, bool) {
+		Name: "maxmemory", Title: "free passes, and the keys that got one, against the store's maxmemory", XLabel: "maxmemory (KiB)",
+		X: func(d *Distributed) (float64, bool) {
 			return float64(d.MaxMemory) / 1024, d.MaxMemory > 0
 		},
-		line: func(x Result) string { return fmt.Sprintf("%s, %s", x.Algorithm, x.Distributed.EvictionPolicy) },
-		panels: []designPanel{
-			{title: "free passes", yLabel: "requests admitted beyond a lossless store", y: func(x Result) float64 { return float64(x.Distributed.FreePasses) }},
-			{title: "keys that got a free pass", yLabel: "client keys", y: func(x Result) float64 { return float64(x.Distributed.FreePassKeys) }},
+		Line: func(x Result) string { return fmt.Sprintf("%s, %s", x.Algorithm, x.Distributed.EvictionPolicy) },
+		Panels: []designPanel{
+			{Title: "free passes", YLabel: "requests admitted beyond a lossless store", Y: func(x Result) float64 { return float64(x.Distributed.FreePasses) }},
+			{Title: "keys that got a free pass", YLabel: "client keys", Y: func(x Result) float64 { return float64(x.Distributed.FreePassKeys) }},
 		},
 	},
-}
-
-// DesignFigures draw, for every design parameter a report's variants sweep (two values or
-// more), its outcomes against it: a panel per outcome, a line per algorithm and setting of
-// the rest that was run at two values or more (the others stay in the table). A report
-// that sweeps none has none.
-func DesignFigures(r *Report) []*chart.Figure {
-	var figs []*chart.Figure
-	for _, p := range designParams {
-		xs := map[float64]bool{}
-		var lines []string
-		byLine := map[string][]Result{}
-		for _, x := range r.Results {
-			if x.Distributed == nil {
-				continue
-			}
-			v, ok := p.x(x.Distributed)
-			if !ok {
-				continue
-			}
-			xs[v] = true
-			l := p.line(x)
-			if byLine[l] == nil {
-				lines = append(lines, l)
-			}
-			byLine[l] = append(byLine[l], x)
-		}
-		lines = slices.DeleteFunc(lines, func(l string) bool {
-			at := map[float64]bool{}
-			for _, x := range byLine[l] {
-				v, _ := p.x(x.Distributed)
-				at[v] = true
-			}
-			return len(at) < 2
-		})
-		if len(xs) < 2 || len(lines) == 0 {
-			continue
-		}
-		fig := &chart.Figure{Name: p.name, Columns: len(p.panels),
-			Meta: chart.Meta{Title: r.Scenario + ": " + p.title, Caption: Caption(r)}}
-		fig.Width, fig.Height = 13*vg.Inch, 5*vg.Inch
-		for _, dp := range p.panels {
-			panel := chart.LinePanel{Title: dp.title, XLabel: p.xLabel, YLabel: dp.yLabel, LogX: p.logX, LogY: dp.logY, Markers: true}
-			for _, l := range lines {
-				s := chart.Series{Name: l}
-				for _, x := range byLine[l] {
-					v, _ := p.x(x.Distributed)
-					s.Points = append(s.Points, chart.Point{X: v, Y: dp.y(x)})
-				}
-				slices.SortStableFunc(s.Points, func(a, b chart.Point) int { return cmp.Compare(a.X, b.X) })
-				panel.Series = append(panel.Series, s)
-			}
-			if dp.limit {
-				panel.Limits = []chart.HLine{{Name: fmt.Sprintf("advertised (%d)", r.Policy.Limit), Y: float64(r.Policy.Limit)}}
-			}
-			fig.Panels = append(fig.Panels, panel)
-		}
-		figs = append(figs, fig)
-	}
-	return figs
 }

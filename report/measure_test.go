@@ -1,13 +1,10 @@
 package report
 
 import (
-	"slices"
-	"strings"
-	"testing"
-	"time"
-
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/traffic"
+	"testing"
+	"time"
 )
 
 // fakeLimiter admits what its script says, so the collector's arithmetic is tested alone.
@@ -96,42 +93,3 @@ func TestBackendSeesQueuedRequestsWhenReleased(t *testing.T) {
 type uncountedLimiter struct{ fakeLimiter }
 
 func (uncountedLimiter) StateBytes() int64 { return -1 }
-
-func TestStateNotHereIsNotCountedAsZero(t *testing.T) {
-	c := NewCollector(1, time.Minute, time.Second)
-	c.Observe(0, 0, 1, traffic.Legit, algorithms.Decision{Allowed: true})
-	own, builtin := c.Result(uncountedLimiter{}), c.Result(fakeLimiter{})
-	if !own.StateBytesUnknown || own.StateBytesPerKey != 0 || builtin.StateBytesUnknown || builtin.StateBytesPerKey != 24 {
-		t.Fatalf("uncounted %+v / counted %+v", own, builtin)
-	}
-	own.Algorithm, builtin.Algorithm = "mine", "fake"
-	r := &Report{Scenario: "s", Results: []Result{builtin, own}}
-	tab := ResultsTable(r, Columns{Names: []string{"state_bytes_per_key"}})
-	if got := [][]string{tab.Rows[0][1:], tab.Rows[1][1:]}; got[0][0] != "24" || got[1][0] != "-" {
-		t.Fatalf("bytes per key cells %q, want 24 and -", got)
-	}
-	var csv strings.Builder
-	if err := WriteCSV(&csv, []*Report{r}); err != nil {
-		t.Fatal(err)
-	}
-	col := slices.Index(CSVColumns, "state_bytes_per_key")
-	lines := strings.Split(strings.TrimSpace(csv.String()), "\n")
-	if cells := strings.Split(lines[1], ","); cells[col] != "24" {
-		t.Fatalf("counted row's cell %q", cells[col])
-	}
-	if cells := strings.Split(lines[2], ","); cells[col] != "" {
-		t.Fatalf("uncounted row's cell %q, want it empty", cells[col])
-	}
-	// One layer whose state is not here makes the layered row unknown, not smaller.
-	layered := &Layered{Outcome: NewOutcomeCollector(time.Second), Cells: [][]LayerCell{
-		{{Collector: NewCollector(1, time.Minute, time.Second), Limiter: uncountedLimiter{}}},
-		{{Collector: NewCollector(1, time.Minute, time.Second), Limiter: fakeLimiter{}}},
-	}}
-	if x := layered.Result("both"); !x.StateBytesUnknown || x.StateBytesPerKey != 0 {
-		t.Fatalf("layered row %+v", x)
-	}
-	layered.Cells = layered.Cells[1:]
-	if x := layered.Result("one"); x.StateBytesUnknown || x.StateBytesPerKey != 24 {
-		t.Fatalf("counted layered row %+v", x)
-	}
-}

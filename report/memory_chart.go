@@ -1,27 +1,6 @@
 package report
 
-import (
-	"github.com/rlsim/rlsim/report/chart"
-	"github.com/rlsim/rlsim/store"
-)
-
 // RedisModelSeriesName labels the Redis bars of a scenario's memory chart: the store's
 // model calibrated on Redis 7.0.15, for one client at the policy's limit (rlsim memory
 // --redis measures a live server instead).
 const RedisModelSeriesName = "Redis (model, a client at its limit)"
-
-// redisModelSeries is, per result, the bytes one client at the policy's limit takes in
-// Redis according to the store's calibrated model; 0 (not drawn on the log scale) for
-// mechanisms the model does not size. ok is false when it sizes none of them.
-func redisModelSeries(results []Result, limit int64) (series chart.BarSeries, ok bool) {
-	series.Name = RedisModelSeriesName
-	for _, x := range results {
-		b, _, err := store.ModelBytes(x.Algorithm, limit)
-		if err != nil {
-			b = 0
-		}
-		ok = ok || b > 0
-		series.Values = append(series.Values, float64(b))
-	}
-	return series, ok
-}

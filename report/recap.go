@@ -101,7 +101,7 @@ func WriteRecap(w io.Writer, v Verdict, width int) error {
 	}
 	if strings.Contains(strings.Join(lines[1:], "\n"), "worst ") {
 		// The matrix's legend has scrolled away with it.
-		lines = append(lines, "  ("+byDesignMark+" within the algorithm's own documented bound, by design; "+brokeMark+" beyond it)")
+		lines = append(lines, "  ("+ByDesignMark+" within the algorithm's own documented bound, by design; "+BrokeMark+" beyond it)")
 	}
 	var b strings.Builder
 	for _, l := range lines {

@@ -9,9 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
 )
 
 // Duration marshals to JSON as Go writes durations ("1m0s").
@@ -104,42 +101,42 @@ func (t Table) MachineNames() []string {
 	return t.Header
 }
 
-// resultTableColumns are the columns of the results table, in order.
-var resultTableColumns = []column[Result]{
-	{name: "algorithm", header: "algorithm", key: true, cell: func(x Result) string { return x.Algorithm }},
-	{name: "requests", header: "requests", cell: func(x Result) string { return strconv.FormatInt(x.Requests, 10) }},
-	{name: "admitted", header: "admitted", cell: func(x Result) string { return strconv.FormatInt(x.Admitted, 10) }},
-	{name: "rejected", header: "refused", cell: func(x Result) string { return strconv.FormatInt(x.Rejected, 10) }},
-	{name: "peak_window_admitted", header: "peak in\nwindow", cell: func(x Result) string { return strconv.FormatInt(x.PeakWindowAdmitted, 10) }},
-	{name: "over_admission", header: "over-\nadmission", cell: func(x Result) string { return strconv.FormatFloat(x.OverAdmission, 'f', 2, 64) }},
-	{name: "worst_over_admission", header: "worst\npossible", cell: func(x Result) string { return optionalRatio(x.WorstOverAdmission) }},
-	{name: "false_allow_rate", header: "false\nallows", cell: func(x Result) string { return Percent(x.FalseAllowRate) }},
-	{name: "false_reject_rate", header: "false\nrejects", cell: func(x Result) string { return Percent(x.FalseRejectRate) }},
-	{name: "legit_reject_rate", header: "legit\nrefused", cell: func(x Result) string { return optionalPercent(x.LegitRejectRate) }},
-	{name: "attacker_admit_rate", header: "attacker\nadmitted", cell: func(x Result) string { return optionalPercent(x.AttackerAdmitRate) }},
-	{name: "backend_peak", header: "backend\npeak", cell: func(x Result) string { return strconv.FormatInt(x.BackendPeak, 10) }},
-	{name: "state_bytes_per_key", header: "bytes\nper key", cell: stateBytes},
-	{name: "delay_ms_mean", header: "delay\nms", cell: func(x Result) string { return strconv.FormatFloat(x.DelayMeanMS, 'f', 1, 64) }},
+// ResultTableColumns are the columns of the results table, in order.
+var ResultTableColumns = []Column[Result]{
+	{Name: "algorithm", Header: "algorithm", Key: true, Cell: func(x Result) string { return x.Algorithm }},
+	{Name: "requests", Header: "requests", Cell: func(x Result) string { return strconv.FormatInt(x.Requests, 10) }},
+	{Name: "admitted", Header: "admitted", Cell: func(x Result) string { return strconv.FormatInt(x.Admitted, 10) }},
+	{Name: "rejected", Header: "refused", Cell: func(x Result) string { return strconv.FormatInt(x.Rejected, 10) }},
+	{Name: "peak_window_admitted", Header: "peak in\nwindow", Cell: func(x Result) string { return strconv.FormatInt(x.PeakWindowAdmitted, 10) }},
+	{Name: "over_admission", Header: "over-\nadmission", Cell: func(x Result) string { return strconv.FormatFloat(x.OverAdmission, 'f', 2, 64) }},
+	{Name: "worst_over_admission", Header: "worst\npossible", Cell: func(x Result) string { return optionalRatio(x.WorstOverAdmission) }},
+	{Name: "false_allow_rate", Header: "false\nallows", Cell: func(x Result) string { return Percent(x.FalseAllowRate) }},
+	{Name: "false_reject_rate", Header: "false\nrejects", Cell: func(x Result) string { return Percent(x.FalseRejectRate) }},
+	{Name: "legit_reject_rate", Header: "legit\nrefused", Cell: func(x Result) string { return optionalPercent(x.LegitRejectRate) }},
+	{Name: "attacker_admit_rate", Header: "attacker\nadmitted", Cell: func(x Result) string { return optionalPercent(x.AttackerAdmitRate) }},
+	{Name: "backend_peak", Header: "backend\npeak", Cell: func(x Result) string { return strconv.FormatInt(x.BackendPeak, 10) }},
+	{Name: "state_bytes_per_key", Header: "bytes\nper key", Cell: stateBytes},
+	{Name: "delay_ms_mean", Header: "delay\nms", Cell: func(x Result) string { return strconv.FormatFloat(x.DelayMeanMS, 'f', 1, 64) }},
 	// Identity-aware runs only; "-" elsewhere, and all-"-" columns are dropped.
-	{name: "broken_page_loads", header: "pages\nbroken", cell: func(x Result) string { return optionalPercent(x.BrokenPageLoads) }},
-	{name: "legit_users_blocked", header: "users\nblocked", cell: usersBlocked},
-	{name: "long_run_peak", header: "long-run\npeak", cell: func(x Result) string { return optionalFloat(x.LongRunPeak) }},
-	{name: "unkeyed", header: "unkeyed", cell: func(x Result) string { return optionalCount(x.Unkeyed) }},
+	{Name: "broken_page_loads", Header: "pages\nbroken", Cell: func(x Result) string { return optionalPercent(x.BrokenPageLoads) }},
+	{Name: "legit_users_blocked", Header: "users\nblocked", Cell: usersBlocked},
+	{Name: "long_run_peak", Header: "long-run\npeak", Cell: func(x Result) string { return optionalFloat(x.LongRunPeak) }},
+	{Name: "unkeyed", Header: "unkeyed", Cell: func(x Result) string { return optionalCount(x.Unkeyed) }},
 }
 
 // identityRun reports whether r's traffic names who sent it (actors, page loads,
 // attackers, layers): then who was hurt matters more than the single key's figures.
 func identityRun(r *Report) bool {
-	return anyResult(r.Results, func(x Result) bool {
+	return AnyResult(r.Results, func(x Result) bool {
 		return x.LegitUsersBlocked != nil || x.BrokenPageLoads != nil || x.AttackerAdmitRate != nil || len(x.RefusalsByLayer) > 0
 	})
 }
 
-// resultPreferred are the columns the results table of r shows by default, the most
+// ResultPreferred are the columns the results table of r shows by default, the most
 // important first: the promise (over-admission, false allows and rejects), then who was
 // hurt in an identity run, then what the algorithm costs and how it shaped the traffic.
-func resultPreferred(r *Report) []string {
-	delay := anyResult(r.Results, func(x Result) bool { return x.DelayMeanMS > 0 })
+func ResultPreferred(r *Report) []string {
+	delay := AnyResult(r.Results, func(x Result) bool { return x.DelayMeanMS > 0 })
 	if r.Log != nil {
 		// A replay answers "how did my traffic fare": how much of it each algorithm
 		// refused comes first.
@@ -154,38 +151,6 @@ func resultPreferred(r *Report) []string {
 	}
 	return slices.Concat([]string{"over_admission", "false_allow_rate", "false_reject_rate", "admitted", "worst_over_admission"},
 		when(delay, "delay_ms_mean", "backend_peak"), []string{"state_bytes_per_key", "peak_window_admitted", "requests", "rejected"})
-}
-
-// ResultsTable is the human table of one report (the fleet table for a fleet run), with
-// the columns c chooses.
-func ResultsTable(r *Report, c Columns) Table {
-	if hasDistributed(r) {
-		return DistributedTable(r, c)
-	}
-	t := chooseTable(fmt.Sprintf("%s — limit %d per %s, burst %d, key %s, seed %d",
-		r.Scenario, r.Policy.Limit, time.Duration(r.Policy.Window), r.Policy.Burst, r.Key, r.Seed),
-		resultTableColumns, r.Results, c, resultPreferred(r))
-	t.Notes = append(t.Notes, identityNotes(r, dropEmptyColumns(t).Names)...)
-	for _, x := range r.Results {
-		if x.WouldRefuse > 0 {
-			t.Notes = append(t.Notes, fmt.Sprintf("%s: shadow mode: every request passed; %d of them the rule would have refused (would_refuse)", x.Algorithm, x.WouldRefuse))
-		}
-	}
-	if r.Log != nil {
-		t.Lead = r.Log.String()
-		if n := r.Log.PlacementNote(); n != "" {
-			t.Notes = append(t.Notes, n)
-		}
-	}
-	if len(r.UnreadLineProblems) > 0 {
-		skipped := r.UnreadLines
-		if r.Log != nil {
-			skipped = r.Log.Unreadable + r.Log.OutOfOrder
-		}
-		t.Notes = append(t.Notes, fmt.Sprintf("%d log lines were not replayed; first: %s",
-			skipped, strings.Join(r.UnreadLineProblems, "; ")))
-	}
-	return t
 }
 
 // Percent prints a rate as the tables do: 0%, then four, three or two decimals as the
@@ -217,138 +182,15 @@ func optionalPercent(v *float64) string {
 	return Percent(*v)
 }
 
-// WriteText renders t as an aligned text table with its title above and notes below.
-// Columns in which every row says "-" are left out. With t.Width set, nothing it writes
-// is wider than t.Width display columns unless one word or one cell is.
-func WriteText(w io.Writer, t Table) error {
-	var b strings.Builder
-	if t.Lead != "" {
-		b.WriteString(t.Lead + "\n") // one line, however long, for a script to read
-	}
-	if t.Title != "" {
-		for _, line := range wrapTo(t.Title, t.Width) {
-			b.WriteString(line + "\n")
-		}
-	}
-	t = dropEmptyColumns(t)
-	if t.Width > 0 && t.Prose {
-		t = wrapLastColumn(t)
-	}
-	for _, part := range splitColumns(t) {
-		box, err := renderBox(part)
-		if err != nil {
-			return err
-		}
-		b.WriteString(box)
-	}
-	for _, n := range t.Notes {
-		for _, line := range wrapTo(n, t.Width) {
-			b.WriteString(line + "\n")
-		}
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// wrapTo wraps text to width, or leaves it on one line when width is 0.
-func wrapTo(text string, width int) []string {
+// WrapTo wraps text to width, or leaves it on one line when width is 0.
+func WrapTo(text string, width int) []string {
 	if width <= 0 {
 		return []string{text}
 	}
 	return Wrap(text, width, "")
 }
 
-// renderBox draws t's header and rows in a box, without title or notes.
-func renderBox(t Table) (string, error) {
-	align := make(tw.Alignment, len(t.Header))
-	for i := range align {
-		align[i] = tw.AlignRight
-		if i < max(t.Keys, 1) || t.Prose {
-			align[i] = tw.AlignLeft
-		}
-	}
-	var b strings.Builder
-	table := tablewriter.NewTable(&b,
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
-		tablewriter.WithHeaderAlignment(tw.AlignCenter),
-	)
-	table.Header(toAny(t.Header)...)
-	if err := table.Bulk(t.Rows); err != nil {
-		return "", err
-	}
-	if err := table.Render(); err != nil {
-		return "", err
-	}
-	return b.String(), nil
-}
-
-// boxWidth is the display width of t drawn as a box.
-func boxWidth(t Table) int {
-	box, err := renderBox(t)
-	if err != nil {
-		return 0
-	}
-	return maxLineWidth(box)
-}
-
-// wrapLastColumn wraps the cells of a prose table's last column (a description) so the
-// table keeps to t.Width.
-func wrapLastColumn(t Table) Table {
-	last := len(t.Header) - 1
-	if last < 1 || boxWidth(t) <= t.Width {
-		return t
-	}
-	widest := maxLineWidth(t.Header[last])
-	for _, r := range t.Rows {
-		widest = max(widest, maxLineWidth(r[last]))
-	}
-	room := max(t.Width-(boxWidth(t)-widest), 20)
-	out := t
-	out.Rows = make([][]string, len(t.Rows))
-	for i, r := range t.Rows {
-		r = slices.Clone(r)
-		r[last] = strings.Join(Wrap(r[last], room, ""), "\n")
-		out.Rows[i] = r
-	}
-	return out
-}
-
-// splitColumns splits a table wider than t.Width into tables of consecutive columns that
-// each fit, every one repeating the columns that name a row.
-func splitColumns(t Table) []Table {
-	keys := min(max(t.Keys, 1), len(t.Header))
-	if t.Width <= 0 || len(t.Header) <= keys+1 || boxWidth(t) <= t.Width {
-		return []Table{t}
-	}
-	pick := func(cols []int) Table {
-		part := Table{Prose: t.Prose, Keys: keys}
-		for _, c := range cols {
-			part.Header = append(part.Header, t.Header[c])
-		}
-		for _, r := range t.Rows {
-			var row []string
-			for _, c := range cols {
-				row = append(row, r[c])
-			}
-			part.Rows = append(part.Rows, row)
-		}
-		return part
-	}
-	var parts []Table
-	var cols []int
-	for c := keys; c < len(t.Header); c++ {
-		next := append(slices.Clone(cols), c)
-		if len(cols) > 0 && boxWidth(pick(append(keyColumns(keys), next...))) > t.Width {
-			parts = append(parts, pick(append(keyColumns(keys), cols...)))
-			next = []int{c}
-		}
-		cols = next
-	}
-	return append(parts, pick(append(keyColumns(keys), cols...)))
-}
-
-func keyColumns(n int) []int {
+func KeyColumns(n int) []int {
 	cols := make([]int, n)
 	for i := range cols {
 		cols[i] = i
@@ -356,7 +198,7 @@ func keyColumns(n int) []int {
 	return cols
 }
 
-func toAny(s []string) []any {
+func ToAny(s []string) []any {
 	out := make([]any, len(s))
 	for i, v := range s {
 		out[i] = v
@@ -370,7 +212,7 @@ func toAny(s []string) []any {
 // cannot write this form: it pads every cell to its column's width, puts an alignment
 // colon on every column of the separator, and leaves "|" unescaped.
 func WriteMarkdown(w io.Writer, t Table) error {
-	t = dropEmptyColumns(t)
+	t = DropEmptyColumns(t)
 	var b strings.Builder
 	if t.Lead != "" {
 		fmt.Fprintf(&b, "%s\n\n", t.Lead)
@@ -445,9 +287,9 @@ func WriteTableCSV(w io.Writer, t Table) error {
 	return cw.Error()
 }
 
-// dropEmptyColumns leaves out of a human table the columns in which every row says "-"
+// DropEmptyColumns leaves out of a human table the columns in which every row says "-"
 // (attacker_admit_rate on a run without attackers): they carry nothing to read.
-func dropEmptyColumns(t Table) Table {
+func DropEmptyColumns(t Table) Table {
 	if len(t.Rows) == 0 {
 		return t
 	}

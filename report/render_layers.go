@@ -63,14 +63,14 @@ func WhoTable(r *Report, c Columns) (t Table, ok bool) {
 		t.Rows = append(t.Rows, row)
 	}
 	if !c.Wide {
-		t.Width = c.width()
+		t.Width = c.MaxWidth()
 	}
 	return t, true
 }
 
-// identityNotes explain the identity columns of the results table that it shows
+// IdentityNotes explain the identity columns of the results table that it shows
 // (shown: the table's machine names).
-func identityNotes(r *Report, shown []string) []string {
+func IdentityNotes(r *Report, shown []string) []string {
 	var notes []string
 	for _, x := range r.Results {
 		if x.UnkeyedReason != "" {

@@ -1,11 +1,9 @@
 package report
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // RetryResult is one algorithm and retry strategy on a scenario's clients section: how
@@ -62,20 +60,20 @@ type RetryResult struct {
 // maxWavesShown bounds the wave heights a table cell lists.
 const maxWavesShown = 8
 
-// retryTableColumns are the columns of the retry table, in order.
-var retryTableColumns = []column[RetryResult]{
-	{name: "algorithm", header: "algorithm", key: true, cell: func(x RetryResult) string { return x.Algorithm }},
-	{name: "strategy", header: "strategy", key: true, cell: func(x RetryResult) string { return x.Strategy }},
-	{name: "clients", header: "clients", cell: func(x RetryResult) string { return strconv.Itoa(x.Clients) }},
-	{name: "runs", header: "runs", cell: func(x RetryResult) string { return strconv.Itoa(x.Runs) }},
-	{name: "calls_mean", header: "calls\na run", cell: func(x RetryResult) string { return strconv.FormatFloat(x.CallsMean, 'f', 1, 64) }},
-	{name: "amplification", header: "calls per\nrequest", cell: func(x RetryResult) string { return strconv.FormatFloat(x.Amplification, 'f', 2, 64) }},
-	{name: "completion_ms_mean", header: "drained\nin ms", cell: func(x RetryResult) string {
+// RetryTableColumns are the columns of the retry table, in order.
+var RetryTableColumns = []Column[RetryResult]{
+	{Name: "algorithm", Header: "algorithm", Key: true, Cell: func(x RetryResult) string { return x.Algorithm }},
+	{Name: "strategy", Header: "strategy", Key: true, Cell: func(x RetryResult) string { return x.Strategy }},
+	{Name: "clients", Header: "clients", Cell: func(x RetryResult) string { return strconv.Itoa(x.Clients) }},
+	{Name: "runs", Header: "runs", Cell: func(x RetryResult) string { return strconv.Itoa(x.Runs) }},
+	{Name: "calls_mean", Header: "calls\na run", Cell: func(x RetryResult) string { return strconv.FormatFloat(x.CallsMean, 'f', 1, 64) }},
+	{Name: "amplification", Header: "calls per\nrequest", Cell: func(x RetryResult) string { return strconv.FormatFloat(x.Amplification, 'f', 2, 64) }},
+	{Name: "completion_ms_mean", Header: "drained\nin ms", Cell: func(x RetryResult) string {
 		return strconv.FormatFloat(x.CompletionMSMean, 'f', 1, 64)
 	}},
-	{name: "peak_arrivals", header: "highest\nwave", cell: func(x RetryResult) string { return strconv.FormatFloat(x.PeakArrivals, 'f', 1, 64) }},
-	{name: "waves", header: "waves", cell: func(x RetryResult) string { return strconv.Itoa(len(x.WaveHeights)) }},
-	{name: "wave_heights", header: "wave heights", cell: func(x RetryResult) string {
+	{Name: "peak_arrivals", Header: "highest\nwave", Cell: func(x RetryResult) string { return strconv.FormatFloat(x.PeakArrivals, 'f', 1, 64) }},
+	{Name: "waves", Header: "waves", Cell: func(x RetryResult) string { return strconv.Itoa(len(x.WaveHeights)) }},
+	{Name: "wave_heights", Header: "wave heights", Cell: func(x RetryResult) string {
 		heights := make([]string, 0, maxWavesShown+1)
 		for i, h := range x.WaveHeights {
 			if i == maxWavesShown {
@@ -86,19 +84,19 @@ var retryTableColumns = []column[RetryResult]{
 		}
 		return strings.Join(heights, " ")
 	}},
-	{name: "give_ups", header: "give-ups", cell: func(x RetryResult) string { return strconv.FormatFloat(x.GiveUps, 'f', 2, 64) }},
-	{name: "withheld", header: "withheld", cell: func(x RetryResult) string { return strconv.FormatFloat(x.Withheld, 'f', 2, 64) }},
-	{name: "duplicates", header: "dupli-\ncates", cell: func(x RetryResult) string { return strconv.FormatFloat(x.Duplicates, 'f', 2, 64) }},
-	{name: "retry_after_refused_share", header: "refused after\nRetry-After", cell: func(x RetryResult) string {
+	{Name: "give_ups", Header: "give-ups", Cell: func(x RetryResult) string { return strconv.FormatFloat(x.GiveUps, 'f', 2, 64) }},
+	{Name: "withheld", Header: "withheld", Cell: func(x RetryResult) string { return strconv.FormatFloat(x.Withheld, 'f', 2, 64) }},
+	{Name: "duplicates", Header: "dupli-\ncates", Cell: func(x RetryResult) string { return strconv.FormatFloat(x.Duplicates, 'f', 2, 64) }},
+	{Name: "retry_after_refused_share", Header: "refused after\nRetry-After", Cell: func(x RetryResult) string {
 		return optionalPercent(x.RetryAfterRefusedShare)
 	}},
 }
 
-// retryPreferred are the columns the retry table shows by default, the most important
+// RetryPreferred are the columns the retry table shows by default, the most important
 // first: the load the strategy put on the server and the herd, how long it took, then
 // the figures only some strategies have.
-func retryPreferred(r *Report) []string {
-	has := func(f func(x RetryResult) bool) bool { return anyResult(r.Retries, f) }
+func RetryPreferred(r *Report) []string {
+	has := func(f func(x RetryResult) bool) bool { return AnyResult(r.Retries, f) }
 	return slices.Concat(
 		[]string{"amplification", "peak_arrivals", "waves", "completion_ms_mean"},
 		when(has(func(x RetryResult) bool { return x.GiveUps != 0 }), "give_ups"),
@@ -107,15 +105,4 @@ func retryPreferred(r *Report) []string {
 		when(has(func(x RetryResult) bool { return x.RetryAfterRefusedShare != nil }), "retry_after_refused_share"),
 		[]string{"calls_mean", "clients", "runs"},
 	)
-}
-
-// RetriesTable is the human table of a report's retry results, with the columns c chooses.
-func RetriesTable(r *Report, c Columns) Table {
-	t := chooseTable(fmt.Sprintf("%s — clients retrying, seed %d", r.Scenario, r.Seed), retryTableColumns, r.Retries, c, retryPreferred(r))
-	if len(r.Retries) > 0 {
-		x := r.Retries[0]
-		t.Notes = append(t.Notes, fmt.Sprintf("highest wave: the most retries in one %s bin (mean over runs); waves: runs of bins with at least %d retries each (first run); drained: until the last client finished",
-			time.Duration(x.Bin), x.WaveThreshold))
-	}
-	return t
 }

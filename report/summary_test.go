@@ -1,12 +1,9 @@
 package report
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/rlsim/rlsim/report/chart"
 )
 
 func sampleReport() *Report {
@@ -40,63 +37,5 @@ func TestFindingsSayWhatTheTableShows(t *testing.T) {
 	}
 	if got := Findings(&Report{}); len(got) != 1 {
 		t.Fatalf("empty report: %q", got)
-	}
-}
-
-func TestIndexEscapesWhatScenarioFilesSay(t *testing.T) {
-	r := sampleReport()
-	r.Scenario = `<script>alert("x")</script>`
-	r.Description = `<img src=x onerror=alert(1)>`
-	var b bytes.Buffer
-	if err := WriteIndex(&b, []IndexPage{{Report: r, Dir: "scenario"}}); err != nil {
-		t.Fatal(err)
-	}
-	page := b.String()
-	for _, bad := range []string{"<script", "<img src=x"} {
-		if strings.Contains(page, bad) {
-			t.Errorf("index.html carries %q from the scenario file unescaped", bad)
-		}
-	}
-	if !strings.Contains(page, "&lt;script&gt;") {
-		t.Error("the scenario name is missing from the page")
-	}
-}
-
-func TestSummaryMarkdown(t *testing.T) {
-	var b bytes.Buffer
-	if err := WriteSummary(&b, sampleReport(), []ChartFile{{Name: "window-timeline.svg", Title: "window"}}); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"# sample\n\na sample\n", "`rlsim compare --scenario sample --seed 7`", "| fixed-window | 200 | 200 |",
-		"- Over the limit of 100", "![window](window-timeline.svg)", "[results.json](results.json)"} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("summary lacks %q:\n%s", want, b.String())
-		}
-	}
-}
-
-// A user's limiter, whose state lives outside rlsim, is left out of the memory chart (a
-// zero bar would say it costs nothing) and named in its caption instead.
-func TestMemoryFigureLeavesOutUncountedLimiters(t *testing.T) {
-	r := &Report{Scenario: "s", Policy: Policy{Limit: 100, Window: Duration(time.Minute), Burst: 100}, Results: []Result{
-		{Algorithm: "gcra", StateBytesPerKey: 16},
-		{Algorithm: "my_limiter", StateBytesUnknown: true},
-		{Algorithm: "sliding-log", StateBytesPerKey: 900},
-	}}
-	var memory *chart.Figure
-	for _, f := range Figures(r) {
-		if f.Name == "memory" {
-			memory = f
-		}
-	}
-	if memory == nil {
-		t.Fatal("no memory figure")
-	}
-	bars := memory.Panels[0].(chart.BarPanel)
-	if strings.Join(bars.Categories, ",") != "gcra,sliding-log" || len(bars.Series[0].Values) != 2 || len(bars.Series[1].Values) != 2 {
-		t.Errorf("memory bars %v %+v", bars.Categories, bars.Series)
-	}
-	if !strings.Contains(memory.Meta.Caption, "Not drawn: my_limiter") {
-		t.Errorf("caption %q", memory.Meta.Caption)
 	}
 }

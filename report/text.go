@@ -1,9 +1,8 @@
 package report
 
 import (
-	"strings"
-
 	"github.com/mattn/go-runewidth"
+	"strings"
 )
 
 // DefaultWidth is the display width, in terminal columns, that the verdict, the default
@@ -43,8 +42,8 @@ func Wrap(text string, width int, indent string) []string {
 	return lines
 }
 
-// maxLineWidth is the display width of the widest line of s.
-func maxLineWidth(s string) int {
+// MaxLineWidth is the display width of the widest line of s.
+func MaxLineWidth(s string) int {
 	widest := 0
 	for _, line := range strings.Split(s, "\n") {
 		widest = max(widest, DisplayWidth(line))

@@ -2,14 +2,13 @@ package report
 
 import (
 	"fmt"
+	"github.com/rlsim/rlsim/algorithms"
 	"io"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/rlsim/rlsim/algorithms"
 )
 
 // The verdict is what compare and run print before any detail: one matrix, scenario ×
@@ -53,9 +52,9 @@ func (k CostKind) Label() string {
 func costKind(r *Report) CostKind {
 	has := func(f func(Result) bool) bool { return slices.ContainsFunc(r.Results, f) }
 	switch {
-	case hasDistributed(r) && has(func(x Result) bool { return x.LegitRejectRate != nil }):
+	case HasDistributed(r) && has(func(x Result) bool { return x.LegitRejectRate != nil }):
 		return CostLegitRefused
-	case hasDistributed(r):
+	case HasDistributed(r):
 		return CostFalseRejects
 	case has(func(x Result) bool { return x.BrokenPageLoads != nil }):
 		return CostPagesBroken
@@ -71,11 +70,11 @@ func costKind(r *Report) CostKind {
 func (k CostKind) cost(x Result) float64 {
 	switch k {
 	case CostLegitRefused:
-		return deref(x.LegitRejectRate)
+		return Deref(x.LegitRejectRate)
 	case CostAttackerAdmitted:
-		return deref(x.AttackerAdmitRate)
+		return Deref(x.AttackerAdmitRate)
 	case CostPagesBroken:
-		return deref(x.BrokenPageLoads)
+		return Deref(x.BrokenPageLoads)
 	}
 	return x.FalseRejectRate
 }
@@ -152,7 +151,7 @@ func NewVerdict(reports []*Report) Verdict {
 		switch {
 		case len(r.Results) == 0:
 			v.RetryOnly = append(v.RetryOnly, r.Scenario)
-		case hasDistributed(r):
+		case HasDistributed(r):
 			fleets = append(fleets, r)
 		default:
 			plain = append(plain, r)
@@ -188,7 +187,7 @@ func verdictBlock(reports []*Report) VerdictBlock {
 		kind := costKind(r)
 		g := groups[kind]
 		if g == nil {
-			g = &VerdictGroup{Cost: kind, Fleet: hasDistributed(r)}
+			g = &VerdictGroup{Cost: kind, Fleet: HasDistributed(r)}
 			groups[kind] = g
 		}
 		row := VerdictRow{Scenario: r.Scenario, Cells: make([]VerdictCell, len(b.Algorithms))}
@@ -288,8 +287,8 @@ func (c VerdictCell) Ratio() string {
 // its own documented bound (it admitted what it says it may), brokeMark where it went
 // beyond that bound too, or states none.
 const (
-	byDesignMark = "~"
-	brokeMark    = "✗"
+	ByDesignMark = "~"
+	BrokeMark    = "✗"
 )
 
 // Mark is the cell's mark: "" where the promise held, byDesignMark or brokeMark.
@@ -298,9 +297,9 @@ func (c VerdictCell) Mark() string {
 	case !c.Broke:
 		return ""
 	case c.Beyond:
-		return brokeMark
+		return BrokeMark
 	}
-	return byDesignMark
+	return ByDesignMark
 }
 
 // The verdict's opening lines: the question it answers (as the text's first line and as
@@ -309,8 +308,8 @@ const (
 	verdictTitle    = "Verdict: did each algorithm keep its promise, at most the limit in any trailing window?"
 	verdictQuestion = "Did each algorithm keep its promise, at most the limit in any trailing window?"
 	verdictLegend   = "A cell: the busiest window over the limit, then its group's cost (- not run)."
-	verdictByDesign = "Above 1.00 the promise broke: " + byDesignMark + " within the algorithm's own documented bound (by design);"
-	verdictBeyond   = brokeMark + " beyond that bound too, or the algorithm states none."
+	verdictByDesign = "Above 1.00 the promise broke: " + ByDesignMark + " within the algorithm's own documented bound (by design);"
+	verdictBeyond   = BrokeMark + " beyond that bound too, or the algorithm states none."
 )
 
 // WriteVerdictText writes the verdict as text no wider than width (wider only if one
@@ -372,7 +371,7 @@ func writeVerdictBlock(w *strings.Builder, b VerdictBlock, width int) {
 		for _, g := range b.Groups {
 			for _, r := range g.Rows {
 				cell := r.Cells[i]
-				c.ratioWidth = max(c.ratioWidth, max(DisplayWidth(brokeMark), DisplayWidth(byDesignMark))+len(cell.Ratio()))
+				c.ratioWidth = max(c.ratioWidth, max(DisplayWidth(BrokeMark), DisplayWidth(ByDesignMark))+len(cell.Ratio()))
 				c.cost = max(c.cost, DisplayWidth(cell.Cost))
 			}
 		}

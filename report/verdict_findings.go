@@ -29,7 +29,7 @@ func verdictFinding(r *Report) string {
 
 func promiseFinding(r *Report) string {
 	kind := costKind(r)
-	fleet := hasDistributed(r)
+	fleet := HasDistributed(r)
 	algs := map[string]bool{}
 	for _, x := range r.Results {
 		algs[x.Algorithm] = true
@@ -39,7 +39,7 @@ func promiseFinding(r *Report) string {
 		case !fleet:
 			return x.Algorithm
 		case len(algs) == 1:
-			return fleetOf(x).Variant
+			return FleetOf(x).Variant
 		}
 		return ResultName(x)
 	}
@@ -84,11 +84,11 @@ func promiseFinding(r *Report) string {
 	case len(broke) == 0:
 		return fmt.Sprintf("every %s kept the promise, %s", runs, costPhrase(costKind, kept, name))
 	case len(kept) == 0:
-		return fmt.Sprintf("every %s broke the promise (%s), %s", runs, joinAnd(overs), costPhrase(costKind, broke, name))
+		return fmt.Sprintf("every %s broke the promise (%s), %s", runs, JoinAnd(overs), costPhrase(costKind, broke, name))
 	case len(kept) > maxNamed+1:
-		return fmt.Sprintf("%s broke the promise; the other %d %ss kept it, %s", joinAnd(overs), len(kept), runs, costPhrase(costKind, kept, name))
+		return fmt.Sprintf("%s broke the promise; the other %d %ss kept it, %s", JoinAnd(overs), len(kept), runs, costPhrase(costKind, kept, name))
 	}
-	return fmt.Sprintf("%s broke the promise; %s kept it, %s", joinAnd(overs), joinAnd(names), costPhrase(costKind, kept, name))
+	return fmt.Sprintf("%s broke the promise; %s kept it, %s", JoinAnd(overs), JoinAnd(names), costPhrase(costKind, kept, name))
 }
 
 // costPhrase says what the runs xs paid in kind's figure: nothing, one figure, or the
@@ -143,13 +143,13 @@ func retryFinding(r *Report) string {
 	}
 	wavesText := "no strategy came back in synchronized waves"
 	if len(waves) > 0 {
-		wavesText = "synchronized retry waves with " + joinAnd(waves)
+		wavesText = "synchronized retry waves with " + JoinAnd(waves)
 	}
-	return fmt.Sprintf("clients retrying: fewest calls per request %s; %s", joinAnd(fewest), wavesText)
+	return fmt.Sprintf("clients retrying: fewest calls per request %s; %s", JoinAnd(fewest), wavesText)
 }
 
-// joinAnd joins words as a sentence lists them: "a", "a and b", "a, b and c".
-func joinAnd(xs []string) string {
+// JoinAnd joins words as a sentence lists them: "a", "a and b", "a, b and c".
+func JoinAnd(xs []string) string {
 	switch len(xs) {
 	case 0:
 		return ""

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -108,50 +107,6 @@ func TestVerdictTextKeepsToItsWidth(t *testing.T) {
 	}
 }
 
-// A cell above the promise is marked by design while its peak stays within the
-// algorithm's own bound (a token bucket of burst L: 2L in a window; a fixed window: 2L;
-// a sliding log: L), and broken from one unit beyond it, or when the algorithm states no
-// bound; in text, Markdown and the HTML matrix alike.
-func TestVerdictMarksBeyondTheAlgorithmsOwnBound(t *testing.T) {
-	policy := Policy{Limit: 100, Window: Duration(time.Minute), Burst: 100}
-	for _, c := range []struct {
-		alg    string
-		peak   int64
-		mark   string
-		beyond bool
-	}{
-		{"token-bucket", 200, byDesignMark, false},
-		{"token-bucket", 201, brokeMark, true},
-		{"fixed-window", 200, byDesignMark, false},
-		{"fixed-window", 201, brokeMark, true},
-		{"sliding-log", 101, brokeMark, true},
-		{"sliding-log", 100, "", false},
-		{"lua:./mine.lua", 150, brokeMark, true},
-	} {
-		r := &Report{Scenario: "s", Policy: policy, Results: []Result{
-			{Algorithm: c.alg, PeakWindowAdmitted: c.peak, OverAdmission: float64(c.peak) / 100},
-			{Algorithm: "gcra", PeakWindowAdmitted: 100, OverAdmission: 1},
-		}}
-		v := NewVerdict([]*Report{r, {Scenario: "t", Policy: policy, Results: []Result{{Algorithm: "gcra", OverAdmission: 1}}}})
-		cell := v.Blocks[0].Groups[0].Rows[0].Cells[slices.Index(v.Blocks[0].Algorithms, c.alg)]
-		if cell.Mark() != c.mark || cell.Beyond != c.beyond {
-			t.Errorf("%s at %d of 100: mark %q beyond %v, want %q %v", c.alg, c.peak, cell.Mark(), cell.Beyond, c.mark, c.beyond)
-		}
-		var text, md, html strings.Builder
-		writeVerdictText(&text, v, 100)
-		writeVerdictMarkdown(&md, v)
-		if err := WriteIndex(&html, []IndexPage{{Report: r, Dir: "s"}}); err != nil {
-			t.Fatal(err)
-		}
-		ratio := cell.Ratio()
-		class := map[string]string{"": "kept", byDesignMark: "bydesign", brokeMark: "broke"}[c.mark]
-		if !strings.Contains(text.String(), c.mark+ratio) || !strings.Contains(md.String(), c.mark+ratio) ||
-			!strings.Contains(html.String(), `class="`+class+`" title="s, `+c.alg) {
-			t.Errorf("%s at %d: mark %q or class %q missing:\n%s\n%s", c.alg, c.peak, c.mark, class, text.String(), md.String())
-		}
-	}
-}
-
 // A layered run's over-admission is its busiest layer's, and so is the bound it is held
 // to: gcra at 39 of the ip layer's 20 per minute is within gcra's 2L−1, though 1.95 times
 // the account layer's 5 would be beyond it; a run of one limit is held to its policy.
@@ -198,24 +153,6 @@ func TestWrapKeepsWordsAndWidth(t *testing.T) {
 	}
 	if got := Wrap("a-very-long-file-name.svg fits", 10, ""); got[0] != "a-very-long-file-name.svg" {
 		t.Errorf("a long word is cut: %q", got)
-	}
-}
-
-// A table too wide for its Width is split into parts that each fit and name the row.
-func TestWriteTextSplitsATableWiderThanItsWidth(t *testing.T) {
-	tb := Table{Header: []string{"algorithm", "one", "two", "three"}, Keys: 1, Width: 30,
-		Rows: [][]string{{"sliding-window", "111111", "222222", "333333"}}}
-	var b strings.Builder
-	if err := WriteText(&b, tb); err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
-		if DisplayWidth(line) > 30 {
-			t.Errorf("line of %d: %s", DisplayWidth(line), line)
-		}
-	}
-	if n := strings.Count(b.String(), "sliding-window"); n != 3 || !strings.Contains(b.String(), "333333") {
-		t.Errorf("want three parts naming the row:\n%s", b.String())
 	}
 }
 

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rlsim/rlsim/render/chart"
 	"github.com/rlsim/rlsim/report"
-	"github.com/rlsim/rlsim/report/chart"
 	"github.com/rlsim/rlsim/scenario"
 )
 

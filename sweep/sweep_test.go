@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rlsim/rlsim/render/chart"
 	"github.com/rlsim/rlsim/report"
-	"github.com/rlsim/rlsim/report/chart"
 	"github.com/rlsim/rlsim/scenario"
 )
 

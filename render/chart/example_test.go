@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/rlsim/rlsim/report/chart"
+	"github.com/rlsim/rlsim/render/chart"
 )
 
 // Drawing another experiment's result: a series per strategy against a reference line.

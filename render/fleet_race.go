@@ -1,14 +1,13 @@
-package report
+package render
 
 import (
 	"cmp"
 	"fmt"
+	"github.com/rlsim/rlsim/render/chart"
+	"github.com/rlsim/rlsim/report"
+	"gonum.org/v1/plot/vg"
 	"slices"
 	"strconv"
-
-	"gonum.org/v1/plot/vg"
-
-	"github.com/rlsim/rlsim/report/chart"
 )
 
 // RaceFigures draw the read-decide-write race of a report with shared-racy variants: per
@@ -16,7 +15,7 @@ import (
 // round trip for the racy fleet and, beside it, the atomic script's variants of the same
 // report (one line for every round trip when they all agree, as they should), against
 // the advertised limit. A report without shared-racy results has none.
-func RaceFigures(r *Report) []*chart.Figure {
+func RaceFigures(r *report.Report) []*chart.Figure {
 	type line struct {
 		name   string
 		racy   bool
@@ -61,7 +60,7 @@ func RaceFigures(r *Report) []*chart.Figure {
 	}
 	meta := chart.Meta{
 		Title:   r.Scenario + ": effective limit against nodes and store round trip — read, decide, write back vs the atomic script",
-		Caption: Caption(r),
+		Caption: report.Caption(r),
 	}
 	fig := &chart.Figure{Name: "race", Meta: meta, Columns: min(len(algorithms), 2),
 		Height: vg.Length(1.4+3.4*float64((len(algorithms)+1)/2)) * vg.Inch}

@@ -1,17 +1,17 @@
-package report
+package render
 
 import (
+	"github.com/rlsim/rlsim/render/chart"
+	"github.com/rlsim/rlsim/report"
 	"strings"
 	"testing"
-
-	"github.com/rlsim/rlsim/report/chart"
 )
 
 func TestKeyingFigures(t *testing.T) {
 	rate := func(v float64) *float64 { return &v }
 	bars := func(f *chart.Figure) []chart.BarSeries { return f.Panels[0].(chart.BarPanel).Series }
 
-	attacked := &Report{Scenario: "ip-rotation", Key: "ip", Results: []Result{
+	attacked := &report.Report{Scenario: "ip-rotation", Key: "ip", Results: []report.Result{
 		{Algorithm: "gcra", LegitRejectRate: rate(0.01), AttackerAdmitRate: rate(0.97)},
 		{Algorithm: "sliding-window", LegitRejectRate: rate(0.02), AttackerAdmitRate: rate(0.9)},
 	}}
@@ -24,13 +24,13 @@ func TestKeyingFigures(t *testing.T) {
 		t.Fatalf("series %+v", s)
 	}
 
-	layered := &Report{Scenario: "tenants", Results: []Result{{Algorithm: "gcra", LegitRejectRate: rate(0.3),
-		RefusalsByLayer: []LayerCount{{Layer: "user"}, {Layer: "backend"}}}}}
+	layered := &report.Report{Scenario: "tenants", Results: []report.Result{{Algorithm: "gcra", LegitRejectRate: rate(0.3),
+		RefusalsByLayer: []report.LayerCount{{Layer: "user"}, {Layer: "backend"}}}}}
 	if figs := KeyingFigures(layered); len(figs) != 1 || len(bars(figs[0])) != 1 {
 		t.Fatal("layers without attackers: one chart, legit only")
 	}
 
-	plain := &Report{Scenario: "steady", Results: []Result{{Algorithm: "gcra", LegitRejectRate: rate(0)}}}
+	plain := &report.Report{Scenario: "steady", Results: []report.Result{{Algorithm: "gcra", LegitRejectRate: rate(0)}}}
 	if figs := KeyingFigures(plain); figs != nil {
 		t.Fatal("no attacker and no layers: no keying chart")
 	}
@@ -44,12 +44,12 @@ func TestKeyingFigures(t *testing.T) {
 
 func TestKeyingFigureComparesKeys(t *testing.T) {
 	rate := func(v float64) *float64 { return &v }
-	r := &Report{Scenario: "xff-spoofing", Key: "xff:2", Results: []Result{
+	r := &report.Report{Scenario: "xff-spoofing", Key: "xff:2", Results: []report.Result{
 		{Algorithm: "gcra", LegitRejectRate: rate(0), AttackerAdmitRate: rate(0.05)},
 		{Algorithm: "fixed-window", LegitRejectRate: rate(0), AttackerAdmitRate: rate(0.03)},
-	}, KeyRuns: []KeyRun{
-		{Key: "xff-leftmost", Results: []Result{{Algorithm: "gcra", LegitRejectRate: rate(0), AttackerAdmitRate: rate(1)}, {Algorithm: "fixed-window", LegitRejectRate: rate(0), AttackerAdmitRate: rate(1)}}},
-		{Key: "ip", Results: []Result{{Algorithm: "gcra", LegitRejectRate: rate(0.99), AttackerAdmitRate: rate(0.01)}, {Algorithm: "fixed-window", LegitRejectRate: rate(0.98), AttackerAdmitRate: rate(0.02)}}},
+	}, KeyRuns: []report.KeyRun{
+		{Key: "xff-leftmost", Results: []report.Result{{Algorithm: "gcra", LegitRejectRate: rate(0), AttackerAdmitRate: rate(1)}, {Algorithm: "fixed-window", LegitRejectRate: rate(0), AttackerAdmitRate: rate(1)}}},
+		{Key: "ip", Results: []report.Result{{Algorithm: "gcra", LegitRejectRate: rate(0.99), AttackerAdmitRate: rate(0.01)}, {Algorithm: "fixed-window", LegitRejectRate: rate(0.98), AttackerAdmitRate: rate(0.02)}}},
 	}}
 	figs := KeyingFigures(r)
 	if len(figs) != 1 || len(figs[0].Panels) != 2 {
@@ -64,13 +64,13 @@ func TestKeyingFigureComparesKeys(t *testing.T) {
 		t.Fatalf("caption %q; only the left column labels Y", figs[0].Meta.Caption)
 	}
 
-	crowd := &Report{Scenario: "nat-crowd", Key: "user", Results: []Result{{Algorithm: "gcra", LegitRejectRate: rate(0)}},
-		KeyRuns: []KeyRun{{Key: "ip", Results: []Result{{Algorithm: "gcra", LegitRejectRate: rate(0.99)}}}}}
+	crowd := &report.Report{Scenario: "nat-crowd", Key: "user", Results: []report.Result{{Algorithm: "gcra", LegitRejectRate: rate(0)}},
+		KeyRuns: []report.KeyRun{{Key: "ip", Results: []report.Result{{Algorithm: "gcra", LegitRejectRate: rate(0.99)}}}}}
 	f := KeyingFigures(crowd)[0]
 	if len(f.Panels[0].(chart.BarPanel).Series) != 1 || strings.Contains(f.Meta.Title, "attacker") {
 		t.Fatalf("no attackers: legit only, title %q", f.Meta.Title)
 	}
-	if got := ownKeyLabel("account=account+ip=ip"); got != "account+ip" {
+	if got := report.OwnKeyLabel("account=account+ip=ip"); got != "account+ip" {
 		t.Fatalf("own key label %q", got)
 	}
 }

@@ -1,7 +1,8 @@
-package report
+package render
 
 import (
 	"bytes"
+	"github.com/rlsim/rlsim/report"
 	"html/template"
 	"io"
 	"strings"
@@ -9,11 +10,11 @@ import (
 
 // IndexPage is one scenario's section of index.html.
 type IndexPage struct {
-	Report *Report
+	Report *report.Report
 	// Dir is the scenario's folder, relative to index.html.
 	Dir string
 	// Charts are the chart files in Dir, shown as images and linked.
-	Charts []ChartFile
+	Charts []report.ChartFile
 }
 
 type indexChartView struct {
@@ -73,13 +74,13 @@ func headerHTML(h string) template.HTML {
 // tables, findings and charts. The charts are linked files, not embedded, so the page
 // stays small whatever the run.
 func WriteIndex(w io.Writer, pages []IndexPage) error {
-	reports := make([]*Report, len(pages))
+	reports := make([]*report.Report, len(pages))
 	anchors := map[string]string{}
 	for i, p := range pages {
 		reports[i] = p.Report
 		anchors[p.Report.Scenario] = "#" + p.Dir
 	}
-	verdict := NewVerdict(reports)
+	verdict := report.NewVerdict(reports)
 	var view indexView
 	for _, b := range verdict.Blocks {
 		bv := indexBlockView{Algorithms: b.Algorithms, Span: len(b.Algorithms) + 1}
@@ -97,10 +98,10 @@ func WriteIndex(w io.Writer, pages []IndexPage) error {
 					case !c.Ran:
 						cv.Title += ": not run"
 					case c.Beyond:
-						cv.Class, cv.Ratio = "broke", brokeMark+" "+cv.Ratio
+						cv.Class, cv.Ratio = "broke", report.BrokeMark+" "+cv.Ratio
 						cv.Title += ": the promise broke, and the algorithm's own bound"
 					case c.Broke:
-						cv.Class, cv.Ratio = "bydesign", byDesignMark+" "+cv.Ratio
+						cv.Class, cv.Ratio = "bydesign", report.ByDesignMark+" "+cv.Ratio
 						cv.Title += ": above the promise, within the algorithm's own bound"
 					default:
 						cv.Class = "kept"
@@ -125,11 +126,11 @@ func WriteIndex(w io.Writer, pages []IndexPage) error {
 			Name:        p.Report.Scenario,
 			Dir:         p.Dir,
 			Description: p.Report.Description,
-			Caption:     Caption(p.Report),
-			Findings:    AllFindings(p.Report),
+			Caption:     report.Caption(p.Report),
+			Findings:    report.AllFindings(p.Report),
 		}
-		for _, t := range Tables(p.Report, Columns{}) {
-			t = dropEmptyColumns(t)
+		for _, t := range Tables(p.Report, report.Columns{}) {
+			t = report.DropEmptyColumns(t)
 			tv := indexTableView{Rows: t.Rows}
 			for _, h := range t.Header {
 				tv.Header = append(tv.Header, headerHTML(h))

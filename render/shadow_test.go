@@ -1,19 +1,19 @@
-package report
+package render
 
 import (
+	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/traffic"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/rlsim/rlsim/algorithms"
-	"github.com/rlsim/rlsim/traffic"
 )
 
 // TestShadowModeIsReportedAsWouldRefuse: a rule in shadow mode admits everything, and the
 // result says how many of those it would have refused, in the JSON field and a note
 // under the table; the same rule enforced leaves the field out.
 func TestShadowModeIsReportedAsWouldRefuse(t *testing.T) {
-	results := map[string]Result{}
+	results := map[string]report.Result{}
 	for _, spec := range []string{
 		"envoy-ratelimit:unit=second requests_per_unit=3 shadow_mode",
 		"envoy-ratelimit:unit=second requests_per_unit=3",
@@ -22,7 +22,7 @@ func TestShadowModeIsReportedAsWouldRefuse(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := NewCollector(3, time.Second, time.Second)
+		c := report.NewCollector(3, time.Second, time.Second)
 		for i := range int64(10) {
 			for key := range uint32(2) {
 				now := i * sec / 10 // ten requests per key in one second
@@ -37,7 +37,7 @@ func TestShadowModeIsReportedAsWouldRefuse(t *testing.T) {
 		t.Fatalf("shadow: admitted %d, would refuse %d; enforced: admitted %d, would refuse %d",
 			shadow.Admitted, shadow.WouldRefuse, enforced.Admitted, enforced.WouldRefuse)
 	}
-	table := ResultsTable(&Report{Scenario: "s", Results: []Result{shadow, enforced}}, Columns{})
+	table := ResultsTable(&report.Report{Scenario: "s", Results: []report.Result{shadow, enforced}}, report.Columns{})
 	notes := strings.Join(table.Notes, "\n")
 	if !strings.Contains(notes, "shadow_mode: shadow mode: every request passed; 14 of them the rule would have refused") ||
 		strings.Count(notes, "shadow mode") != 1 {
