@@ -17,10 +17,10 @@
 // docs/, without a list to keep.
 //
 // A command that is only shown, not run (a server, a probe of one, a command that reads the
-// wall clock, an error), belongs in a block marked "text" (or "sh", for commands without a
-// prompt or output); a block with a "$ " prompt and no language fails the test, since it
-// would be neither run nor marked as shown. So does a console block that holds no command,
-// or a command other than rlsim.
+// wall clock, an error), belongs in a block marked "text" (commands without a prompt or
+// output, in a "sh" block); a "$ " prompt in a block of any other kind, or of none, fails
+// the test, since it would be neither run nor marked as shown. So does a console block that
+// holds no command, or a command other than rlsim.
 //
 // go test ./docs -update rewrites every transcript's output with what the command prints now.
 package docs_test
@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,10 +46,11 @@ type transcript struct {
 	args     []string
 	want     string // the output as the file shows it
 	from, to int    // the output's lines in the file: [from, to), 0-based
+	indent   string // the block's fence's indentation (a block in a list item), left off each line
 }
 
-// unmarkedPrompts counts, per page, the blocks without a language that show a "$ " prompt
-// and are let stand: docs/own-limiters.md shows three probes of live servers so, to be
+// unmarkedPrompts counts, per page, the blocks neither console nor text that show a "$ "
+// prompt and are let stand: docs/own-limiters.md shows three probes of live servers so, to be
 // marked text. A page may have at most its count; marking its blocks retires the entry.
 var unmarkedPrompts = map[string]int{"docs/own-limiters.md": 3}
 
@@ -70,7 +72,7 @@ func TestTranscripts(t *testing.T) {
 		}
 		if len(unmarked) > unmarkedPrompts[name] {
 			for _, l := range unmarked {
-				t.Errorf("%s:%d: a block with a \"$ \" prompt and no language: mark it console, to be run, or text, to be shown", name, l)
+				t.Errorf("%s:%d: a \"$ \" prompt in a block neither run nor marked shown: mark it console, to be run, or text, to be shown", name, l)
 			}
 		}
 		total += len(ts)
@@ -83,6 +85,9 @@ func TestTranscripts(t *testing.T) {
 			}
 			if *update {
 				out := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+				for k := range out {
+					out[k] = tr.indent + out[k]
+				}
 				if got == "" {
 					out = nil
 				}
@@ -138,7 +143,7 @@ func exists(path string) bool {
 }
 
 // parse finds the transcripts of a Markdown file's console blocks, and the 1-based lines of
-// the blocks without a language that show a "$ " prompt: each is to be run (console) or
+// the other blocks but text ones that show a "$ " prompt: each is to be run (console) or
 // marked as shown (text).
 func parse(lines []string) (out []transcript, unmarked []int, err error) {
 	blocks, err := fences(lines)
@@ -149,7 +154,9 @@ func parse(lines []string) (out []transcript, unmarked []int, err error) {
 		start, end := b.open, b.shut
 		switch b.kind() {
 		case "console":
-		case "":
+		case "text":
+			continue
+		default:
 			for j := start + 1; j < end; j++ {
 				if strings.HasPrefix(strings.TrimSpace(lines[j]), "$ ") {
 					unmarked = append(unmarked, start+1)
@@ -157,15 +164,14 @@ func parse(lines []string) (out []transcript, unmarked []int, err error) {
 				}
 			}
 			continue
-		default:
-			continue
 		}
 		if end == start+1 {
 			return nil, nil, fmt.Errorf("%d: an empty console block", start+1)
 		}
+		indent := lines[start][:len(lines[start])-len(strings.TrimLeft(lines[start], " "))]
 		var cur *transcript
 		for j := start + 1; j < end; j++ {
-			l := lines[j]
+			l := strings.TrimPrefix(lines[j], indent)
 			if !strings.HasPrefix(l, "$ ") {
 				if cur == nil {
 					return nil, nil, fmt.Errorf("%d: a console block starts with a \"$ rlsim\" line", j+1)
@@ -188,7 +194,7 @@ func parse(lines []string) (out []transcript, unmarked []int, err error) {
 			if len(words) == 0 || words[0] != "rlsim" {
 				return nil, nil, fmt.Errorf("%d: a console block runs rlsim commands only; show other commands in a sh block", first+1)
 			}
-			out = append(out, transcript{line: first + 1, args: words[1:], from: j + 1})
+			out = append(out, transcript{line: first + 1, args: words[1:], from: j + 1, indent: indent})
 			cur = &out[len(out)-1]
 		}
 		if cur != nil {
@@ -198,7 +204,11 @@ func parse(lines []string) (out []transcript, unmarked []int, err error) {
 	for i := range out {
 		tr := &out[i]
 		if tr.to > tr.from {
-			tr.want = strings.Join(lines[tr.from:tr.to], "\n") + "\n"
+			var want []string
+			for _, l := range lines[tr.from:tr.to] {
+				want = append(want, strings.TrimPrefix(l, tr.indent))
+			}
+			tr.want = strings.Join(want, "\n") + "\n"
 		}
 	}
 	return out, unmarked, nil
@@ -238,4 +248,31 @@ func split(s string) ([]string, error) {
 		words = append(words, w.String())
 	}
 	return words, nil
+}
+
+// TestParseRefusesWhatItCannotRun: parse finds console blocks however their fence is
+// written, and reports what it would otherwise pass over without a word.
+func TestParseRefusesWhatItCannotRun(t *testing.T) {
+	page := func(s string) []string { return strings.Split(s, "\n") }
+	ts, unmarked, err := parse(page("- a list item:\n\n  ```Console\n  $ rlsim algorithms\n  out\n  ```\n\n```text\n$ rlsim serve\n```\n\n```\n$ rlsim headers\n```\n\n```sh\n$ rlsim run x\n```"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ts) != 1 || ts[0].line != 4 || strings.Join(ts[0].args, " ") != "algorithms" || ts[0].want != "out\n" {
+		t.Errorf("transcripts %+v, want the indented Console block's rlsim algorithms at line 4, showing \"out\"", ts)
+	}
+	if !slices.Equal(unmarked, []int{12, 16}) {
+		t.Errorf("blocks with a prompt, neither run nor marked text, at lines %v; want [12 16]", unmarked)
+	}
+	for _, bad := range []string{
+		"```console\n```",                     // empty
+		"```console\nout\n```",                // output without a command
+		"```console\n$ ls\n```",               // not rlsim
+		"```console\n$ rlsim run x | wc\n```", // a pipe
+		"```console\n$ rlsim algorithms\n",    // never closed
+	} {
+		if _, _, err := parse(page(bad)); err == nil {
+			t.Errorf("parse(%q) gives no error", bad)
+		}
+	}
 }
