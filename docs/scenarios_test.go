@@ -37,3 +37,36 @@ func TestScenarioPageExample(t *testing.T) {
 			sc.Name, sc.Seed, sc.Key, sc.Algorithms, len(sc.Traffic))
 	}
 }
+
+// TestReadmeListsEveryBuiltin: the first column of README.md's table of built-in scenarios
+// names every scenario of the catalogue, and no other.
+func TestReadmeListsEveryBuiltin(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := readPage(t, root, "README.md")
+	start := slices.Index(lines, "## Built-in scenarios")
+	if start < 0 {
+		t.Fatal(`README.md has no "## Built-in scenarios"`)
+	}
+	var listed []string
+	for _, l := range lines[start+1:] {
+		if strings.HasPrefix(l, "## ") {
+			break
+		}
+		cells := strings.Split(l, "|")
+		if len(cells) < 3 || !strings.Contains(cells[1], "`") {
+			continue
+		}
+		for _, name := range strings.Split(cells[1], "`") {
+			if n := strings.TrimSpace(name); n != "" && !strings.ContainsAny(n, " ,()") {
+				listed = append(listed, n)
+			}
+		}
+	}
+	slices.Sort(listed)
+	if want := scenario.Builtins(); !slices.Equal(listed, want) {
+		t.Errorf("README.md's built-in scenarios:\n  %v\nthe catalogue:\n  %v", listed, want)
+	}
+}
