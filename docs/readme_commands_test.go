@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+
 	"github.com/rlsim/rlsim/cmd"
 )
 
@@ -51,36 +53,80 @@ func TestReadmeShellBlocksRun(t *testing.T) {
 	}
 }
 
-// inlineCommand is an rlsim command written in README.md's prose or tables.
+// inlineCommand is an rlsim command written in a page's prose or tables.
 var inlineCommand = regexp.MustCompile("`rlsim( [^`]*)?`")
 
-// TestReadmeInlineCommandsParse holds every `rlsim …` code span of README.md to the
+// placeholderRE is a value left to the reader, in capitals: URL, N, or the end of one
+// (redis://127.0.0.1:PORT).
+var placeholderRE = regexp.MustCompile(`(^|[:/])[A-Z]+$`)
+
+// TestInlineCommandsParse holds every `rlsim …` code span of README.md and docs/ to the
 // command line: the command exists and takes the flags the span gives (each is parsed,
-// with --help, so nothing runs). A placeholder in capitals (URL, NAME) is left as written:
-// it is an argument, which --help does not read. A span with alternatives (zsh|fish) or
-// an ellipsis is notation and is skipped.
-func TestReadmeInlineCommandsParse(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "README.md"))
+// with --help, so nothing runs). A placeholder in capitals (URL, NAME) is left as written
+// where it is an argument, which --help does not read. Notation is skipped: a span with
+// alternatives (zsh|fish, run/compare), an ellipsis, a placeholder as a flag's value
+// (--redis URL), or a flag named without its value (rlsim replay --shard).
+func TestInlineCommandsParse(t *testing.T) {
+	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	spans := inlineCommand.FindAllString(string(data), -1)
-	if len(spans) < 10 {
-		t.Fatalf("README.md has %d rlsim code spans; the pattern reads too few", len(spans))
-	}
-	for _, span := range spans {
-		line := strings.Join(strings.Fields(strings.Trim(span, "`")), " ")
-		if strings.ContainsAny(line, "|…") {
-			continue // notation (zsh|fish, a value left out), not a command line
-		}
-		args, err := split(strings.TrimPrefix(line, "rlsim"))
+	tree := cmd.NewRoot(cmd.IO{})
+	parsed := 0
+	for _, page := range docFiles(t, root) {
+		lines := readPage(t, root, page)
+		blocks, err := fences(lines)
 		if err != nil {
-			t.Errorf("README.md: %s: %v", span, err)
+			t.Fatalf("%s:%v", page, err)
+		}
+		for _, span := range inlineCommand.FindAllString(strings.Join(outsideFences(lines, blocks), "\n"), -1) {
+			line := strings.Join(strings.Fields(strings.Trim(span, "`")), " ")
+			if strings.ContainsAny(line, "|…") || strings.Contains(line, "...") {
+				continue // notation (zsh|fish, a value left out), not a command line
+			}
+			args, err := split(strings.TrimPrefix(line, "rlsim"))
+			if err != nil {
+				t.Errorf("%s: %s: %v", page, span, err)
+				continue
+			}
+			if notation(tree, args) {
+				continue
+			}
+			parsed++
+			var out, errb bytes.Buffer
+			if code := cmd.Main(append(args, "--help"), cmd.IO{In: strings.NewReader(""), Out: &out, Err: &errb}); code != 0 {
+				t.Errorf("%s: %s does not parse: exit %d: %s", page, span, code, errb.String())
+			}
+		}
+	}
+	if parsed < 50 {
+		t.Fatalf("parsed %d rlsim code spans in README.md and docs/; the pattern reads too few", parsed)
+	}
+}
+
+// notation reports whether args name commands and flags rather than give a command line:
+// alternatives in the command's name (run/compare) or a placeholder for it, a flag whose value is a placeholder
+// (--redis URL) or is left out (the span ends at a flag that takes one).
+func notation(tree *cobra.Command, args []string) bool {
+	if len(args) > 0 && (strings.Contains(args[0], "/") || placeholderRE.MatchString(args[0])) {
+		return true // rlsim run/compare, rlsim COMMAND
+	}
+	c, _, err := tree.Find(args)
+	if err != nil {
+		return false // an unknown command: let the parse say so
+	}
+	for i, a := range args {
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "--") || hasValue {
 			continue
 		}
-		var out, errb bytes.Buffer
-		if code := cmd.Main(append(args, "--help"), cmd.IO{In: strings.NewReader(""), Out: &out, Err: &errb}); code != 0 {
-			t.Errorf("README.md: %s does not parse: exit %d: %s", span, code, errb.String())
+		f := c.Flags().Lookup(name)
+		if f == nil || f.NoOptDefVal != "" {
+			continue // unknown (the parse says so) or a switch, which takes no value
+		}
+		if i+1 == len(args) || placeholderRE.MatchString(args[i+1]) {
+			return true
 		}
 	}
+	return false
 }

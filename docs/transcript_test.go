@@ -13,8 +13,14 @@
 // to the next "$ " line or the end of the block are its standard output, compared byte for
 // byte. Commands run in-process in an empty temporary folder, so result files never land in
 // the checkout; an argument naming a file of the repository (scenarios/x.yaml) is resolved
-// against the repository's root. A command that is only shown, not run (a server, a command
-// that reads the wall clock), belongs in a block of another kind ("sh", "text").
+// against the repository's root. Every page is read: README.md and each Markdown file under
+// docs/, without a list to keep.
+//
+// A command that is only shown, not run (a server, a probe of one, a command that reads the
+// wall clock, an error), belongs in a block marked "text" (commands without a prompt or
+// output, in a "sh" block); a "$ " prompt in a block of any other kind, or of none, fails
+// the test, since it would be neither run nor marked as shown. So does a console block that
+// holds no command, or a command other than rlsim.
 //
 // go test ./docs -update rewrites every transcript's output with what the command prints now.
 package docs_test
@@ -25,6 +31,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -39,7 +46,13 @@ type transcript struct {
 	args     []string
 	want     string // the output as the file shows it
 	from, to int    // the output's lines in the file: [from, to), 0-based
+	indent   string // the block's fence's indentation (a block in a list item), left off each line
 }
+
+// unmarkedPrompts counts, per page, the blocks neither console nor text that show a "$ "
+// prompt and are let stand: docs/own-limiters.md shows three probes of live servers so, to be
+// marked text. A page may have at most its count; marking its blocks retires the entry.
+var unmarkedPrompts = map[string]int{"docs/own-limiters.md": 3}
 
 func TestTranscripts(t *testing.T) {
 	// The documentation shows runs on the store's model: `rlsim claims` would otherwise
@@ -49,22 +62,20 @@ func TestTranscripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files = append([]string{filepath.Join(root, "README.md")}, files...)
-	for _, path := range files {
-		name, _ := filepath.Rel(root, path)
-		data, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines := strings.Split(string(data), "\n")
-		ts, err := parse(lines)
+	total := 0
+	for _, name := range docFiles(t, root) {
+		path := filepath.Join(root, filepath.FromSlash(name))
+		lines := readPage(t, root, name)
+		ts, unmarked, err := parse(lines)
 		if err != nil {
 			t.Fatalf("%s:%v", name, err)
 		}
+		if len(unmarked) > unmarkedPrompts[name] {
+			for _, l := range unmarked {
+				t.Errorf("%s:%d: a \"$ \" prompt in a block neither run nor marked shown: mark it console, to be run, or text, to be shown", name, l)
+			}
+		}
+		total += len(ts)
 		changed := false
 		for i := len(ts) - 1; i >= 0; i-- { // backwards, so rewriting keeps earlier line numbers
 			tr := ts[i]
@@ -74,6 +85,9 @@ func TestTranscripts(t *testing.T) {
 			}
 			if *update {
 				out := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+				for k := range out {
+					out[k] = tr.indent + out[k]
+				}
 				if got == "" {
 					out = nil
 				}
@@ -89,6 +103,9 @@ func TestTranscripts(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+	}
+	if total < 40 {
+		t.Fatalf("ran %d transcripts of README.md and docs/; the parser reads too few", total)
 	}
 }
 
@@ -125,30 +142,39 @@ func exists(path string) bool {
 	return err == nil
 }
 
-// parse finds the transcripts of a Markdown file's console blocks.
-func parse(lines []string) ([]transcript, error) {
-	var out []transcript
-	for i := 0; i < len(lines); i++ {
-		if strings.TrimSpace(lines[i]) != "```console" {
+// parse finds the transcripts of a Markdown file's console blocks, and the 1-based lines of
+// the other blocks but text ones that show a "$ " prompt: each is to be run (console) or
+// marked as shown (text).
+func parse(lines []string) (out []transcript, unmarked []int, err error) {
+	blocks, err := fences(lines)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, b := range blocks {
+		start, end := b.open, b.shut
+		switch b.kind() {
+		case "console":
+		case "text":
+			continue
+		default:
+			for j := start + 1; j < end; j++ {
+				if strings.HasPrefix(strings.TrimSpace(lines[j]), "$ ") {
+					unmarked = append(unmarked, start+1)
+					break
+				}
+			}
 			continue
 		}
-		start := i
-		end := -1
-		for j := i + 1; j < len(lines); j++ {
-			if strings.TrimSpace(lines[j]) == "```" {
-				end = j
-				break
-			}
+		if end == start+1 {
+			return nil, nil, fmt.Errorf("%d: an empty console block", start+1)
 		}
-		if end < 0 {
-			return nil, fmt.Errorf("%d: console block is never closed", start+1)
-		}
+		indent := lines[start][:len(lines[start])-len(strings.TrimLeft(lines[start], " "))]
 		var cur *transcript
 		for j := start + 1; j < end; j++ {
-			l := lines[j]
+			l := strings.TrimPrefix(lines[j], indent)
 			if !strings.HasPrefix(l, "$ ") {
 				if cur == nil {
-					return nil, fmt.Errorf("%d: a console block starts with a \"$ rlsim\" line", j+1)
+					return nil, nil, fmt.Errorf("%d: a console block starts with a \"$ rlsim\" line", j+1)
 				}
 				continue
 			}
@@ -163,26 +189,29 @@ func parse(lines []string) ([]transcript, error) {
 			}
 			words, err := split(cmdline)
 			if err != nil {
-				return nil, fmt.Errorf("%d: %v", first+1, err)
+				return nil, nil, fmt.Errorf("%d: %v", first+1, err)
 			}
 			if len(words) == 0 || words[0] != "rlsim" {
-				return nil, fmt.Errorf("%d: a console block runs rlsim commands only; show other commands in a sh block", first+1)
+				return nil, nil, fmt.Errorf("%d: a console block runs rlsim commands only; show other commands in a sh block", first+1)
 			}
-			out = append(out, transcript{line: first + 1, args: words[1:], from: j + 1})
+			out = append(out, transcript{line: first + 1, args: words[1:], from: j + 1, indent: indent})
 			cur = &out[len(out)-1]
 		}
 		if cur != nil {
 			cur.to = end
 		}
-		i = end
 	}
 	for i := range out {
 		tr := &out[i]
 		if tr.to > tr.from {
-			tr.want = strings.Join(lines[tr.from:tr.to], "\n") + "\n"
+			var want []string
+			for _, l := range lines[tr.from:tr.to] {
+				want = append(want, strings.TrimPrefix(l, tr.indent))
+			}
+			tr.want = strings.Join(want, "\n") + "\n"
 		}
 	}
-	return out, nil
+	return out, unmarked, nil
 }
 
 // split splits a command line into words as a shell does for plain words and single- or
@@ -219,4 +248,31 @@ func split(s string) ([]string, error) {
 		words = append(words, w.String())
 	}
 	return words, nil
+}
+
+// TestParseRefusesWhatItCannotRun: parse finds console blocks however their fence is
+// written, and reports what it would otherwise pass over without a word.
+func TestParseRefusesWhatItCannotRun(t *testing.T) {
+	page := func(s string) []string { return strings.Split(s, "\n") }
+	ts, unmarked, err := parse(page("- a list item:\n\n  ```Console\n  $ rlsim algorithms\n  out\n  ```\n\n```text\n$ rlsim serve\n```\n\n```\n$ rlsim headers\n```\n\n```sh\n$ rlsim run x\n```"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ts) != 1 || ts[0].line != 4 || strings.Join(ts[0].args, " ") != "algorithms" || ts[0].want != "out\n" {
+		t.Errorf("transcripts %+v, want the indented Console block's rlsim algorithms at line 4, showing \"out\"", ts)
+	}
+	if !slices.Equal(unmarked, []int{12, 16}) {
+		t.Errorf("blocks with a prompt, neither run nor marked text, at lines %v; want [12 16]", unmarked)
+	}
+	for _, bad := range []string{
+		"```console\n```",                     // empty
+		"```console\nout\n```",                // output without a command
+		"```console\n$ ls\n```",               // not rlsim
+		"```console\n$ rlsim run x | wc\n```", // a pipe
+		"```console\n$ rlsim algorithms\n",    // never closed
+	} {
+		if _, _, err := parse(page(bad)); err == nil {
+			t.Errorf("parse(%q) gives no error", bad)
+		}
+	}
 }
