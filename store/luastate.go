@@ -31,8 +31,10 @@ import (
 // changed any of it, or failed, has the state built again before the next.
 //
 // Commands that a script may not send (MULTI, EVAL, SUBSCRIBE, …) are refused here with
-// miniredis's message, as miniredis refuses them from its scripts. It is not safe for
-// concurrent use.
+// miniredis's message, as miniredis refuses them from its scripts, but whatever their
+// arguments (miniredis checks those first). Each command takes miniredis's lock for
+// itself, where miniredis holds it for the whole script: the same while, as here, nothing
+// else calls the server during a call. It is not safe for concurrent use.
 type luaState struct {
 	srv   *server.Server
 	sha   string
@@ -448,8 +450,8 @@ func (s *luaState) reply(v lua.LValue) {
 			s.reply(e)
 		}
 	default:
-		// A function, a coroutine or userdata: miniredis has no reply for these either;
-		// its message names the Lua type.
+		// A function, a coroutine or userdata: miniredis panics on these; here the call
+		// fails naming the Lua type.
 		c.WriteError(fmt.Sprintf("ERR the script returned a Lua %s, which has no reply", v.Type()))
 	}
 }

@@ -218,3 +218,29 @@ func TestLuaStateCompileError(t *testing.T) {
 		}
 	}
 }
+
+// TestLuaStateReplyWithoutAReply: a script that returns what has no reply (a function, a
+// coroutine) fails naming what it returned, where miniredis would panic; the next call
+// is answered.
+func TestLuaStateReplyWithoutAReply(t *testing.T) {
+	m := miniredis.RunT(t)
+	s, err := newLuaState(m.Server(), "sha", "if ARGV[1] == 'f' then return print end\nif ARGV[1] == 'c' then return coroutine.create(print) end\nreturn 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		arg  string
+		want any
+		err  string
+	}{
+		{"f", nil, "ERR the script returned a Lua function, which has no reply"},
+		{"1", int64(1), "<nil>"},
+		{"c", nil, "ERR the script returned a Lua thread, which has no reply"},
+		{"1", int64(1), "<nil>"},
+	} {
+		v, err := s.run([]string{"k"}, []string{c.arg})
+		if v != c.want || fmt.Sprint(err) != c.err {
+			t.Errorf("%s: %#v, %v; want %#v, %s", c.arg, v, err, c.want, c.err)
+		}
+	}
+}
