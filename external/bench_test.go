@@ -17,7 +17,8 @@ import (
 // iteration, 100 µs of virtual time apart, over keys clients in turn; every client has
 // made a request before the clock starts, so the store holds keys counters (and their
 // TTLs) from the first timed call. Its peer "floor/keys=10" runs a script that only
-// returns 1: what miniredis spends on any call, a Lua state of its own built for each.
+// returns 1: what a call costs beside the script's own commands (the Lua state kept from
+// call to call, its check that the call left it as built, the TTL clock).
 // The garbage collector's target is raised as a run raises it (RaiseGC). Beside
 // decisions/s (wall time) it reports the process's CPU time per decision, which a
 // machine shared with other work moves less: go test -run '^$' -bench LuaEmbedded ./external

@@ -1,44 +1,15 @@
 package store
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"strconv"
 
-	"github.com/alicebob/miniredis/v2/server"
 	"github.com/redis/go-redis/v9"
 )
 
-// miniCall runs one command on the embedded miniredis in this process, through its
-// server's Dispatch, as a connection of its own would: no socket, no goroutine between
-// the call and its reply. The reply comes as go-redis gives it (int64, string, []any,
-// nil), an error reply as a redis.Error, and a nil reply as redis.Nil.
-type miniCall struct {
-	srv  *server.Server
-	out  bytes.Buffer
-	peer *server.Peer
-}
-
-func newMiniCall(srv *server.Server) *miniCall {
-	c := &miniCall{srv: srv}
-	c.peer = server.NewPeer(bufio.NewWriter(&c.out))
-	return c
-}
-
-// do dispatches args and reads the reply.
-func (c *miniCall) do(args []string) (any, error) {
-	c.out.Reset()
-	c.srv.Dispatch(c.peer, args)
-	c.peer.Flush()
-	v, rest, err := readMiniReply(c.out.Bytes())
-	if err == nil && len(rest) != 0 {
-		err = fmt.Errorf("miniredis answered %s with %d bytes past its reply", args[0], len(rest))
-	}
-	return v, err
-}
-
-// miniError is an error reply of miniredis: a redis.Error, as go-redis would give it.
+// miniError is an error reply of miniredis (or of a script run as miniredis runs it,
+// luaState): a redis.Error, as go-redis would give it.
 type miniError string
 
 func (e miniError) Error() string { return string(e) }
@@ -48,7 +19,9 @@ func (miniError) RedisError() {}
 
 var _ redis.Error = miniError("")
 
-// readMiniReply reads one RESP2 reply off b and returns it with what follows it.
+// readMiniReply reads one RESP2 reply off b and returns it with what follows it, as
+// go-redis would give it: int64, string, []any (a nil element nil, an error element a
+// miniError), a top-level nil as redis.Nil and an error as a miniError.
 func readMiniReply(b []byte) (any, []byte, error) {
 	end := bytes.Index(b, []byte("\r\n"))
 	if len(b) == 0 || end < 0 {

@@ -134,10 +134,11 @@ type UserFace struct {
 	// key is the KEYS[1] of the call on its way on miniredis, whose pre-hook sees every
 	// command the script sends; cross the first key it touched in another slot.
 	key, cross atomic.Pointer[string]
-	// call runs the script on miniredis in this process (nil on a real server); args is
-	// its command, reused.
-	call *miniCall
-	args []string
+	// lua runs the script on miniredis in this process (nil on a real server); keys and
+	// args are its call's, reused.
+	lua  *luaState
+	keys [1]string
+	args [5]string
 }
 
 // NewUserFace loads s on r (a syntax error is reported here, in the server's words) and
@@ -155,7 +156,11 @@ func NewUserFace(r *Redis, s *UserScript, p algorithms.Policy) (*UserFace, error
 		return nil, r.wrap(fmt.Errorf("the server cannot load the script: %w", err))
 	}
 	if r.mini != nil {
-		f.call = newMiniCall(r.mini.Server())
+		lua, err := newLuaState(r.mini.Server(), s.lua.Hash(), s.Source)
+		if err != nil {
+			return nil, r.wrap(fmt.Errorf("the server cannot load the script: %w", err))
+		}
+		f.lua = lua
 		// Every call comes with ttlClock's before and after (evalMini), so the face's
 		// TTLs can be counted without FastForward's walk of every key.
 		t := newTTLClock(r.mini)
@@ -263,7 +268,7 @@ func (f *UserFace) Eval(calls []UserCall, out []UserResult) error {
 	return nil
 }
 
-// evalMini runs c on the embedded server in this process (miniCall), its clock moved to
+// evalMini runs c on the embedded server in this process (luaState), its clock moved to
 // c's time first, and its TTLs counted around it (ttlClock).
 func (f *UserFace) evalMini(c UserCall) (any, error) {
 	r := f.r
@@ -274,10 +279,10 @@ func (f *UserFace) evalMini(c UserCall) (any, error) {
 		t.before(now, c.Key)
 	}
 	r.mu.Unlock()
-	f.args = append(f.args[:0], "EVALSHA", f.s.lua.Hash(), "1", c.Key,
-		strconv.FormatInt(floorDiv(c.Now, 1000), 10), strconv.FormatInt(max(c.Cost, 1), 10), f.policy[0], f.policy[1], f.policy[2])
+	f.keys[0] = c.Key
+	f.args = [5]string{strconv.FormatInt(floorDiv(c.Now, 1000), 10), strconv.FormatInt(max(c.Cost, 1), 10), f.policy[0], f.policy[1], f.policy[2]}
 	end := r.watch.Begin()
-	v, err := f.call.do(f.args)
+	v, err := f.lua.run(f.keys[:], f.args[:])
 	end()
 	if t != nil {
 		r.mu.Lock()
