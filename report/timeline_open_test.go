@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -214,6 +215,10 @@ func TestShardWindowsMergeIntoTheColumnOfOneRun(t *testing.T) {
 				return out
 			}
 			one := run(1, 0)
+			// Parts without the record (not a shard's) cannot be merged into one run's column.
+			if _, err := MergeCollectors("sliding-log", LimiterTotals{}, []CollectorPartial{one[0], run(2, 1)[0]}); err == nil || !strings.Contains(err.Error(), "no record of their busiest keys") {
+				t.Errorf("a part without its busiest keys' record: %v", err)
+			}
 			for _, n := range []int{2, 3, 4} {
 				shards := make([][]CollectorPartial, n)
 				for k := range n {
