@@ -837,8 +837,8 @@ func burstLog(t *testing.T, dir, format string) string {
 
 // The shards of a log whose busiest key moves between shards merge into one run's bytes
 // everywhere, the timeline's busiest-window column (timeline.csv, the window chart's data)
-// included: in two log formats, over 2 and over 4 shards, on stdout and in the results
-// folder, and with layers.
+// included: in two log formats, over 2 and over 4 shards, in the results folder and on
+// stdout, and with layers.
 func TestReplayShardsMergeTheBusiestWindowOfOneRun(t *testing.T) {
 	dir := t.TempDir()
 	for _, tt := range []struct {
@@ -878,7 +878,7 @@ func TestReplayShardsMergeTheBusiestWindowOfOneRun(t *testing.T) {
 					t.Errorf("%s %v, %d shards: %s differs from one run's (%v, %v):\n%s", format, tt.args, n, f, err1, err2, firstDifference(string(b), string(a)))
 				}
 			}
-			if n != 4 {
+			if n != 4 || format != "combined" {
 				continue
 			}
 			for _, out := range []string{"json", "csv", "table"} {
