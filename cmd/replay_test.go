@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
@@ -766,4 +767,149 @@ func TestReplayShardsUnderGNUParallel(t *testing.T) {
 	if !bytes.Equal(merged, whole) {
 		t.Errorf("the merge of the shards differs from one run:\n%s\n---\n%s", merged, whole)
 	}
+}
+
+// burstLog writes a log in the given format (combined, whole seconds; or jsonl, to the
+// millisecond) in which the busiest key of a bin moves from shard to shard, in three acts:
+//   - 6 episodes, 150 s apart, in each of which 60 addresses of their own send a burst of
+//     1 to 19 requests, two addresses a second, the first the largest: the busiest key
+//     leads the quiet bins after its burst has left the window while a smaller one's has not;
+//   - 6 ties: two addresses reach 5 at one instant, one of them with 4 requests sent 20 s
+//     before, so the two keep different counts after — which one leads is decided by the
+//     order of their lines, the first or the second one way round in turn;
+//   - 6 bin starts at which the leader's burst is about to leave the window: the first
+//     request past the bin's start is another address's, the next the leader's own.
+func burstLog(t *testing.T, dir, format string) string {
+	t.Helper()
+	type req struct {
+		sec, ms int
+		ip      string
+	}
+	var reqs []req
+	send := func(sec, ms, n int, ip string) {
+		for i := range n {
+			reqs = append(reqs, req{sec, (ms + i*17) % 1000, ip})
+		}
+	}
+	for e := range 6 {
+		for j := range 60 {
+			size := 1 + (j*7+e)%17
+			if j == 0 {
+				size = 19
+			}
+			if j%2 == 1 && j%3 == 0 {
+				size = 1 + ((j-1)*7+e)%17 // the size of the burst beside it
+			}
+			send(e*150+j/2, j*31, size, fmt.Sprintf("198.51.%d.%d", e, j))
+		}
+	}
+	for e := range 6 {
+		at := 900 + e*90 + 30
+		a, b := fmt.Sprintf("192.0.2.%d", 2*e), fmt.Sprintf("192.0.2.%d", 2*e+1)
+		send(at-20, 0, 4, a)
+		if e%2 == 0 {
+			send(at, 500, 1, a)
+			reqs = append(reqs, req{at, 500, b}, req{at, 500, b}, req{at, 500, b}, req{at, 500, b}, req{at, 500, b})
+		} else {
+			reqs = append(reqs, req{at, 500, b}, req{at, 500, b}, req{at, 500, b}, req{at, 500, b}, req{at, 500, b})
+			send(at, 500, 1, a)
+		}
+	}
+	for e := range 6 {
+		at := 1440 + e*80
+		leader, other := fmt.Sprintf("203.0.113.%d", 2*e), fmt.Sprintf("203.0.113.%d", 2*e+1)
+		send(at+1, 0, 10, leader)
+		reqs = append(reqs, req{at + 61, 0, other}, req{at + 61, 0, leader})
+	}
+	// The log in time order, as a server writes it; lines of one instant keep their order.
+	slices.SortStableFunc(reqs, func(a, b req) int { return cmp.Or(cmp.Compare(a.sec, b.sec), cmp.Compare(a.ms, b.ms)) })
+	var out strings.Builder
+	for _, r := range reqs {
+		clock := fmt.Sprintf("%02d:%02d:%02d", 10+r.sec/3600, r.sec/60%60, r.sec%60)
+		if format == "combined" {
+			fmt.Fprintf(&out, "%s\n", combinedLine(r.ip, clock))
+		} else {
+			fmt.Fprintf(&out, `{"time":"2026-01-01T%s.%03dZ","ip":%q}`+"\n", clock, r.ms, r.ip)
+		}
+	}
+	path := filepath.Join(dir, "bursts."+format)
+	if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// The shards of a log whose busiest key moves between shards merge into one run's bytes
+// everywhere, the timeline's busiest-window column (timeline.csv, the window chart's data)
+// included: in two log formats, over 2 and over 4 shards, in the results folder and on
+// stdout, and with layers.
+func TestReplayShardsMergeTheBusiestWindowOfOneRun(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		format string
+		args   []string
+		shards []int
+	}{
+		{"combined", []string{"--limit", "20", "--window", "1m"}, []int{2, 4}},
+		{"jsonl", []string{"--limit", "20", "--window", "1m"}, []int{2, 4}},
+		{"combined", []string{"--layer", "ip:20/1m", "--layer", "ipv6/48:30/1m"}, []int{2}},
+	} {
+		format, args := tt.format, append(tt.args, "--algorithms", "sliding-log,token-bucket")
+		log := burstLog(t, dir, format)
+		wholeOut := filepath.Join(dir, fmt.Sprintf("%s-%d-whole", format, len(args)))
+		if _, errOut, code := rlsim(t, append([]string{"replay", log, "--log-format", format, "--out", wholeOut}, args...)...); code != 0 {
+			t.Fatalf("%s: exit %d: %s", format, code, errOut)
+		}
+		for _, n := range tt.shards {
+			var parts []string
+			for k := n; k >= 1; k-- {
+				out, errOut, code := rlsim(t, append([]string{"replay", log, "--log-format", format, "--shard", fmt.Sprintf("%d/%d", k, n), "--out", ""}, args...)...)
+				if code != 0 {
+					t.Fatalf("%s shard %d/%d: exit %d: %s", format, k, n, code, errOut)
+				}
+				part := filepath.Join(dir, fmt.Sprintf("%s-%d-of-%d.json", format, k, n))
+				os.WriteFile(part, []byte(out), 0o644)
+				parts = append(parts, part)
+			}
+			mergedOut := filepath.Join(dir, fmt.Sprintf("%s-%d-merged-%d", format, len(args), n))
+			if _, errOut, code := rlsim(t, append([]string{"merge", "--out", mergedOut}, parts...)...); code != 0 {
+				t.Fatalf("%s, %d shards: merge exit %d: %s", format, n, code, errOut)
+			}
+			for _, f := range []string{"timeline.csv", "results.json", "results.csv", "summary.md"} {
+				a, err1 := os.ReadFile(filepath.Join(wholeOut, "bursts", f))
+				b, err2 := os.ReadFile(filepath.Join(mergedOut, "bursts", f))
+				if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+					t.Errorf("%s %v, %d shards: %s differs from one run's (%v, %v):\n%s", format, tt.args, n, f, err1, err2, firstDifference(string(b), string(a)))
+				}
+			}
+			if n != 4 || format != "combined" {
+				continue
+			}
+			for _, out := range []string{"json", "csv", "table"} {
+				whole, _, _ := rlsim(t, append([]string{"replay", log, "--log-format", format, "--format", out, "--out", ""}, args...)...)
+				merged, errOut, code := rlsim(t, append([]string{"merge", "--format", out, "--out", ""}, parts...)...)
+				if code != 0 || merged != whole {
+					t.Errorf("%s, --format %s: merge (exit %d, %s) differs from one run:\n%s", format, out, code, errOut, firstDifference(merged, whole))
+				}
+			}
+		}
+	}
+}
+
+// firstDifference shows the first line where got and want differ.
+func firstDifference(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := range max(len(g), len(w)) {
+		var a, b string
+		if i < len(g) {
+			a = g[i]
+		}
+		if i < len(w) {
+			b = w[i]
+		}
+		if a != b {
+			return fmt.Sprintf("line %d: got  %q\nline %d: want %q", i+1, a, i+1, b)
+		}
+	}
+	return "(no difference)"
 }

@@ -58,6 +58,9 @@ func (g *Group) Reserve(keys int) { g.windows.reserve(keys) }
 // queueing delay it added then. It returns the reference's verdicts, bit i for collector
 // i, each as Collector.Observe would return it.
 func (g *Group) Observe(key uint32, t int64, cost int64, class traffic.Class, admitted uint64, delays []time.Duration) (referenceAllowed uint64) {
+	for _, c := range g.cols {
+		c.TimelineAt(t)
+	}
 	w := g.windows
 	slot := w.slot(key)
 	w.expire(slot, t-g.window)

@@ -114,6 +114,7 @@ func (c *Collector) Observe(key uint32, t int64, cost int64, class traffic.Class
 	if c.windows.members != 1 {
 		panic("report: Observe on a collector of a group; observe through the group")
 	}
+	c.TimelineAt(t)
 	slot := c.windows.slot(key)
 	c.windows.expire(slot, t-c.window)
 	before := c.windows.sum(slot, 0)

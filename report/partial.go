@@ -163,8 +163,8 @@ func TotalsOf(lim algorithms.Limiter) LimiterTotals {
 // MergeCollectors adds up the partials of collectors that measured disjoint keys of one
 // traffic against one promise into the result one collector over all of it gives, for a
 // limiter named name with totals lim. The timeline's bins add; its busiest-key column is
-// the largest of the parts' (a part's busiest key, where one run would follow the busiest
-// key of all), and its admissions, kept one by one, are merged by time, each part's keys
+// found again from the parts' records of their busiest keys (mergeWindowColumn), and its
+// admissions, kept one by one, are merged by time, each part's keys
 // kept apart.
 func MergeCollectors(name string, lim LimiterTotals, parts []CollectorPartial) (Result, error) {
 	if len(parts) == 0 {
@@ -277,7 +277,8 @@ func backendPeakOf(streams [][]byte, window int64) (int64, error) {
 	return peak, nil
 }
 
-// mergeTimelines adds the parts' timelines bin by bin.
+// mergeTimelines adds the parts' timelines bin by bin, and finds their busiest-window
+// column again from their ShardWindows.
 func mergeTimelines(parts []CollectorPartial) (*Timeline, error) {
 	first := parts[0].Timeline
 	out := &Timeline{Bin: first.Bin, Admitted: make([]int64, len(first.Admitted)), Refused: make([]int64, len(first.Refused)),
@@ -294,7 +295,6 @@ func mergeTimelines(parts []CollectorPartial) (*Timeline, error) {
 		for i := range tl.Admitted {
 			out.Admitted[i] += tl.Admitted[i]
 			out.Refused[i] += tl.Refused[i]
-			out.WindowAdmitted[i] = max(out.WindowAdmitted[i], tl.WindowAdmitted[i])
 		}
 		overflow = overflow || p.AdmissionsOverflow
 		for _, a := range tl.Admissions {
@@ -303,6 +303,10 @@ func mergeTimelines(parts []CollectorPartial) (*Timeline, error) {
 			admissions = append(admissions, a)
 		}
 		keyBase += most
+	}
+	var err error
+	if out.WindowAdmitted, err = mergeWindowColumn(parts); err != nil {
+		return nil, err
 	}
 	if !overflow && len(admissions) <= MaxExactAdmissions {
 		slices.SortStableFunc(admissions, func(a, b Admission) int { return cmp.Compare(a.T, b.T) })

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"errors"
 	"math"
 	"slices"
 	"time"
@@ -52,6 +53,67 @@ type Timeline struct {
 	// the bins are too wide to show; nil when the run admitted more than
 	// MaxExactAdmissions (see zoom.go).
 	Admissions []Admission
+	// Shard is, in a shard's partial results, what the merge needs to find WindowAdmitted
+	// again over all shards (RecordShardWindow); nil elsewhere.
+	Shard *ShardWindow `json:"shard_window,omitempty"`
+}
+
+// ShardWindow is what a shard's timeline records for the busiest-window column of one run
+// over all shards' keys to be found again (mergeWindowColumn). Bin by bin, one run's
+// column is the larger of the leading key's count at the bin's start and the largest
+// count at an admission in the bin; the lead passes to the key of the last admission
+// that reached the bin's largest, when that is at least the leader's count. The leader
+// of one run is always the key some shard saw reach its own largest in a bin, so per bin
+// a shard records its own largest (Top, 0 for no admission), when the last admission
+// that reached it came (TopAt, the run's time in ns, then TopOrder, its place at that
+// instant: the log line), and the counts its key held at the starts of the bins after
+// (Trail). A trail ends after the first bin in which the shard itself reached as much as
+// the key held at the bin's start — one run's lead has passed on by then, whoever held
+// it — or before a count of 0, which then stays 0 until the key's next admission, which
+// ends it too. So a shard records three numbers a bin and a trail no longer than the run
+// of bins its key may still lead: bounded by the bins, never by the lines.
+type ShardWindow struct {
+	Top      []int64   `json:"top"`
+	TopAt    []int64   `json:"top_at"`
+	TopOrder []int64   `json:"top_order"`
+	Trail    [][]int64 `json:"trail"`
+}
+
+// RecordShardWindow makes a collector's open timeline (RecordOpenTimeline, called first)
+// keep the ShardWindow of a shard's run, for the merge of the shards. Call TimelineOrder
+// before every decision, so that ties at one instant are broken as one run breaks them.
+func (c *Collector) RecordShardWindow() {
+	if o, ok := c.timeline.(*openTimeline); ok {
+		for _, w := range o.widths {
+			w.sw = &ShardWindow{}
+		}
+	}
+}
+
+// TimelineOrder tells a collector recording a ShardWindow the place, among the requests
+// of its instant, of the request it is about to observe: its log line, which orders the
+// requests of one instant in every shard as in one run. Other collectors ignore it.
+func (c *Collector) TimelineOrder(n int64) {
+	if o, ok := c.timeline.(*openTimeline); ok {
+		o.order = n
+	}
+}
+
+// TimelineOrder is Collector.TimelineOrder for every collector of the group.
+func (g *Group) TimelineOrder(n int64) {
+	for _, c := range g.cols {
+		c.TimelineOrder(n)
+	}
+}
+
+// TimelineAt brings the collector's timeline to t before a decision at t changes any
+// window. Bins are sampled at their starts as the windows stood there, so a bin start's
+// sample is the same whichever key's decision is the first past it — in one run or in
+// a shard that holds only some of its keys.
+func (c *Collector) TimelineAt(t int64) {
+	if c.timeline != nil {
+		c.timeline.at(c, t)
+	}
 }
 
 // timelineRecorder fills a Timeline as the collector observes decisions.
@@ -84,8 +146,15 @@ func (c *Collector) RecordTimeline(horizon time.Duration) {
 	}
 }
 
-// observe is called by Observe after the decision; sum is key's trailing-window count at
-// t, holding the request if it was admitted.
+// at samples the bin starts up to t, before a decision at t.
+func (r *timelineRecorder) at(c *Collector, t int64) {
+	if i := r.binOf(t); i != r.current {
+		r.advance(c, i)
+	}
+}
+
+// observe is called by Observe after the decision (and at before it); sum is key's
+// trailing-window count at t, holding the request if it was admitted.
 func (r *timelineRecorder) observe(c *Collector, key uint32, t int64, allowed bool, sum int64) {
 	i := r.binOf(t)
 	if i != r.current {
@@ -143,6 +212,7 @@ func (r *timelineRecorder) finish(c *Collector) *Timeline {
 // that knows the run's horizon (timelineRecorder) or one that learns it at the end
 // (openTimeline).
 type timelineObserver interface {
+	at(c *Collector, t int64)
 	observe(c *Collector, key uint32, t int64, allowed bool, sum int64)
 	finish(c *Collector) *Timeline
 }
@@ -182,14 +252,17 @@ type openTimeline struct {
 	cur    int   // the base bin of the last decision
 	latest int64 // the time of the last decision
 	exact  exactLog
+
+	order int64 // the place of the decision observed next at its instant (TimelineOrder)
 }
 
 // baseBin is what a base bin saw: its decisions and its largest trailing-window count at
-// an admission (0: none) with the key that reached it last.
+// an admission (0: none) with the key that reached it last, when and at which order.
 type baseBin struct {
 	admitted, refused int64
 	max               int64
 	maxKey            uint32
+	maxAt, maxOrder   int64
 }
 
 // widthTimeline is one width's bins as far as they are closed.
@@ -199,6 +272,15 @@ type widthTimeline struct {
 	sample []int64 // per bin: the leader's count at the bin's start
 	closed []int64 // per closed bin: its WindowAdmitted
 	leader int     // the leading key after the last closed bin; -1 none
+
+	sw    *ShardWindow // a shard's record, when the timeline keeps one
+	trail []liveTrail  // the trails still being recorded
+}
+
+// liveTrail is a trail of a ShardWindow being recorded: that of the top key of bin.
+type liveTrail struct {
+	bin int
+	key uint32
 }
 
 // timelineWidths are the widths TimelineBin can choose, finest first.
@@ -243,18 +325,24 @@ func (o *openTimeline) retire(t int64) (dropped bool) {
 	return dropped
 }
 
-func (o *openTimeline) observe(c *Collector, key uint32, t int64, allowed bool, sum int64) {
+// at moves the recorder to t, before a decision at t.
+func (o *openTimeline) at(c *Collector, t int64) {
 	t = max(t, 0)
 	if t != o.latest || len(o.bins) == 0 {
 		o.latest = t
 		o.move(c, t)
 	}
+}
+
+func (o *openTimeline) observe(c *Collector, key uint32, t int64, allowed bool, sum int64) {
+	o.at(c, t)
+	t = max(t, 0)
 	b := &o.bins[o.cur]
 	if allowed {
 		o.exact.record(t, key, sum)
 		b.admitted++
 		if sum >= b.max {
-			b.max, b.maxKey = sum, key
+			b.max, b.maxKey, b.maxAt, b.maxOrder = sum, key, t, o.order
 		}
 	} else {
 		b.refused++
@@ -294,7 +382,7 @@ func (o *openTimeline) merge(g int64) {
 		m.admitted += b.admitted
 		m.refused += b.refused
 		if b.max > 0 && b.max >= m.max {
-			m.max, m.maxKey = b.max, b.maxKey
+			m.max, m.maxKey, m.maxAt, m.maxOrder = b.max, b.maxKey, b.maxAt, b.maxOrder
 		}
 	}
 	o.bins, o.base = out, g
@@ -306,26 +394,67 @@ func (o *openTimeline) advance(c *Collector, w *widthTimeline, j int) {
 	for w.cur < j {
 		o.close(w)
 		w.cur++
+		start := int64(w.cur) * w.width
 		var s int64
 		if w.leader >= 0 {
-			start := int64(w.cur) * w.width
 			slot := c.windows.slot(uint32(w.leader))
 			s = c.windows.sumAfter(slot, c.member, start-c.window)
 		}
 		w.sample = append(w.sample, s)
+		if w.sw != nil {
+			o.extendTrails(c, w, start)
+		}
 	}
+}
+
+// extendTrails adds to each live trail of w its key's count at start, the start of w's
+// current bin; a trail whose count is 0 ends there.
+func (o *openTimeline) extendTrails(c *Collector, w *widthTimeline, start int64) {
+	live := w.trail[:0]
+	for _, l := range w.trail {
+		s := c.windows.sumAfter(c.windows.slot(l.key), c.member, start-c.window)
+		if s == 0 {
+			continue
+		}
+		w.sw.Trail[l.bin] = append(w.sw.Trail[l.bin], s)
+		live = append(live, l)
+	}
+	w.trail = live
+}
+
+// closeTrails records w's current bin in its ShardWindow: its top, and the trails the top
+// ends; the bin's top key starts a trail of its own.
+func (w *widthTimeline) closeTrails(top int64, key uint32, at, order int64) {
+	w.sw.Top = append(w.sw.Top, top)
+	w.sw.TopAt = append(w.sw.TopAt, at)
+	w.sw.TopOrder = append(w.sw.TopOrder, order)
+	w.sw.Trail = append(w.sw.Trail, nil)
+	if top == 0 {
+		return
+	}
+	live := w.trail[:0]
+	for _, l := range w.trail {
+		// The trail holds the count at this bin's start last: it is live.
+		if tr := w.sw.Trail[l.bin]; top < tr[len(tr)-1] {
+			live = append(live, l)
+		}
+	}
+	w.trail = append(live, liveTrail{bin: w.cur, key: key})
 }
 
 // close closes w's current bin from the base bins it covers.
 func (o *openTimeline) close(w *widthTimeline) {
 	per := w.width / o.base
 	from := int64(w.cur) * per
-	var top int64
+	var top, at, order int64
 	var key uint32
 	for i := from; i < from+per && i < int64(len(o.bins)); i++ {
 		if b := o.bins[i]; b.max > 0 && b.max >= top {
-			top, key = b.max, b.maxKey
+			top, key, at, order = b.max, b.maxKey, b.maxAt, b.maxOrder
 		}
+	}
+	if w.sw != nil {
+		w.closeTrails(top, key, at, order)
 	}
 	s := w.sample[w.cur]
 	if top > 0 && top >= s {
@@ -350,7 +479,7 @@ func (o *openTimeline) finish(c *Collector) *Timeline {
 	n := max(int((horizon+int64(bin)-1)/int64(bin)), w.cur+1, 1)
 	o.advance(c, w, n-1)
 	o.close(w)
-	tl := &Timeline{Bin: bin, Admitted: make([]int64, n), Refused: make([]int64, n), WindowAdmitted: w.closed[:n], Admissions: o.exact.kept()}
+	tl := &Timeline{Bin: bin, Admitted: make([]int64, n), Refused: make([]int64, n), WindowAdmitted: w.closed[:n], Admissions: o.exact.kept(), Shard: w.sw}
 	per := int64(bin) / o.base
 	for i, b := range o.bins {
 		k := min(int(int64(i)/per), n-1)
@@ -358,4 +487,47 @@ func (o *openTimeline) finish(c *Collector) *Timeline {
 		tl.Refused[k] += b.refused
 	}
 	return tl
+}
+
+// mergeWindowColumn finds again the busiest-window column of one run over all the parts'
+// keys from the parts' ShardWindows, bin by bin as a timelineRecorder records it: the
+// larger of the leader's count at the bin's start (from its shard's trail) and the
+// largest count at an admission in the bin (the largest of the parts' tops), the lead
+// passing to the key of the last admission that reached it, when that is at least the
+// leader's count. The last is the latest by time, then by order at the instant.
+func mergeWindowColumn(parts []CollectorPartial) ([]int64, error) {
+	n := len(parts[0].Timeline.WindowAdmitted)
+	for _, p := range parts {
+		sw := p.Timeline.Shard
+		if sw == nil || len(sw.Top) != n || len(sw.TopAt) != n || len(sw.TopOrder) != n || len(sw.Trail) != n {
+			return nil, errors.New("the parts' timelines carry no record of their busiest keys (rlsim replay --shard writes one)")
+		}
+	}
+	out := make([]int64, n)
+	leader, since := -1, 0 // the part of the leading key, and the bin it took the lead in
+	for j := range n {
+		var s int64
+		if leader >= 0 {
+			if tr, d := parts[leader].Timeline.Shard.Trail[since], j-since-1; d < len(tr) {
+				s = tr[d]
+			}
+		}
+		top, best := int64(0), -1
+		for i, p := range parts {
+			sw := p.Timeline.Shard
+			t := sw.Top[j]
+			if t == 0 || t < top {
+				continue
+			}
+			if t > top || sw.TopAt[j] > parts[best].Timeline.Shard.TopAt[j] ||
+				sw.TopAt[j] == parts[best].Timeline.Shard.TopAt[j] && sw.TopOrder[j] > parts[best].Timeline.Shard.TopOrder[j] {
+				top, best = t, i
+			}
+		}
+		out[j] = max(s, top)
+		if top > 0 && top >= s {
+			leader, since = best, j
+		}
+	}
+	return out, nil
 }

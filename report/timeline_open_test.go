@@ -1,9 +1,12 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -153,5 +156,94 @@ func TestReleasedWindowsJudgeAlikeAndHoldLess(t *testing.T) {
 	// the windows hold every ring the crowd grew.
 	if kept, released := keepCols[0].TrackerBytes(), relCols[0].TrackerBytes(); released >= kept {
 		t.Errorf("released windows hold %d bytes, kept ones %d", released, kept)
+	}
+}
+
+// The shards of a run, each holding the keys k % n of its own, merge into the busiest-window
+// column of the one run over all keys, bin for bin: over 2, 3 and 4 shards, for runs of
+// several lengths, on the members of a group, with bursts that leave the window while
+// smaller ones stay, keys that tie at one instant and refusals.
+func TestShardWindowsMergeIntoTheColumnOfOneRun(t *testing.T) {
+	for _, tt := range []struct {
+		span, window time.Duration
+	}{
+		{5 * time.Second, time.Second},
+		{3 * time.Minute, time.Minute},
+		{26 * time.Hour, time.Hour},
+	} {
+		for seed := range uint64(3) {
+			rng := rand.New(rand.NewPCG(seed, 25))
+			type req struct {
+				key uint32
+				at  int64
+				adm uint64
+			}
+			var reqs []req
+			// Bursts of 1 to 30 requests from 300 keys, some at one instant.
+			for len(reqs) < 4000 {
+				key, at := uint32(rng.IntN(300)), rng.Int64N(int64(tt.span))
+				for range 1 + rng.IntN(30) {
+					reqs = append(reqs, req{key, at, rng.Uint64() & 3})
+					if rng.IntN(3) == 0 {
+						at += rng.Int64N(int64(tt.window) / 10)
+					}
+				}
+			}
+			slices.SortStableFunc(reqs, func(a, b req) int { return cmp.Compare(a.at, b.at) })
+			horizon := time.Duration(reqs[len(reqs)-1].at) + tt.window
+			run := func(n, k int) []CollectorPartial {
+				cols := []*Collector{NewCollector(10, tt.window, time.Second), NewCollector(10, tt.window, time.Second)}
+				for _, c := range cols {
+					c.RecordOpenTimeline(tt.window)
+					if n > 1 {
+						c.RecordShardWindow()
+					}
+				}
+				g, _ := NewGroup(cols)
+				delays := make([]time.Duration, len(cols))
+				for i, r := range reqs {
+					if int(r.key)%n == k {
+						g.TimelineOrder(int64(i))
+						g.Observe(r.key, r.at, 1, traffic.Legit, r.adm, delays)
+					}
+				}
+				var out []CollectorPartial
+				for _, c := range cols {
+					c.CloseTimeline(horizon)
+					out = append(out, c.Partial())
+				}
+				return out
+			}
+			one := run(1, 0)
+			// Parts without the record (not a shard's) cannot be merged into one run's column.
+			if _, err := MergeCollectors("sliding-log", LimiterTotals{}, []CollectorPartial{one[0], run(2, 1)[0]}); err == nil || !strings.Contains(err.Error(), "no record of their busiest keys") {
+				t.Errorf("a part without its busiest keys' record: %v", err)
+			}
+			for _, n := range []int{2, 3, 4} {
+				shards := make([][]CollectorPartial, n)
+				for k := range n {
+					shards[k] = run(n, k)
+				}
+				for m := range one {
+					var parts []CollectorPartial
+					for k := n - 1; k >= 0; k-- {
+						parts = append(parts, shards[k][m])
+					}
+					got, err := MergeCollectors("sliding-log", LimiterTotals{}, parts)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want := one[m].Timeline.WindowAdmitted
+					if !slices.Equal(got.Timeline.WindowAdmitted, want) {
+						for i := range want {
+							if got.Timeline.WindowAdmitted[i] != want[i] {
+								t.Errorf("%s seed %d, %d shards, member %d: bin %d of %d (%s) holds %d, one run %d", tt.span, seed, n, m, i, len(want), got.Timeline.Bin, got.Timeline.WindowAdmitted[i], want[i])
+								break
+							}
+						}
+					}
+				}
+			}
+		}
 	}
 }

@@ -167,6 +167,7 @@ func (e *engine) decide(r *traffic.Request) (allowed bool, key traffic.Key, ref 
 			}
 		}
 		d := c.lim.Allow(id, e.epoch+t, r.Cost)
+		c.col.TimelineOrder(int64(e.line))
 		ref = c.col.Observe(id, t, r.Cost, r.Class, d)
 		key = k
 		e.counts[i].Checked++

@@ -110,6 +110,7 @@ type pass struct {
 	// limiter's decisions go to its own writer of decs.
 	produce func() error
 	replay  bool
+	ordered bool // a shard's: the collectors learn each request's line (TimelineOrder)
 	harms   []*report.Harm
 	decs    []*DecisionWriter
 }

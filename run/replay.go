@@ -320,6 +320,7 @@ func (r *replayRun) runPass(rep *report.Report) error {
 		cols[i].RecordOpenTimeline(r.window())
 		if r.spec.Shard != nil {
 			cols[i].RecordArrivals()
+			cols[i].RecordShardWindow()
 		}
 	}
 	keyer, err := traffic.ParseKeyer(r.spec.Key)
@@ -333,7 +334,7 @@ func (r *replayRun) runPass(rep *report.Report) error {
 	// A log of hours sees keys come and go: the reference keeps room for the keys active
 	// at once, not for every key that was ever busy.
 	group.ReleaseIdleWindows()
-	p := &pass{name: rep.Scenario, lims: lims, group: group, epoch: r.epochNs, replay: true, ctx: r.o.Context,
+	p := &pass{name: rep.Scenario, lims: lims, group: group, epoch: r.epochNs, replay: true, ordered: r.spec.Shard != nil, ctx: r.o.Context,
 		delays: make([]time.Duration, len(lims)), progress: r.watch(rep.Scenario, len(lims))}
 	for _, lim := range lims {
 		p.admit = append(p.admit, algorithms.AdmitterOf(lim))
@@ -357,14 +358,14 @@ func (r *replayRun) runPass(rep *report.Report) error {
 			k, err := keyer.Key(req)
 			if err != nil {
 				r.noteUnkeyed(err, line)
-				p.emitReplay(0, req, "", true)
+				p.emitReplay(0, req, "", true, line)
 				return nil
 			}
 			var name string
 			if names {
 				name = k.String()
 			}
-			p.emitReplay(keys.id(k), req, name, false)
+			p.emitReplay(keys.id(k), req, name, false, line)
 			return nil
 		})
 	}
@@ -417,10 +418,10 @@ func (r *replayRun) watch(name string, limiters int) *progressCounter {
 }
 
 // emitReplay adds a replayed request to the chunk being filled.
-func (p *pass) emitReplay(id uint32, r *traffic.Request, name string, unkeyed bool) {
+func (p *pass) emitReplay(id uint32, r *traffic.Request, name string, unkeyed bool, line int) {
 	c := p.fill
 	i := c.n
-	c.unkeyed[i], c.actors[i] = unkeyed, r.Actor
+	c.unkeyed[i], c.actors[i], c.lines[i] = unkeyed, r.Actor, line
 	p.emit(id, r, name)
 }
 
@@ -454,6 +455,7 @@ func (r *replayRun) runEngines(rep *report.Report) error {
 		}
 		if r.spec.Shard != nil {
 			eng.outcome.RecordArrivals()
+			eng.layers[0].cells[0].col.RecordShardWindow()
 		}
 		engines = append(engines, eng)
 	}

@@ -41,9 +41,10 @@ type chunk struct {
 	cost  []int64
 	class []traffic.Class
 	names []string // key names, for a decisions file only
-	// A replay's chunks say which requests could not be keyed and who sent each.
+	// A replay's chunks say which requests could not be keyed, who sent each and its line.
 	unkeyed []bool
 	actors  []string
+	lines   []int
 	// admitted[g][i] has bit j set when limiter j of the pass admitted request i; each
 	// decide group writes its own row, so no two goroutines write one word.
 	admitted [][]uint64
@@ -67,6 +68,7 @@ func newChunk(limiters, groups int, names, replay bool) *chunk {
 	if replay {
 		c.unkeyed = make([]bool, chunkSize)
 		c.actors = make([]string, chunkSize)
+		c.lines = make([]int, chunkSize)
 	}
 	for g := range c.admitted {
 		c.admitted[g] = make([]uint64, chunkSize)
@@ -266,6 +268,9 @@ func (p *pass) measureReplay(c *chunk) {
 			}
 			for j := range p.delays {
 				p.delays[j] = c.delays[j][i]
+			}
+			if p.ordered {
+				p.group.TimelineOrder(int64(c.lines[i]))
 			}
 			ref = p.group.Observe(c.ids[i], int64(c.at[i]), c.cost[i], c.class[i], admitted, p.delays)
 		}
