@@ -49,11 +49,6 @@ type transcript struct {
 	indent   string // the block's fence's indentation (a block in a list item), left off each line
 }
 
-// unmarkedPrompts counts, per page, the blocks neither console nor text that show a "$ "
-// prompt and are let stand: docs/own-limiters.md shows three probes of live servers so, to be
-// marked text. A page may have at most its count; marking its blocks retires the entry.
-var unmarkedPrompts = map[string]int{"docs/own-limiters.md": 3}
-
 func TestTranscripts(t *testing.T) {
 	// The documentation shows runs on the store's model: `rlsim claims` would otherwise
 	// measure its memory claims on the server CI names here, and print that server's bytes.
@@ -70,7 +65,7 @@ func TestTranscripts(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s:%v", name, err)
 		}
-		if len(unmarked) > unmarkedPrompts[name] {
+		if len(unmarked) > 0 {
 			for _, l := range unmarked {
 				t.Errorf("%s:%d: a \"$ \" prompt in a block neither run nor marked shown: mark it console, to be run, or text, to be shown", name, l)
 			}
