@@ -132,7 +132,6 @@ func runIdentify(o *identifyOptions, streams IO) error {
 			return err
 		}
 		logMatch = &m
-		fmt.Fprintf(streams.Err, "rlsim identify: --server-log: %s\n", m)
 	}
 	found, p, err := probe.Identify(obs, o.best)
 	if errors.Is(err, probe.ErrNothingRefused) {
@@ -166,6 +165,9 @@ func runIdentify(o *identifyOptions, streams IO) error {
 		t.Notes = append(t.Notes, fmt.Sprintf("%d decisions of %d keys from %s, arrivals known to ±%.2f ms.",
 			rep.Decisions, rep.Keys, filepath.Base(rep.Source), rep.JitterMS))
 		t.Notes = append(t.Notes, rep.Pattern.lines()...)
+		if rep.ServerLog != nil {
+			t.Notes = append(t.Notes, "Arrivals from the server's log: "+rep.ServerLog.String()+".")
+		}
 		err = writeTables(&buf, o.format, []report.Table{t})
 	}
 	if err != nil {

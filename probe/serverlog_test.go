@@ -331,3 +331,30 @@ func FuzzServerLog(f *testing.F) {
 		}
 	})
 }
+
+// TestAdmittedFirstPartsTies: the requests of a burst a server's log puts in one
+// millisecond, observed refused before admitted, are replayed admitted first, as a
+// limiter that admits a prefix of a burst saw them; a second key's tie is its own.
+func TestAdmittedFirstPartsTies(t *testing.T) {
+	at := time.Unix(1_767_261_600, 0).UnixNano()
+	var ds []Decision
+	for _, key := range []string{"a", "b"} {
+		for i, ok := range []bool{false, false, true, true, true} {
+			ds = append(ds, Decision{Seq: len(ds) + 1, Key: key, Cost: 1, Arrival: at + int64(i%2), Admitted: ok})
+		}
+	}
+	s, err := algorithms.Parse("nginx:rate=10r/s burst=2 nodelay")
+	if err != nil {
+		t.Fatal(err)
+	}
+	arrivals := admittedFirst(ds, MinJitter)
+	got := replay(s, algorithms.Policy{}, ds, keyIDs(ds), arrivals)
+	for i, d := range ds {
+		if got[i] != d.Admitted {
+			t.Fatalf("seq %d: replayed %v, observed %v (arrivals %v)", d.Seq, got[i], d.Admitted, arrivals)
+		}
+		if arrivals[i] < at || arrivals[i] > at+int64(len(ds)) {
+			t.Fatalf("seq %d moved to %d", d.Seq, arrivals[i]-at)
+		}
+	}
+}
