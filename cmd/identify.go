@@ -166,7 +166,9 @@ func runIdentify(o *identifyOptions, streams IO) error {
 			rep.Decisions, rep.Keys, filepath.Base(rep.Source), rep.JitterMS))
 		t.Notes = append(t.Notes, rep.Pattern.lines()...)
 		if rep.ServerLog != nil {
-			t.Notes = append(t.Notes, "Arrivals from the server's log: "+rep.ServerLog.String()+".")
+			m := *rep.ServerLog
+			m.File = filepath.Base(m.File)
+			t.Notes = append(t.Notes, "Arrivals from the server's log: "+m.String()+".")
 		}
 		err = writeTables(&buf, o.format, []report.Table{t})
 	}
