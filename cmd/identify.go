@@ -50,8 +50,8 @@ recorded for the probe's requests (found by the tag each carried in X-Rlsim-Prob
 decisions file's tag column; --server-log-format as rlsim probe takes it, docs/probe.md).`,
 		Example: `  # a probe's decisions file (rlsim probe URL --scenario FILE --decisions decisions.csv)
   rlsim identify decisions.csv
-  # the same decisions on the arrival times of nginx's log of them (probe --server-log)
-  rlsim identify decisions.csv --server-log /var/log/nginx/probe.log
+  # a probe's decisions judged on the arrival times of nginx's own log of them (probe --server-log)
+  rlsim identify cmd/testdata/probe-decisions-nginx-tag.csv --server-log cmd/testdata/probe-nginx-tag.log
   # an nginx log of one location, keyed by X-User
   rlsim identify limits.log --key-var http_x_user --nginx-log-format '$msec $request_time $limit_req_status $uri $http_x_user'`,
 		Args: argCount(1, 1),
@@ -166,9 +166,7 @@ func runIdentify(o *identifyOptions, streams IO) error {
 			rep.Decisions, rep.Keys, filepath.Base(rep.Source), rep.JitterMS))
 		t.Notes = append(t.Notes, rep.Pattern.lines()...)
 		if rep.ServerLog != nil {
-			m := *rep.ServerLog
-			m.File = filepath.Base(m.File)
-			t.Notes = append(t.Notes, "Arrivals from the server's log: "+m.String()+".")
+			t.Notes = append(t.Notes, serverLogLines(*rep.ServerLog)...)
 		}
 		err = writeTables(&buf, o.format, []report.Table{t})
 	}
@@ -191,7 +189,7 @@ func patternOf(p probe.Pattern) identifyPattern {
 func (p identifyPattern) lines() []string {
 	held := "none held back"
 	if p.Delayed {
-		held = "some held back (a queueing limiter)"
+		held = "some held back (queued)"
 	}
 	return []string{
 		fmt.Sprintf("Read off the admissions: at least %d before a key's first refusal, %s;", p.FirstRun, held),
@@ -250,4 +248,27 @@ func readNginxDecisions(path, format, keyVar string) (probe.Observed, error) {
 		return probe.Observed{}, fmt.Errorf("%s: no line with a $limit_req_status", path)
 	}
 	return probe.Estimate(ds), nil
+}
+
+// serverLogLines are the notes that say how the decisions were found in the server's
+// log, each within the 100 columns of a terminal.
+func serverLogLines(m probe.LogMatch) []string {
+	n := m.Matched + len(m.Missing)
+	lines := []string{
+		fmt.Sprintf("Arrivals from the server's log %s (%s): %d of %d requests found,", filepath.Base(m.File), m.Format, m.Matched, n),
+		fmt.Sprintf("%d lines read, %d of other traffic, %d logged more than once (judged at the first).", m.Lines, m.Other, m.LoggedTwice),
+	}
+	if len(m.Missing) == 0 {
+		return lines
+	}
+	line := fmt.Sprintf("Missing, judged at their send time %+.2f ms:", m.OffsetMS)
+	for _, r := range m.Missing {
+		name := fmt.Sprintf(" seq %d (key %s, tag %s)", r.Seq, r.Key, r.Tag)
+		if len(line)+len(name) > 95 {
+			lines = append(lines, line)
+			line = " "
+		}
+		line += name
+	}
+	return append(lines, line+".")
 }

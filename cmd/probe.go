@@ -251,6 +251,14 @@ func runProbe(ctx context.Context, o *probeOptions, target string, streams IO) e
 		Timeout: o.timeout, Concurrency: o.concurrency, HonorRetryAfter: o.honorRetryAfter,
 		MaxRetryWait: o.maxRetryWait, RefusedCodes: o.refusedCodes,
 	}
+	var serverLog *probe.ServerLog
+	if o.serverLog != "" {
+		if serverLog, err = probe.OpenServerLog(o.serverLog, o.serverLogFormat, true); err != nil {
+			return usagef("--server-log %s: %v", o.serverLog, err)
+		}
+		tgt.Tag = probe.RunTag(start)
+	}
+
 	costs := "every request counts 1"
 	if o.costHeader != "" {
 		costs = "cost in header " + o.costHeader
@@ -260,14 +268,6 @@ func runProbe(ctx context.Context, o *probeOptions, target string, streams IO) e
 		declared.Limit, declared.Window, start.Sub(now).Round(time.Millisecond))
 	if o.honorRetryAfter {
 		fmt.Fprintf(streams.Err, "rlsim probe: and at most one retry per refusal, when its Retry-After (up to %s) says\n", o.maxRetryWait)
-	}
-
-	var serverLog *probe.ServerLog
-	if o.serverLog != "" {
-		if serverLog, err = probe.OpenServerLog(o.serverLog, o.serverLogFormat, true); err != nil {
-			return usagef("--server-log %s: %v", o.serverLog, err)
-		}
-		tgt.Tag = probe.RunTag(start)
 	}
 
 	// The decisions file is staged before anything is sent, so a path that cannot be

@@ -134,7 +134,7 @@ func TestServerLogFlags(t *testing.T) {
 		t.Errorf("%+v", m)
 	}
 	if out, errOut, code := rlsim(t, "identify", tagged, "--server-log", good); code != 0 ||
-		!strings.Contains(out, "Arrivals from the server's log: 2 of 3 requests found in good.log") || !strings.Contains(out, "1 missing, placed at") ||
+		!strings.Contains(out, "Arrivals from the server's log good.log (nginx): 2 of 3 requests found,") || !strings.Contains(out, "Missing, judged at their send time") ||
 		!strings.Contains(out, "seq 2 (key b, tag r1-2)") {
 		t.Errorf("identify: exit %d: %s%s", code, errOut, out)
 	}

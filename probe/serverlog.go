@@ -264,7 +264,7 @@ func (m LogMatch) String() string {
 // Match gives obs's decisions the arrival times the server's log recorded for them, by
 // their tags (Decision.Tag, of run), and sorts them by it (ties by send time, then by
 // seq): the server's own clock replaces the estimate, and the jitter becomes MinJitter,
-// the millisecond of the log's times. A decision the log has no line for is named in the
+// the millisecond of the log's times (OneWay is left as obs has it). A decision the log has no line for is named in the
 // match and placed at its send time plus the median offset of those found. With clock,
 // it waits up to serverLogWait for the last lines to be written; without, it reads once.
 // It is an error when no decision is found at all.
@@ -336,7 +336,9 @@ func (s *ServerLog) Match(ctx context.Context, clock Clock, obs Observed, run st
 	slices.SortStableFunc(ds, func(a, b Decision) int {
 		return cmp.Or(cmp.Compare(a.Arrival, b.Arrival), cmp.Compare(a.Sent, b.Sent), cmp.Compare(a.Seq, b.Seq))
 	})
-	return Observed{Decisions: ds, OneWay: time.Duration(offset), Jitter: MinJitter}, m, nil
+	// OneWay stays the estimate's, half the least round trip, which the probe reports;
+	// the offset the log showed is the match's.
+	return Observed{Decisions: ds, OneWay: obs.OneWay, Jitter: MinJitter}, m, nil
 }
 
 // hint says how the log is to record the tag.
@@ -344,7 +346,7 @@ func (s *ServerLog) hint() string {
 	if s.Format == "nginx" {
 		return "the log_format needs $http_x_rlsim_probe"
 	}
-	return "haproxy.cfg needs `capture request header " + TagHeader + " len 40` as the " + strings.TrimPrefix(s.Format, "haproxy:") + "th capture"
+	return "haproxy.cfg needs `capture request header " + TagHeader + " len 40`, the frontend's capture number " + strings.TrimPrefix(s.Format, "haproxy:")
 }
 
 // RunOf is the run's tag of decisions read from a probe's decisions file: what their tags
