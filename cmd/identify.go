@@ -23,6 +23,9 @@ type identifyOptions struct {
 	nginxFormat string
 	keyVar      string
 	best        int
+	// serverLog and serverLogFormat: the server's log of the probe's requests.
+	serverLog       string
+	serverLogFormat string
 }
 
 func newIdentifyCmd(g *globalOptions, streams IO) *cobra.Command {
@@ -40,9 +43,15 @@ from the send and answer times as the probe estimates them. With --nginx-log-for
 an nginx access log written by that log_format, which must hold $limit_req_status,
 $msec and $request_time (the arrival is $msec − $request_time, on nginx's own clock), and
 the variable the zone is keyed by (--key-var). PASSED and DELAYED are admissions, REJECTED
-a refusal (the _DRY_RUN forms alike); a line without a status is left out.`,
+a refusal (the _DRY_RUN forms alike); a line without a status is left out.
+
+--server-log LOG, with a decisions file, judges on the arrival times the server's own log
+recorded for the probe's requests (found by the tag each carried in X-Rlsim-Probe, the
+decisions file's tag column; --server-log-format as rlsim probe takes it, docs/probe.md).`,
 		Example: `  # a probe's decisions file (rlsim probe URL --scenario FILE --decisions decisions.csv)
   rlsim identify decisions.csv
+  # a probe's decisions judged on the arrival times of nginx's own log of them (probe --server-log)
+  rlsim identify cmd/testdata/probe-decisions-nginx-tag.csv --server-log cmd/testdata/probe-nginx-tag.log
   # an nginx log of one location, keyed by X-User
   rlsim identify limits.log --key-var http_x_user --nginx-log-format '$msec $request_time $limit_req_status $uri $http_x_user'`,
 		Args: argCount(1, 1),
@@ -55,6 +64,8 @@ a refusal (the _DRY_RUN forms alike); a line without a status is left out.`,
 	f.StringVar(&o.nginxFormat, "nginx-log-format", "", "FILE is an nginx log written by this log_format (with $limit_req_status)")
 	f.StringVar(&o.keyVar, "key-var", "remote_addr", "with --nginx-log-format: the variable the zone is keyed by, without its $")
 	f.IntVar(&o.best, "best", identifyBest, "how many configurations to print")
+	f.StringVar(&o.serverLog, "server-log", "", "with a decisions file: judge on the arrival times in the server's log of the probe's requests")
+	f.StringVar(&o.serverLogFormat, "server-log-format", "nginx", "with --server-log: nginx, an nginx log_format, haproxy or haproxy:N (as rlsim probe takes it)")
 	g.addFormatFlag(c, allFormats...)
 	return c
 }
@@ -68,6 +79,8 @@ type identifyReport struct {
 	JitterMS   float64           `json:"jitter_ms"`
 	Pattern    identifyPattern   `json:"pattern"`
 	Identified []probeIdentified `json:"identified"`
+	// ServerLog, with --server-log: how the decisions were found in the server's log.
+	ServerLog *probe.LogMatch `json:"server_log,omitempty"`
 }
 
 // identifyPattern is what the search read off the admissions (probe.Pattern): the fewest
@@ -86,6 +99,15 @@ func runIdentify(o *identifyOptions, streams IO) error {
 	}
 	var obs probe.Observed
 	var err error
+	var serverLog *probe.ServerLog
+	if o.serverLog != "" {
+		if o.nginxFormat != "" {
+			return usagef("--server-log: reads the server's log of a probe's decisions file; FILE is a log already (--nginx-log-format)")
+		}
+		if serverLog, err = probe.OpenServerLog(o.serverLog, o.serverLogFormat, false); err != nil {
+			return usagef("--server-log %s: %v", o.serverLog, err)
+		}
+	}
 	if o.nginxFormat != "" {
 		obs, err = readNginxDecisions(o.file, o.nginxFormat, o.keyVar)
 	} else {
@@ -98,6 +120,18 @@ func runIdentify(o *identifyOptions, streams IO) error {
 	}
 	if err != nil {
 		return err
+	}
+	var logMatch *probe.LogMatch
+	if serverLog != nil {
+		run, err := probe.RunOf(obs, o.file)
+		if err != nil {
+			return err
+		}
+		m := probe.LogMatch{}
+		if obs, m, err = serverLog.Match(nil, nil, obs, run); err != nil {
+			return err
+		}
+		logMatch = &m
 	}
 	found, p, err := probe.Identify(obs, o.best)
 	if errors.Is(err, probe.ErrNothingRefused) {
@@ -112,12 +146,15 @@ func runIdentify(o *identifyOptions, streams IO) error {
 	}
 	rep := identifyReport{Source: o.file, Decisions: len(obs.Decisions), Keys: len(keys), OneWayMS: msOf(obs.OneWay),
 		JitterMS: msOf(obs.Jitter), Pattern: patternOf(p),
-		Identified: identifiedOf(found)}
+		Identified: identifiedOf(found), ServerLog: logMatch}
 	var buf bytes.Buffer
 	t := identifiedTable(rep.Identified)
 	t.Notes = append(t.Notes, fmt.Sprintf("%d decisions of %d keys from %s, arrivals known to ±%.2f ms.",
 		rep.Decisions, rep.Keys, filepath.Base(rep.Source), rep.JitterMS))
 	t.Notes = append(t.Notes, rep.Pattern.lines()...)
+	if rep.ServerLog != nil {
+		t.Notes = append(t.Notes, serverLogLines(*rep.ServerLog)...)
+	}
 	err = writeOutput(&buf, o.format, output{JSON: rep, Human: humanTables(t), CSV: func(w io.Writer) error {
 		cw := csv.NewWriter(w)
 		cw.Write([]string{"rank", "model", "agreed", "within_jitter", "decisions", "agreement"})
@@ -147,7 +184,7 @@ func patternOf(p probe.Pattern) identifyPattern {
 func (p identifyPattern) lines() []string {
 	held := "none held back"
 	if p.Delayed {
-		held = "some held back (a queueing limiter)"
+		held = "some held back (queued)"
 	}
 	return []string{
 		fmt.Sprintf("Read off the admissions: at least %d before a key's first refusal, %s;", p.FirstRun, held),
@@ -206,4 +243,27 @@ func readNginxDecisions(path, format, keyVar string) (probe.Observed, error) {
 		return probe.Observed{}, fmt.Errorf("%s: no line with a $limit_req_status", path)
 	}
 	return probe.Estimate(ds), nil
+}
+
+// serverLogLines are the notes that say how the decisions were found in the server's
+// log, each within the 100 columns of a terminal.
+func serverLogLines(m probe.LogMatch) []string {
+	n := m.Matched + len(m.Missing)
+	lines := []string{
+		fmt.Sprintf("Arrivals from the server's log %s (%s): %d of %d requests found,", filepath.Base(m.File), m.Format, m.Matched, n),
+		fmt.Sprintf("%d lines read, %d of other traffic, %d logged more than once (judged at the first).", m.Lines, m.Other, m.LoggedTwice),
+	}
+	if len(m.Missing) == 0 {
+		return lines
+	}
+	line := fmt.Sprintf("Missing, judged at their send time %+.2f ms:", m.OffsetMS)
+	for _, r := range m.Missing {
+		name := fmt.Sprintf(" seq %d (key %s, tag %s)", r.Seq, r.Key, r.Tag)
+		if len(line)+len(name) > 95 {
+			lines = append(lines, line)
+			line = " "
+		}
+		line += name
+	}
+	return append(lines, line+".")
 }

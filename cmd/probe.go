@@ -45,6 +45,8 @@ type probeOptions struct {
 	maxRequests     int
 	allowRemote     bool
 	align           bool
+	serverLog       string
+	serverLogFormat string
 	// clock replaces the wall clock (tests).
 	clock probe.Clock
 }
@@ -106,6 +108,8 @@ must be on loopback unless --allow-remote. Keys reach the target in a header
 	f.IntVar(&o.concurrency, "concurrency", 256, "most requests in flight at once")
 	f.IntVar(&o.maxRequests, "max-requests", 100_000, "refuse a plan of more requests than this")
 	f.BoolVar(&o.allowRemote, "allow-remote", false, "allow a URL that is not on loopback")
+	f.StringVar(&o.serverLog, "server-log", "", "judge on the arrival times in the server's access log written during the probe (each request tagged in "+probe.TagHeader+"; docs/probe.md)")
+	f.StringVar(&o.serverLogFormat, "server-log-format", "nginx", "with --server-log: nginx (log_format '"+probe.DefaultNginxLogFormat+"'), an nginx log_format, haproxy or haproxy:N (the tag the N-th captured header)")
 	f.BoolVar(&o.align, "align", true, "start where a window of --window would split the traffic as the scenario's epoch splits it (targets that align windows on Unix time)")
 	g.addFormatFlag(c, allFormats...)
 	g.addSeedFlag(c)
@@ -148,6 +152,9 @@ type probeResult struct {
 	ModelDiffering    []probeDifference `json:"model_differing,omitempty"`
 	// With --identify: the best configurations, best first.
 	Identified []probeIdentified `json:"identified,omitempty"`
+	// With --server-log: how the requests were found in the server's log, whose arrival
+	// times the promise, the model and the search were judged on.
+	ServerLog *probe.LogMatch `json:"server_log,omitempty"`
 }
 
 // probeDifference is one decision the model made otherwise; ArrivalMS is counted from
@@ -244,6 +251,14 @@ func runProbe(ctx context.Context, o *probeOptions, target string, streams IO) e
 		Timeout: o.timeout, Concurrency: o.concurrency, HonorRetryAfter: o.honorRetryAfter,
 		MaxRetryWait: o.maxRetryWait, RefusedCodes: o.refusedCodes,
 	}
+	var serverLog *probe.ServerLog
+	if o.serverLog != "" {
+		if serverLog, err = probe.OpenServerLog(o.serverLog, o.serverLogFormat, true); err != nil {
+			return usagef("--server-log %s: %v", o.serverLog, err)
+		}
+		tgt.Tag = probe.RunTag(start)
+	}
+
 	costs := "every request counts 1"
 	if o.costHeader != "" {
 		costs = "cost in header " + o.costHeader
@@ -277,7 +292,16 @@ func runProbe(ctx context.Context, o *probeOptions, target string, streams IO) e
 		fmt.Fprintf(streams.Err, "rlsim probe: warning: %d request(s) got no verdict (statuses %s)%s\n", res.Other, statusList(res.OtherStatuses), firstError(res.FirstError))
 	}
 	obs := probe.Observe(exchanges, start, o.refusedCodes)
-	result := probeResult{Target: tgt.URL, Result: res, OneWayMS: msOf(obs.OneWay), Promise: probe.JudgePromise(obs, declared)}
+	var logMatch *probe.LogMatch
+	if serverLog != nil {
+		var m probe.LogMatch
+		if obs, m, err = serverLog.Match(ctx, clock, obs, tgt.Tag); err != nil {
+			return err
+		}
+		logMatch = &m
+		fmt.Fprintf(streams.Err, "rlsim probe: --server-log: %s\n", m)
+	}
+	result := probeResult{ServerLog: logMatch, Target: tgt.URL, Result: res, OneWayMS: msOf(obs.OneWay), Promise: probe.JudgePromise(obs, declared)}
 	// modelAllowed is the decision of the model the decisions file shows: --model's, or
 	// the best --identify found.
 	var modelAllowed []bool
@@ -367,7 +391,7 @@ func writeProbeDecisions(w io.Writer, exchanges []probe.Exchange, start time.Tim
 		if x.Unsent {
 			continue
 		}
-		row := []string{strconv.Itoa(i + 1), x.Key, itoa(base + int64(x.Sent)), itoa(base + int64(x.Received)), strconv.Itoa(x.Status), "", "", ""}
+		row := []string{strconv.Itoa(i + 1), x.Key, itoa(base + int64(x.Sent)), itoa(base + int64(x.Received)), strconv.Itoa(x.Status), "", "", "", x.Tag}
 		if j, ok := bySeq[i+1]; ok {
 			row[5] = strconv.FormatBool(obs.Decisions[j].Admitted)
 			if model != nil {

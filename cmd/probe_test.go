@@ -268,7 +268,7 @@ func TestProbeJudgesServeAgainstAModel(t *testing.T) {
 			}
 			for _, l := range lines[1:] {
 				f := strings.Split(l, ",")
-				if len(f) != 8 || f[5] != f[6] || f[1] != "user_8812" {
+				if len(f) != len(probe.DecisionColumns) || f[5] != f[6] || f[8] != "" || f[1] != "user_8812" {
 					t.Fatalf("row %q: the model decides otherwise", l)
 				}
 			}

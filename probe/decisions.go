@@ -13,12 +13,14 @@ import (
 // the request's place in the order due (from 1; retries after the plan), its key, when
 // it was sent and answered in Unix nanoseconds, its status (0: no response), whether it
 // was admitted, the model's decision and the promise's (true, false, or either when it
-// turns on the jitter); empty where there is none.
-var DecisionColumns = []string{"seq", "key", "sent_ns", "answered_ns", "status", "allowed", "model_allowed", "promise_allowed"}
+// turns on the jitter), and the tag the request carried in TagHeader (probe --server-log);
+// empty where there is none.
+var DecisionColumns = []string{"seq", "key", "sent_ns", "answered_ns", "status", "allowed", "model_allowed", "promise_allowed", "tag"}
 
 // ReadDecisions reads a probe's decisions file (DecisionColumns, the header first) and
 // estimates the arrivals as the probe did (Estimate). Rows without a verdict (allowed
-// empty) are left out. A problem is one error naming the line and column.
+// empty) are left out; the tag column may be missing (a file written before it was). A
+// problem is one error naming the line and column.
 func ReadDecisions(r io.Reader, name string) (Observed, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
@@ -53,8 +55,8 @@ func ReadDecisions(r io.Reader, name string) (Observed, error) {
 		}
 		line, _ := cr.FieldPos(0)
 		field := func(c string) (string, int) {
-			i := col[c]
-			if i >= len(rec) {
+			i, ok := col[c]
+			if !ok || i >= len(rec) {
 				return "", i
 			}
 			return rec[i], i
@@ -70,6 +72,7 @@ func ReadDecisions(r io.Reader, name string) (Observed, error) {
 		}
 		d := Decision{Cost: 1}
 		d.Key, _ = field("key")
+		d.Tag, _ = field("tag")
 		var err1 error
 		if d.Admitted, err1 = strconv.ParseBool(allowed); err1 != nil {
 			return Observed{}, bad("allowed", "true, false or empty")

@@ -355,8 +355,15 @@ func admittedFirst(ds []Decision, jitter time.Duration) []int64 {
 				}
 				return 1
 			})
+			// Times that tie (a server log's milliseconds) are parted by a nanosecond, so
+			// that the replay, which takes ties in the order given, keeps this order.
+			var prev int64
 			for n, i := range ordered {
 				out[i] = ds[run[n]].Arrival
+				if n > 0 && out[i] <= prev {
+					out[i] = prev + 1
+				}
+				prev = out[i]
 			}
 			lo = hi
 		}

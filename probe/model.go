@@ -27,6 +27,9 @@ type Decision struct {
 	Arrival  int64
 	Status   int
 	Admitted bool
+	// Tag is the request's tag, when the probe sent one (TagHeader): what finds it in the
+	// server's log.
+	Tag string
 }
 
 // Observed is a set of decisions in order of arrival, with how well their arrivals are
@@ -68,7 +71,7 @@ func Observe(exchanges []Exchange, start time.Time, refusedCodes []int) Observed
 			continue
 		}
 		ds = append(ds, Decision{Seq: i + 1, Key: x.Key, Cost: max(x.Cost, 1), Sent: base + int64(x.Sent),
-			Answered: base + int64(x.Received), Status: x.Status, Admitted: ok})
+			Answered: base + int64(x.Received), Status: x.Status, Admitted: ok, Tag: x.Tag})
 	}
 	return Estimate(ds)
 }

@@ -69,6 +69,9 @@ type Target struct {
 	RefusedCodes []int
 	// Transport replaces the HTTP transport (tests); KeyAddrs needs the default.
 	Transport http.RoundTripper
+	// Tag, when set, is the run's tag (RunTag): each request then carries its own,
+	// "<Tag>-<n>", in TagHeader, for a server's log to record.
+	Tag string
 }
 
 // MaxKeyAddrs is how many keys KeyAddrs can give an address of their own.
@@ -98,6 +101,8 @@ type Exchange struct {
 	Err    string
 	// Unsent marks a retry that was due after the probe was stopped.
 	Unsent bool
+	// Tag is what the request carried in TagHeader (Target.Tag): "" without.
+	Tag string
 	// Quota is what the response's rate-limit headers said, when HasQuota.
 	Quota    response.Quota
 	HasQuota bool
@@ -132,7 +137,7 @@ func Run(ctx context.Context, plan Plan, target Target, clock Clock, start time.
 	// only touch the slice under mu (a retry appends to it), and this loop never writes it.
 	s.exchanges = make([]Exchange, len(plan.Requests), len(plan.Requests)*2)
 	for i, r := range plan.Requests {
-		s.exchanges[i] = Exchange{Key: r.Key, Cost: r.Cost, Due: r.At, RetryOf: -1}
+		s.exchanges[i] = Exchange{Key: r.Key, Cost: r.Cost, Due: r.At, RetryOf: -1, Tag: s.tag(i)}
 	}
 	ran := make(chan struct{})
 	defer close(ran)
@@ -185,6 +190,16 @@ type sender struct {
 	dialers   map[string]*warmDialer
 }
 
+// tag is the tag of the exchange created i-th (from 0), "" when the run sends none; it
+// is fixed when the exchange is made, so that it names the request whatever becomes of
+// its place.
+func (s *sender) tag(i int) string {
+	if s.target.Tag == "" {
+		return ""
+	}
+	return requestTag(s.target.Tag, i+1)
+}
+
 func (s *sender) acquire(ctx context.Context) error {
 	select {
 	case s.slots <- struct{}{}:
@@ -208,7 +223,7 @@ func (s *sender) send(ctx context.Context, i int) {
 	var j int
 	if retry {
 		j = len(s.exchanges)
-		s.exchanges = append(s.exchanges, Exchange{Key: x.Key, Cost: x.Cost, Retry: true, RetryOf: i, Due: x.Received + x.RetryAfter})
+		s.exchanges = append(s.exchanges, Exchange{Key: x.Key, Cost: x.Cost, Retry: true, RetryOf: i, Due: x.Received + x.RetryAfter, Tag: s.tag(j)})
 	}
 	s.mu.Unlock()
 	if !retry {
@@ -244,6 +259,9 @@ func (s *sender) do(ctx context.Context, x *Exchange) {
 	}
 	if s.target.CostHeader != "" {
 		req.Header.Set(s.target.CostHeader, strconv.FormatInt(x.Cost, 10))
+	}
+	if x.Tag != "" {
+		req.Header.Set(TagHeader, x.Tag)
 	}
 	client := s.client(x.Key)
 	x.Sent = s.clock.Now().Sub(s.start)
