@@ -60,15 +60,23 @@ type heldRequest struct {
 	unkey error // why the request could not be keyed, or nil
 }
 
+// PipelineDepth is how many batches a pipelined fleet run keeps on their way to the
+// store while it makes the next. One batch on its way (its replies awaited as soon as the
+// next is made) left the server idle whenever the run waited for a core on a busy
+// machine; with several, the server has the batches after the one the run waits for to
+// work through (docs/performance.md, "Many keys").
+const PipelineDepth = 3
+
 // runFleetPipelined is runOneWith for a fleet whose store calls can be batched (see
 // cluster.Fleet.Pipelines). Open-loop traffic does not depend on decisions, so the run
 // takes each request up to its store call and holds it; every batch requests it sends the
-// held calls as one pipeline and, while the store works through them, measures the batch
-// before (its replies back by then) and takes the next requests up to their store call.
-// Requests are measured in their original order: the collector, the decisions file (rows
+// held calls as one pipeline, keeps up to PipelineDepth batches on their way and, while
+// the store works through them, measures the oldest (its replies back by then) and takes
+// the next requests up to their store call. Batches are measured oldest first and the
+// requests of each in their original order: the collector, the decisions file (rows
 // named "<algorithm>@<variant>", as runOneWith names a fleet's) and the fleet see exactly
 // what one-by-one sees. A store error stops the run (Finish returns it); a cancelled run
-// waits for the batch on its way before it returns.
+// waits for the batches on their way before it returns.
 func runFleetPipelined(ctx context.Context, sc *scenario.Scenario, algorithm string, layers []scenario.LimitSpec, seed uint64, dec *DecisionWriter, fleet *cluster.Fleet, batch int) (report.Result, error) {
 	var loop sim.Loop
 	eng, err := newEngine(sc, builder{name: algorithm}, layers, len(sc.Limits) > 0, fleet)
@@ -80,13 +88,16 @@ func runFleetPipelined(ctx context.Context, sc *scenario.Scenario, algorithm str
 	}
 	eng.recordTimeline(sc.Horizon())
 	batch = min(batch, MaxPipeline)
-	// The requests of the batch being made, and of the one on its way (the fleet's
-	// batches, in step: one Send for each).
-	held, away := make([]heldRequest, 0, batch), make([]heldRequest, 0, batch)
+	// held is the batch being made; away the requests of the batches on their way, oldest
+	// first, in step with the fleet's (one Send for each); spare the buffers measured.
+	held := make([]heldRequest, 0, batch)
+	var away, spare [][]heldRequest
 	decided := make([]algorithms.Decision, 0, batch)
 	var writeErr error
-	// measure finishes the oldest batch on its way, whose requests are hs.
-	measure := func(hs []heldRequest) {
+	// measure finishes the oldest batch on its way.
+	measure := func() {
+		hs := away[0]
+		away = away[1:]
 		decided = decided[:0]
 		fleet.Receive(func(d algorithms.Decision) { decided = append(decided, d) })
 		next := 0
@@ -105,15 +116,21 @@ func runFleetPipelined(ctx context.Context, sc *scenario.Scenario, algorithm str
 			}
 		}
 		clear(hs)
+		spare = append(spare, hs[:0])
 	}
-	// send puts the batch being made on its way, measures the one before, and starts
-	// the next.
+	// send puts the batch being made on its way, measures the oldest once too many are,
+	// and starts the next.
 	send := func() {
 		fleet.Send()
-		if fleet.Out() > 1 {
-			measure(away)
+		away = append(away, held)
+		if fleet.Out() > PipelineDepth {
+			measure()
 		}
-		held, away = away[:0], held
+		if n := len(spare); n > 0 {
+			held, spare = spare[n-1], spare[:n-1]
+		} else {
+			held = make([]heldRequest, 0, batch)
+		}
 	}
 	sink := func(r *traffic.Request) {
 		held = append(held, heldRequest{req: *r})
@@ -136,8 +153,7 @@ func runFleetPipelined(ctx context.Context, sc *scenario.Scenario, algorithm str
 	}
 	send()
 	for fleet.Out() > 0 {
-		measure(away)
-		away = held
+		measure()
 	}
 	if writeErr != nil {
 		return report.Result{}, fmt.Errorf("writing decisions: %w", writeErr)

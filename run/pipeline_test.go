@@ -198,3 +198,81 @@ func TestPipelinedRunStopsOnStoreError(t *testing.T) {
 		t.Fatalf("want the store's error, got %v", err)
 	}
 }
+
+// hotKeyScenario is a fleet whose every batch holds calls of one hot key near its limit
+// (and of a few others), on store at url (miniredis when url is empty), its keys under
+// prefix: a batch's decisions read the counts the batches before it left, so batches on
+// their way at once that reached the store, or were measured, out of order would change
+// which of the hot key's requests are allowed.
+func hotKeyScenario(url, prefix string) string {
+	where := "store: miniredis"
+	if url != "" {
+		where = fmt.Sprintf("store: redis\n  redis_url: %s", url)
+	}
+	return fmt.Sprintf(`name: hot
+seed: 5
+duration: 12s
+policy: {limit: 12, window: 2s}
+algorithms: [sliding-window, token-bucket]
+key: user
+cluster:
+  placement: shared
+  nodes: 3
+  balancer: random
+  %s
+  prefix: "%s"
+traffic:
+  - poisson: {rate: 9, keys: 1, key_prefix: hot_, end: 12s}
+  - poisson: {rate: 6, keys: 4, key_prefix: user_, end: 12s}
+`, where, prefix)
+}
+
+// Batches on their way at once decide a hot key as one call at a time does: with
+// pipelines of 3, 7 and 16 every one of PipelineDepth batches on their way holds calls of
+// the key, on miniredis and on a real server (RLSIM_REDIS_URL), and the JSON report and
+// the decisions file are the same bytes as one at a time.
+func TestPipelinedBatchesOnTheirWayKeepTheOrder(t *testing.T) {
+	urls := []string{""}
+	if url := os.Getenv("RLSIM_REDIS_URL"); url != "" {
+		urls = append(urls, url)
+	}
+	for _, url := range urls {
+		run := func(batch int) (string, string, StoreStats) {
+			prefix := fmt.Sprintf("rlsim-test:%s:%d:%d:", t.Name(), batch, time.Now().UnixNano())
+			sc, err := scenario.Parse("hot.yaml", []byte(hotKeyScenario(url, prefix)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var dbuf, jbuf bytes.Buffer
+			dw := NewDecisionWriter(csv.NewWriter(&dbuf))
+			var stats StoreStats
+			rep, err := Run(sc, Options{Pipeline: batch, Decisions: dw, StoreStats: &stats})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := dw.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			if err := report.WriteJSON(&jbuf, rep); err != nil {
+				t.Fatal(err)
+			}
+			return jbuf.String(), dbuf.String(), stats
+		}
+		wantJSON, wantDec, one := run(1)
+		if !strings.Contains(wantDec, ",false,") || !strings.Contains(wantDec, ",true,") {
+			t.Fatalf("store %q: the hot key is never refused or never allowed: the test proves nothing", url)
+		}
+		for _, batch := range []int{3, 7, 16} {
+			gotJSON, gotDec, stats := run(batch)
+			if gotDec != wantDec {
+				t.Fatalf("store %q, pipeline %d: the decisions file differs from one call at a time", url, batch)
+			}
+			if gotJSON != wantJSON {
+				t.Fatalf("store %q, pipeline %d: the JSON report differs from one call at a time", url, batch)
+			}
+			if stats.ScriptCalls != one.ScriptCalls || stats.RoundTrips*int64(batch) < one.ScriptCalls/2 {
+				t.Fatalf("store %q, pipeline %d: %+v, one at a time %+v", url, batch, stats, one)
+			}
+		}
+	}
+}

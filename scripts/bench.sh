@@ -298,6 +298,8 @@ if [[ -n ${RLSIM_REDIS_URL:-} && -z ${TUNE_ONLY:-} ]] && command -v redis-benchm
     variants+=("^BenchmarkPipeline\$/^redis\$/^batch=256\$/^lanes=$lanes\$")
     variants+=("PipelineManyKeys/^keys=140000\$/^lanes=$lanes\$")
     variants+=("PipelineManyKeys/^keys=140000\$/^batch=1024\$/^lanes=$lanes\$")
+    variants+=("PipelineManyKeys/^keys=140000\$/^away=3\$/^lanes=$lanes\$")
+    variants+=("PipelineManyKeys/^keys=140000\$/^away=3\$/^batch=1024\$/^lanes=$lanes\$")
   done
   # peer NAME KEYS: redis-benchmark sending the same script call for KEYS clients drawn at
   # random (the two-counter window of 100/min, its seven arguments), its line appended.
@@ -355,6 +357,8 @@ if [[ -n ${RLSIM_REDIS_URL:-} && -z ${TUNE_ONLY:-} ]] && command -v redis-benchm
   for lanes in 4 1; do
     line "batch 256 on $lanes connection(s), 140000 keys" "PipelineManyKeys/keys=140000/lanes=$lanes" RedisBenchmarkEVALSHAManyKeys
     line "batch 1024 on $lanes connection(s), 140000 keys" "PipelineManyKeys/keys=140000/batch=1024/lanes=$lanes" RedisBenchmarkEVALSHAManyKeys
+    line "  batch 256, 3 on their way (as a run sends them)" "PipelineManyKeys/keys=140000/away=3/lanes=$lanes" RedisBenchmarkEVALSHAManyKeys
+    line "  batch 1024, 3 on their way" "PipelineManyKeys/keys=140000/away=3/batch=1024/lanes=$lanes" RedisBenchmarkEVALSHAManyKeys
   done
 fi
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"

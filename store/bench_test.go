@@ -63,17 +63,17 @@ func BenchmarkScript(b *testing.B) {
 
 // benchmarkPipelined runs the two-counter script like benchmarkFace, batch calls per
 // pipeline (1: one call per round trip, through Allow), step of virtual time apart, and
-// reports decisions per second. With overlap the batches go through a Stream as a
-// pipelined run sends them: each batch is made while the one before is on its way, and
-// that one's replies are waited for once the next has left; without, EvalBatch sends a
-// batch and waits for its replies before the next is made.
-func benchmarkPipelined(b *testing.B, st Store, prefix string, batch int, step time.Duration, overlap bool) {
-	benchmarkPipelinedKeys(b, st, prefix, batch, step, overlap, 0)
+// reports decisions per second. With away > 0 the batches go through a Stream as a
+// pipelined run sends them: each batch is made while away batches before it are on their
+// way, and the oldest one's replies are waited for once the next has left; with 0,
+// EvalBatch sends a batch and waits for its replies before the next is made.
+func benchmarkPipelined(b *testing.B, st Store, prefix string, batch int, step time.Duration, away int) {
+	benchmarkPipelinedKeys(b, st, prefix, batch, step, away, 0)
 }
 
 // benchmarkPipelinedKeys is benchmarkPipelined over keys clients, each call's client drawn
 // at random, as redis-benchmark -r keys draws its keys; keys 0 is 100 clients in turn.
-func benchmarkPipelinedKeys(b *testing.B, st Store, prefix string, batch int, step time.Duration, overlap bool, keys int) {
+func benchmarkPipelinedKeys(b *testing.B, st Store, prefix string, batch int, step time.Duration, away int, keys int) {
 	lim, err := NewLimiter(st, "sliding-window", algorithms.Policy{Limit: 100, Window: time.Minute}, prefix)
 	if err != nil {
 		b.Fatal(err)
@@ -89,24 +89,36 @@ func benchmarkPipelinedKeys(b *testing.B, st Store, prefix string, batch int, st
 		pick = func(int) string { return clients[rng.IntN(len(clients))] }
 	}
 	stream := NewStream(st)
-	var away *Pending
-	send := func(calls []Call) {
-		if !overlap {
+	// out is the batches on their way, oldest first, and their calls; spare the buffers
+	// of calls whose replies are back.
+	var out []*Pending
+	var outCalls, spare [][]Call
+	wait := func() {
+		if _, err := out[0].Wait(); err != nil {
+			b.Fatal(err)
+		}
+		spare = append(spare, outCalls[0][:0])
+		out, outCalls = out[1:], outCalls[1:]
+	}
+	calls := make([]Call, 0, batch)
+	send := func() {
+		if away == 0 {
 			if _, err := EvalBatch(st, calls); err != nil {
 				b.Fatal(err)
 			}
+			calls = calls[:0]
 			return
 		}
-		sent := stream.Send(calls)
-		if away != nil {
-			if _, err := away.Wait(); err != nil {
-				b.Fatal(err)
-			}
+		out, outCalls = append(out, stream.Send(calls)), append(outCalls, calls)
+		if len(out) > away {
+			wait()
 		}
-		away = sent
+		if n := len(spare); n > 0 {
+			calls, spare = spare[n-1], spare[:n-1]
+		} else {
+			calls = make([]Call, 0, batch)
+		}
 	}
-	// Two buffers of calls: the one being made, and the one on its way.
-	calls, next := make([]Call, 0, batch), make([]Call, 0, batch)
 	i := 0
 	for b.Loop() {
 		at := now + int64(i)*int64(step)
@@ -119,17 +131,14 @@ func benchmarkPipelinedKeys(b *testing.B, st Store, prefix string, batch int, st
 			continue
 		}
 		if calls = append(calls, lim.Call(c, Now(at), 1)); len(calls) == batch {
-			send(calls)
-			calls, next = next[:0], calls
+			send()
 		}
 	}
 	if len(calls) > 0 {
-		send(calls)
+		send()
 	}
-	if away != nil {
-		if _, err := away.Wait(); err != nil {
-			b.Fatal(err)
-		}
+	for len(out) > 0 {
+		wait()
 	}
 	b.ReportMetric(float64(i)/b.Elapsed().Seconds(), "decisions/s")
 }
@@ -146,7 +155,7 @@ func BenchmarkPipeline(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer r.Close()
-			benchmarkPipelined(b, r, "rl:", batch, time.Millisecond, true)
+			benchmarkPipelined(b, r, "rl:", batch, time.Millisecond, 1)
 		})
 	}
 	url := os.Getenv("RLSIM_REDIS_URL")
@@ -156,7 +165,7 @@ func BenchmarkPipeline(b *testing.B) {
 				continue
 			}
 			b.Run(fmt.Sprintf("redis/batch=%d/lanes=%d", batch, lanes), func(b *testing.B) {
-				benchmarkOnRedis(b, url, "spread", batch, lanes, time.Millisecond, true)
+				benchmarkOnRedis(b, url, "spread", batch, lanes, time.Millisecond, 1)
 			})
 		}
 	}
@@ -173,25 +182,25 @@ func BenchmarkPipelineOneWindow(b *testing.B) {
 	url := os.Getenv("RLSIM_REDIS_URL")
 	type variant struct {
 		batch, lanes int
-		overlap      bool
+		away         int // batches on their way while the next is made (0: waiting)
 	}
 	var variants []variant
 	for _, batch := range []int{256, 1024} {
 		for _, lanes := range []int{1, 2, DefaultLanes} {
-			variants = append(variants, variant{batch, lanes, true})
+			variants = append(variants, variant{batch, lanes, 1})
 		}
 	}
-	variants = append(variants, variant{256, 1, false}, variant{256, DefaultLanes, false})
+	variants = append(variants, variant{256, 1, 0}, variant{256, DefaultLanes, 0})
 	for _, v := range variants {
 		name := fmt.Sprintf("lanes=%d", v.lanes)
 		if v.batch != 256 {
 			name = fmt.Sprintf("batch=%d/lanes=%d", v.batch, v.lanes)
 		}
-		if !v.overlap {
+		if v.away == 0 {
 			name = "waiting/" + name
 		}
 		b.Run(name, func(b *testing.B) {
-			benchmarkOnRedis(b, url, "window", v.batch, v.lanes, time.Microsecond, v.overlap)
+			benchmarkOnRedis(b, url, "window", v.batch, v.lanes, time.Microsecond, v.away)
 		})
 	}
 }
@@ -200,27 +209,34 @@ func BenchmarkPipelineOneWindow(b *testing.B) {
 // the peer of redis-benchmark -P 100 -r 140000 (scripts/bench.sh): each call's client
 // drawn at random among 140000, as redis-benchmark draws __rand_int__, so both create
 // about as many keys and look them up in as large a keyspace; batches of 256, and of 1024
-// ("batch=1024"), four times as many calls on their way.
+// ("batch=1024"), four times as many calls on their way; one batch on its way while the
+// next is made, and three ("away=3"), as a pipelined run keeps them (run.PipelineDepth).
 func BenchmarkPipelineManyKeys(b *testing.B) {
 	url := os.Getenv("RLSIM_REDIS_URL")
 	for _, lanes := range []int{1, DefaultLanes} {
-		b.Run(fmt.Sprintf("keys=140000/lanes=%d", lanes), func(b *testing.B) {
-			benchmarkOnRedisKeys(b, url, "keys", 256, lanes, time.Microsecond, true, 140000)
-		})
-		b.Run(fmt.Sprintf("keys=140000/batch=1024/lanes=%d", lanes), func(b *testing.B) {
-			benchmarkOnRedisKeys(b, url, "keys", 1024, lanes, time.Microsecond, true, 140000)
-		})
+		for _, away := range []int{1, 3} {
+			name := ""
+			if away > 1 {
+				name = fmt.Sprintf("away=%d/", away)
+			}
+			b.Run(fmt.Sprintf("keys=140000/%slanes=%d", name, lanes), func(b *testing.B) {
+				benchmarkOnRedisKeys(b, url, "keys", 256, lanes, time.Microsecond, away, 140000)
+			})
+			b.Run(fmt.Sprintf("keys=140000/%sbatch=1024/lanes=%d", name, lanes), func(b *testing.B) {
+				benchmarkOnRedisKeys(b, url, "keys", 1024, lanes, time.Microsecond, away, 140000)
+			})
+		}
 	}
 }
 
 // benchmarkOnRedis runs benchmarkPipelined on the real server at url (skipped without
 // one) with batch calls per pipeline on lanes connections, calls step apart, under a
 // prefix of its own that it deletes afterwards.
-func benchmarkOnRedis(b *testing.B, url, kind string, batch, lanes int, step time.Duration, overlap bool) {
-	benchmarkOnRedisKeys(b, url, kind, batch, lanes, step, overlap, 0)
+func benchmarkOnRedis(b *testing.B, url, kind string, batch, lanes int, step time.Duration, away int) {
+	benchmarkOnRedisKeys(b, url, kind, batch, lanes, step, away, 0)
 }
 
-func benchmarkOnRedisKeys(b *testing.B, url, kind string, batch, lanes int, step time.Duration, overlap bool, keys int) {
+func benchmarkOnRedisKeys(b *testing.B, url, kind string, batch, lanes int, step time.Duration, away int, keys int) {
 	if url == "" {
 		b.Skip("RLSIM_REDIS_URL not set")
 	}
@@ -230,7 +246,7 @@ func benchmarkOnRedisKeys(b *testing.B, url, kind string, batch, lanes int, step
 	}
 	defer r.Close()
 	r.SetLanes(lanes)
-	prefix := fmt.Sprintf("rlsim-bench:%s:%d:%d:%t:%d:", kind, batch, lanes, overlap, time.Now().UnixNano())
-	benchmarkPipelinedKeys(b, r, prefix, batch, step, overlap, keys)
+	prefix := fmt.Sprintf("rlsim-bench:%s:%d:%d:%d:%d:", kind, batch, lanes, away, time.Now().UnixNano())
+	benchmarkPipelinedKeys(b, r, prefix, batch, step, away, keys)
 	r.DeleteUnder(prefix)
 }
