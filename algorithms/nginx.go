@@ -115,10 +115,12 @@ type Nginx struct {
 // exactly (widenPair), and nothing else does.
 type nginxPair struct {
 	words        []uint64
-	bits0, bits1 uint  // the excesses' widths
-	lastBits     uint  // the last update's width, at least nginxPairLastBits
-	base         int64 // milliseconds since the Unix epoch that a stored last counts from
-	based        bool  // base is set
+	bits0, bits1 uint   // the excesses' widths
+	lastBits     uint   // the last update's width, at least nginxPairLastBits
+	mask0, mask1 uint64 // 2^bits0 − 1, 2^bits1 − 1
+	lastShift    uint   // bits0 + bits1
+	base         int64  // milliseconds since the Unix epoch that a stored last counts from
+	based        bool   // base is set
 }
 
 // nginxPairLastBits is the least width of a packed last update: 2²⁸ ms is 3.1 days of
@@ -309,6 +311,7 @@ func newNginx(m nginxModel) *Nginx {
 	if len(m.zones) == 2 {
 		p := &nginxPair{bits0: uint(bits.Len64(uint64(m.zones[0].burst))), bits1: uint(bits.Len64(uint64(m.zones[1].burst)))}
 		if p.lastBits = 64 - p.bits0 - p.bits1; p.lastBits >= nginxPairLastBits {
+			p.mask0, p.mask1, p.lastShift = 1<<p.bits0-1, 1<<p.bits1-1, p.bits0+p.bits1
 			l.pair = p
 		}
 	}
@@ -318,10 +321,11 @@ func newNginx(m nginxModel) *Nginx {
 // unpack returns the excesses and the last update in word w (last unseen for a key never
 // admitted).
 func (p *nginxPair) unpack(w uint64) (e0, e1, last int64) {
-	e0 = int64(w & (1<<p.bits0 - 1))
-	e1 = int64(w >> p.bits0 & (1<<p.bits1 - 1))
+	// Every shift is below 64: the masks tell the compiler so.
+	e0 = int64(w & p.mask0)
+	e1 = int64(w >> (p.bits0 & 63) & p.mask1)
 	last = unseen
-	if s := w >> (p.bits0 + p.bits1); s != 0 {
+	if s := w >> (p.lastShift & 63); s != 0 {
 		last = p.base + int64(s)
 	}
 	return e0, e1, last
@@ -330,14 +334,15 @@ func (p *nginxPair) unpack(w uint64) (e0, e1, last int64) {
 // pack returns the word of excesses e0 and e1 (each within its width) and last update
 // last, and false if last falls outside the range of a stored one.
 func (p *nginxPair) pack(e0, e1, last int64) (uint64, bool) {
-	if !p.based {
-		p.base, p.based = last-1<<(p.lastBits-1), true
-	}
 	s := last - p.base
-	if s < 1 || s >= 1<<p.lastBits {
-		return 0, false
+	if uint64(s-1) >= 1<<(p.lastBits&63)-1 { // s outside [1, 2^lastBits)
+		if p.based {
+			return 0, false
+		}
+		p.base, p.based = last-1<<(p.lastBits-1), true
+		s = last - p.base
 	}
-	return uint64(e0) | uint64(e1)<<p.bits0 | uint64(s)<<(p.bits0+p.bits1), true
+	return uint64(e0) | uint64(e1)<<(p.bits0&63) | uint64(s)<<(p.lastShift&63), true
 }
 
 // admitPair is Admit for a location of two zones in packed words.
