@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 	"unsafe"
 )
@@ -96,6 +97,8 @@ func (m kongModel) New(Policy) (Limiter, error) {
 		}
 	}
 	k.stride = kongCount + 2*len(k.limits) - k.fixed
+	// The compact records hold counts below kongSaturated and no calendar expiry.
+	k.compact = k.fixed == len(k.limits) && slices.Max(k.limits) < kongSaturated
 	return k, nil
 }
 
@@ -139,8 +142,9 @@ func (m kongModel) Bound(p Policy, span time.Duration) (Bound, bool) {
 // an INCR, so every request, refused or not, counts on every period. A counter lives for
 // its period's TTL from its creation, which for a month is 30 days and for a year 365: a
 // month's counter created on the 1st ends on the 31st, inside the month, and the count
-// starts over there. It keeps 8 bytes per key, 8 per configured period and 8 more per month
-// or year period (see kongRecord).
+// starts over there. With periods of fixed length alone it keeps 4 bytes per key and 4 per
+// period (see kongSmall: 16 bytes for three); with a month or a year, 8 bytes per key, 8
+// per period and 8 more per month or year period (see kongRecord).
 //
 // Where it parts from the fixed window (fixed-window): several windows at once, each of
 // which must admit, aligned to the calendar rather than to multiples of one length. The
@@ -171,7 +175,31 @@ type Kong struct {
 	redis   bool
 	windows []kongWindows // per configured period
 	stride  int           // a key's words in state: 1 + len(limits) + len(limits) − fixed
-	state   []int64       // per key: its record (see kongRecord)
+	state   []int64       // per key: its record (see kongRecord), once wide
+	// compact holds the records in small (see kongSmall) rather than state: every
+	// period has a fixed length and every limit fits, and no window end has yet fallen
+	// outside the 2³² seconds around the first one.
+	compact bool
+	small   []uint32 // per key: its compact record, stride words
+	based   bool     // secBase is set: some key has been counted
+	secBase int64    // Unix seconds that a compact window end counts from
+}
+
+// kongSmall: while every period has a fixed length, a key's record is stride 32-bit
+// words, the same words as kongRecord's: [0] the end of the shortest period's window of
+// the latest request counted, in whole seconds after secBase (windows end on whole
+// seconds; 0 for a key never counted), then each period's count, which saturates at
+// kongSaturated. Three periods take 16 bytes per key, as the fixed window's record does,
+// where the wide record takes 32: at a million keys the record is a memory read. A count
+// held at kongSaturated decides as the true one does, since every limit is below it: it
+// refuses any request, and leaves nothing remaining. secBase is set 2³¹ seconds before the
+// first window end counted, so ends within 68 years of it either way fit; an end that does
+// not turns the whole state wide for good, exactly (widen), as does nothing else.
+const kongSaturated = math.MaxUint32
+
+// saturating returns c + cost, at most kongSaturated.
+func saturating(c uint32, cost int64) uint32 {
+	return uint32(min(uint64(c)+uint64(cost), kongSaturated))
 }
 
 // kongRecord: a key's record in Kong.state is stride words:
@@ -252,7 +280,8 @@ func (k *Kong) Allow(key uint32, now int64, cost int64) Decision {
 	cost = max(cost, 1)
 	ok := k.decide(key, now, cost)
 	ms := nsToMs(now)
-	rec := k.record(key)
+	var buf [kongCount + 2*6]int64
+	rec := k.record(key, &buf)
 	d := Decision{Allowed: ok, Remaining: 1<<63 - 1}
 	var retry, reset int64 // the latest instant, ms, at which a blocking or any counter ends
 	for i, limit := range k.limits {
@@ -283,9 +312,37 @@ func (k *Kong) Admit(key uint32, now int64, cost int64) (bool, time.Duration) {
 	return k.decide(key, now, max(cost, 1)), 0
 }
 
-// record is key's record (see kongRecord).
-func (k *Kong) record(key uint32) []int64 {
-	return k.state[int(key)*k.stride : int(key)*k.stride+k.stride]
+// record is key's record (see kongRecord); a compact one is widened into buf.
+func (k *Kong) record(key uint32, buf *[kongCount + 2*6]int64) []int64 {
+	base := int(key) * k.stride
+	if !k.compact {
+		return k.state[base : base+k.stride]
+	}
+	rec := buf[:k.stride]
+	k.widenRecord(rec, k.small[base:base+k.stride])
+	return rec
+}
+
+// widenRecord writes compact record from into wide record to.
+func (k *Kong) widenRecord(to []int64, from []uint32) {
+	to[kongEnd] = unseen
+	if from[kongEnd] != 0 {
+		to[kongEnd] = (k.secBase + int64(from[kongEnd])) * 1000
+	}
+	for i := kongCount; i < len(from); i++ {
+		to[i] = int64(from[i])
+	}
+}
+
+// widen turns the compact state into wide records, for good.
+//
+//go:noinline
+func (k *Kong) widen() {
+	k.state = make([]int64, len(k.small))
+	for base := 0; base < len(k.small); base += k.stride {
+		k.widenRecord(k.state[base:base+k.stride], k.small[base:base+k.stride])
+	}
+	k.small, k.compact = nil, false
 }
 
 // usage is what period i's counter in record rec holds for a request at ms (0 once its
@@ -325,6 +382,9 @@ func nsToMs(now int64) int64 {
 // read, and if all admit (or on Redis, whatever they say) each adds cost, a counter
 // that has ended starting over at cost.
 func (k *Kong) decide(key uint32, now, cost int64) bool {
+	if k.compact {
+		return k.decideSmall(key, nsToMs(now), cost)
+	}
 	base := int(key) * k.stride
 	if base >= len(k.state) {
 		k.grow(key)
@@ -390,6 +450,88 @@ func (k *Kong) decideAnew(rec []int64, ms, cost int64) bool {
 	return ok
 }
 
+// decideSmall is decide on a compact record (see kongSmall).
+func (k *Kong) decideSmall(key uint32, ms, cost int64) bool {
+	base := int(key) * k.stride
+	if base >= len(k.small) {
+		k.growSmall(key)
+	}
+	rec := k.small[base : base+k.stride]
+	if rec[kongEnd] == 0 || ms >= (k.secBase+int64(rec[kongEnd]))*1000 {
+		return k.decideSmallAnew(base, rec, ms, cost)
+	}
+	// As decide's: every counter is live.
+	counts := rec[kongCount:]
+	limits := k.limits[:len(counts)]
+	ok := cost <= k.least
+	for i, c := range counts {
+		if int64(c)+cost > limits[i] {
+			ok = false
+		}
+	}
+	switch {
+	case ok: // cost ≤ least: no count passes its limit, let alone kongSaturated
+		for i := range counts {
+			counts[i] += uint32(cost)
+		}
+	case k.redis:
+		for i, c := range counts {
+			counts[i] = saturating(c, cost)
+		}
+	}
+	return ok
+}
+
+// decideSmallAnew is decideAnew on a compact record, every period of a fixed length.
+func (k *Kong) decideSmallAnew(base int, rec []uint32, ms, cost int64) bool {
+	var live [6]bool
+	last := int64(unseen)
+	if rec[kongEnd] != 0 {
+		last = (k.secBase + int64(rec[kongEnd])) * 1000
+	}
+	ok := cost <= k.least
+	for i, limit := range k.limits {
+		l := ms < last || i > 0 && last != unseen && last-1 >= k.windows[i].startOf(ms)
+		live[i] = l
+		if l && int64(rec[kongCount+i])+cost > limit {
+			ok = false
+		}
+	}
+	if !ok && !k.redis {
+		return false
+	}
+	for i := range k.limits {
+		c := uint32(0)
+		if live[i] {
+			c = rec[kongCount+i]
+		}
+		rec[kongCount+i] = saturating(c, cost)
+	}
+	if ms < last {
+		return ok
+	}
+	end := k.windows[0].endOf(ms) / 1000 // windows end on whole seconds
+	if !k.based {
+		k.secBase, k.based = end-1<<31, true
+	}
+	if e := end - k.secBase; e >= 1 && e <= math.MaxUint32 {
+		rec[kongEnd] = uint32(e)
+		return ok
+	}
+	// Beyond the compact clock: every record turns wide, this one with its counts
+	// already charged.
+	k.widen()
+	k.state[base+kongEnd] = end * 1000
+	return ok
+}
+
+// growSmall makes room for key's compact record.
+//
+//go:noinline
+func (k *Kong) growSmall(key uint32) {
+	k.small = grow(k.small, uint32((int(key)+1)*k.stride-1), 0)
+}
+
 // grow makes room for key's record.
 //
 //go:noinline
@@ -400,10 +542,19 @@ func (k *Kong) grow(key uint32) {
 }
 
 // Keys returns the number of keys held: the highest key decided plus one.
-func (k *Kong) Keys() int { return len(k.state) / k.stride }
+func (k *Kong) Keys() int {
+	if k.compact {
+		return len(k.small) / k.stride
+	}
+	return len(k.state) / k.stride
+}
 
-// StateBytes returns 8 bytes per key held, 8 per configured period, and 8 more per
+// StateBytes returns, per key held, 4 bytes and 4 per period while the records are
+// compact (see kongSmall), and otherwise 8 bytes, 8 per configured period and 8 more per
 // calendar period (month, year).
 func (k *Kong) StateBytes() int64 {
+	if k.compact {
+		return int64(len(k.small)) * int64(unsafe.Sizeof(uint32(0)))
+	}
 	return int64(len(k.state)) * int64(unsafe.Sizeof(int64(0)))
 }

@@ -1,6 +1,7 @@
 package algorithms
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -70,5 +71,72 @@ func TestKongSpecErrors(t *testing.T) {
 		if _, err := Parse(spec); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Parse(%q) = %v, want an error with %q", spec, err, want)
 		}
+	}
+}
+
+// kongPair returns two limiters of spec, the second with its records wide from the start.
+func kongPair(t *testing.T, spec string) (compact, wide *Kong) {
+	t.Helper()
+	compact, wide = mustNew(t, spec).(*Kong), mustNew(t, spec).(*Kong)
+	if !compact.compact {
+		t.Fatalf("%s: records not compact", spec)
+	}
+	wide.compact = false
+	return compact, wide
+}
+
+// TestKongCompactDecidesAsWide: the compact records (32-bit counts and window ends) decide
+// as the wide ones, decision for decision, over several keys, costs, steps back, redis
+// counting far past a limit, and a jump a century ahead and back, which turns the records
+// wide on the way.
+func TestKongCompactDecidesAsWide(t *testing.T) {
+	for _, spec := range []string{"kong:second=3 minute=10 hour=40", "kong:second=3 minute=10 hour=40 policy=redis", "kong:minute=5"} {
+		compact, wide := kongPair(t, spec)
+		rng := rand.New(rand.NewPCG(3, 4))
+		now := epoch
+		for i := range 4000 {
+			switch {
+			case i == 2000:
+				if !compact.compact || compact.StateBytes() != int64(4*compact.stride*compact.Keys()) {
+					t.Fatalf("%s: %d bytes before the jump; want compact records of 4 bytes a word", spec, compact.StateBytes())
+				}
+				now += 100 * 365 * 24 * int64(time.Hour)
+			case i == 2100:
+				now -= 100 * 365 * 24 * int64(time.Hour)
+			case rng.IntN(50) == 0:
+				now -= rng.Int64N(int64(90 * time.Second))
+			default:
+				now += rng.Int64N(int64(800 * time.Millisecond))
+			}
+			key, cost := rng.Uint32N(4), int64(1+rng.IntN(2))
+			if rng.IntN(100) == 0 {
+				cost = 1 << 40
+			}
+			if got, want := compact.Allow(key, now, cost), wide.Allow(key, now, cost); got != want {
+				t.Fatalf("%s: request %d (key %d, cost %d): compact %+v, wide %+v", spec, i, key, cost, got, want)
+			}
+		}
+		if compact.compact {
+			t.Errorf("%s: still compact after a window end a century past the first", spec)
+		}
+	}
+}
+
+// TestKongCountSaturates: at the highest limit the compact records hold, a redis count
+// pushed past 2³² stays there rather than wrapping to a count that would admit; one more
+// limit is kept in wide records.
+func TestKongCountSaturates(t *testing.T) {
+	compact, wide := kongPair(t, "kong:second=4294967294 policy=redis")
+	for i, r := range []struct {
+		cost int64
+		ok   bool
+	}{{4294967294, true}, {2, false}, {1, false}, {1 << 62, false}, {1, false}} {
+		got, want := compact.Allow(7, epoch, r.cost), wide.Allow(7, epoch, r.cost)
+		if got != want || got.Allowed != r.ok {
+			t.Errorf("request %d (cost %d): compact %+v, wide %+v, want allowed=%v", i, r.cost, got, want, r.ok)
+		}
+	}
+	if lim := mustNew(t, "kong:second=4294967295").(*Kong); lim.compact || !lim.Allow(0, epoch, 4294967295).Allowed {
+		t.Errorf("second=4294967295: compact %v; want wide records that admit the whole limit", lim.compact)
 	}
 }

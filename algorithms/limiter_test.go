@@ -253,6 +253,11 @@ func clone(t *testing.T, lim Limiter) Limiter {
 	case *Nginx:
 		c := *l
 		c.state = slices.Clone(l.state)
+		if l.pair != nil {
+			pair := *l.pair
+			pair.words = slices.Clone(l.pair.words)
+			c.pair = &pair
+		}
 		return &c
 	case *HAProxy:
 		c := *l

@@ -76,8 +76,10 @@ func init() {
 // credited twice. (nginx reads a step back of more than a minute as 1 ms, a guard
 // against a clock that wraps; the model treats every step back as 0 ms.)
 //
-// State: 16 bytes per key for one zone (excess and last as int64), and 16 per pair of
-// zones for several (their last shared, two excesses to a word; see nginxNode). nginx's own node is 72
+// State: 16 bytes per key for one zone (excess and last as int64), 8 for two zones whose
+// bursts leave a last update 28 bits or more (both excesses and the last in one word; see
+// nginxPair), and otherwise 16 per pair of zones (their last shared, two excesses to a
+// word; see nginxNode). nginx's own node is 72
 // bytes plus the key in a slab chunk rounded up to a power of two, 128 bytes for
 // $binary_remote_addr on a 64-bit build.
 //
@@ -100,7 +102,30 @@ type Nginx struct {
 	nodes  int  // a key's nodes are state[key·nodes:][:nodes]: 1 for one zone, else ⌈zones/2⌉
 	delays bool // some zone delays requests (not every one has nodelay)
 	state  []nginxNode
+	pair   *nginxPair // two zones' keys a word each, until wide (see nginxPair); else nil
 }
+
+// nginxPair holds a location of two zones in one 64-bit word per key, when their bursts
+// leave room: zone 0's excess in the low bits0 bits, zone 1's in the next bits1 (an
+// excess is at most its burst), and the last update above them, in milliseconds after
+// base (0 for a key never admitted). Two zones of burst 10 and 20 take 8 bytes per key,
+// as GCRA's TAT does, where the wide nodes take 16: at a million keys the word is a
+// memory read. base is set half the last's range before the first admission; an
+// admission whose millisecond falls outside the range turns every key wide for good,
+// exactly (widenPair), and nothing else does.
+type nginxPair struct {
+	words        []uint64
+	bits0, bits1 uint   // the excesses' widths
+	lastBits     uint   // the last update's width, at least nginxPairLastBits
+	mask0, mask1 uint64 // 2^bits0 − 1, 2^bits1 − 1
+	lastShift    uint   // bits0 + bits1
+	base         int64  // milliseconds since the Unix epoch that a stored last counts from
+	based        bool   // base is set
+}
+
+// nginxPairLastBits is the least width of a packed last update: 2²⁸ ms is 3.1 days of
+// virtual time around the first admission before the words turn wide.
+const nginxPairLastBits = 28
 
 // nginxZone is one limit_req line and its zone's rate, in nginx's own units.
 type nginxZone struct {
@@ -141,6 +166,10 @@ func setPackedExcess(nodes []nginxNode, i int, e int64) {
 
 // node returns zone i's node of the key whose nodes start at base.
 func (l *Nginx) node(base, i int) nginxNode {
+	if l.pair != nil {
+		e0, e1, last := l.pair.unpack(l.pair.words[base])
+		return nginxNode{excess: [2]int64{e0, e1}[i], last: last}
+	}
 	if l.stride == 1 {
 		return l.state[base]
 	}
@@ -279,7 +308,85 @@ func newNginx(m nginxModel) *Nginx {
 	for _, z := range m.zones {
 		l.delays = l.delays || z.delay != nginxNoDelay
 	}
+	if len(m.zones) == 2 {
+		p := &nginxPair{bits0: uint(bits.Len64(uint64(m.zones[0].burst))), bits1: uint(bits.Len64(uint64(m.zones[1].burst)))}
+		if p.lastBits = 64 - p.bits0 - p.bits1; p.lastBits >= nginxPairLastBits {
+			p.mask0, p.mask1, p.lastShift = 1<<p.bits0-1, 1<<p.bits1-1, p.bits0+p.bits1
+			l.pair = p
+		}
+	}
 	return l
+}
+
+// unpack returns the excesses and the last update in word w (last unseen for a key never
+// admitted).
+func (p *nginxPair) unpack(w uint64) (e0, e1, last int64) {
+	// Every shift is below 64: the masks tell the compiler so.
+	e0 = int64(w & p.mask0)
+	e1 = int64(w >> (p.bits0 & 63) & p.mask1)
+	last = unseen
+	if s := w >> (p.lastShift & 63); s != 0 {
+		last = p.base + int64(s)
+	}
+	return e0, e1, last
+}
+
+// pack returns the word of excesses e0 and e1 (each within its width) and last update
+// last, and false if last falls outside the range of a stored one.
+func (p *nginxPair) pack(e0, e1, last int64) (uint64, bool) {
+	s := last - p.base
+	if uint64(s-1) >= 1<<(p.lastBits&63)-1 { // s outside [1, 2^lastBits)
+		if p.based {
+			return 0, false
+		}
+		p.base, p.based = last-1<<(p.lastBits-1), true
+		s = last - p.base
+	}
+	return uint64(e0) | uint64(e1)<<(p.bits0&63) | uint64(s)<<(p.lastShift&63), true
+}
+
+// admitPair is Admit for a location of two zones in packed words.
+func (l *Nginx) admitPair(key uint32, m int64) (bool, time.Duration) {
+	p := l.pair
+	if int(key) >= len(p.words) {
+		p.words = grow(p.words, key, 0)
+	}
+	e0, e1, last := p.unpack(p.words[key])
+	z0, z1 := &l.zones[0], &l.zones[1]
+	e0, moves := z0.excessAt(&nginxNode{excess: e0, last: last}, m)
+	if e0 > z0.burst {
+		return false, 0
+	}
+	e1, _ = z1.excessAt(&nginxNode{excess: e1, last: last}, m)
+	if e1 > z1.burst {
+		return false, 0
+	}
+	if moves {
+		last = m
+	}
+	if w, ok := p.pack(e0, e1, last); ok {
+		p.words[key] = w
+	} else {
+		l.widenPair()
+		l.state[key] = nginxNode{excess: int64(uint64(e0) | uint64(e1)<<32), last: last}
+	}
+	if !l.delays {
+		return true, 0
+	}
+	return true, max(z0.delayOf(e0), z1.delayOf(e1))
+}
+
+// widenPair turns the packed words into wide nodes, for good.
+//
+//go:noinline
+func (l *Nginx) widenPair() {
+	p := l.pair
+	l.state = make([]nginxNode, len(p.words), cap(p.words))
+	for key, w := range p.words {
+		e0, e1, last := p.unpack(w)
+		l.state[key] = nginxNode{excess: int64(uint64(e0) | uint64(e1)<<32), last: last}
+	}
+	l.pair = nil
 }
 
 // Name returns the location's canonical spec.
@@ -323,6 +430,9 @@ func (z *nginxZone) readyAt(n nginxNode, x int64) int64 {
 // Admit decides as Allow does, without the decision's Remaining, RetryAfter and Reset,
 // and returns the delay nginx holds an admitted request for.
 func (l *Nginx) Admit(key uint32, now int64, _ int64) (bool, time.Duration) {
+	if l.pair != nil {
+		return l.admitPair(key, nsToMs(now))
+	}
 	base := int(key) * l.nodes
 	if base >= len(l.state) {
 		l.growTo(key)
@@ -456,12 +566,27 @@ func (l *Nginx) growTo(key uint32) {
 }
 
 // Keys returns the number of keys held: the highest key decided plus one.
-func (l *Nginx) Keys() int { return len(l.state) / l.nodes }
+func (l *Nginx) Keys() int {
+	if l.pair != nil {
+		return len(l.pair.words)
+	}
+	return len(l.state) / l.nodes
+}
 
-// StateBytes returns 16 bytes per key and pair of zones (one zone: 16).
+// StateBytes returns 16 bytes per key and pair of zones (one zone: 16), and 8 per key
+// for two zones while they are packed (see nginxPair).
 func (l *Nginx) StateBytes() int64 {
+	if l.pair != nil {
+		return int64(len(l.pair.words)) * 8
+	}
 	return int64(len(l.state)) * int64(unsafe.Sizeof(nginxNode{}))
 }
 
 // Reserve makes room for the state of keys keys (see Reserver).
-func (l *Nginx) Reserve(keys int) { l.state = reserve(l.state, keys*l.nodes) }
+func (l *Nginx) Reserve(keys int) {
+	if l.pair != nil {
+		l.pair.words = reserve(l.pair.words, keys)
+		return
+	}
+	l.state = reserve(l.state, keys*l.nodes)
+}

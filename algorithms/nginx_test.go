@@ -1,6 +1,7 @@
 package algorithms
 
 import (
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -151,7 +152,7 @@ func TestNginxZonesInOrder(t *testing.T) {
 	if a, b, c := lim.Allow(3, epoch, 1), lim.Allow(3, epoch, 1), lim.Allow(3, epoch, 1); !a.Allowed || !b.Allowed || c.Allowed {
 		t.Fatalf("requests 5 to 7: %v %v %v", a.Allowed, b.Allowed, c.Allowed)
 	}
-	if lim.Keys() != 4 || lim.StateBytes() != 4*16 { // two zones share one 16-byte node per key
+	if lim.Keys() != 4 || lim.StateBytes() != 4*8 { // two zones share one 8-byte word per key
 		t.Fatalf("%d keys, %d bytes", lim.Keys(), lim.StateBytes())
 	}
 }
@@ -253,5 +254,52 @@ func TestNginxBound(t *testing.T) {
 	}
 	if peak, _ := peakWindow(admitted, int64(time.Second)); peak != 31 {
 		t.Fatalf("peak %d in one second, want the bound 31", peak)
+	}
+}
+
+// TestNginxPairDecidesAsWide: two zones packed in a word per key decide as the wide nodes
+// do, decision for decision, over several keys, steps back, and a jump of two days ahead
+// and back, which turns the words of zones with wide bursts (a last of 28 bits) wide on the
+// way; bursts too wide for a 28-bit last are kept wide from the start.
+func TestNginxPairDecidesAsWide(t *testing.T) {
+	for _, c := range []struct {
+		spec   string
+		widens bool
+	}{
+		{"nginx:rate=10r/s burst=5 + rate=2r/s burst=20 delay=4", false},
+		{"nginx:rate=100r/s burst=50000 nodelay + rate=1r/s burst=1", true},
+	} {
+		packed, wide := nginxLimiter(t, c.spec), nginxLimiter(t, c.spec)
+		if packed.pair == nil {
+			t.Fatalf("%s: not packed", c.spec)
+		}
+		wide.pair = nil
+		rng := rand.New(rand.NewPCG(5, 6))
+		now := epoch
+		for i := range 3000 {
+			switch {
+			case i == 1500:
+				if packed.pair == nil || packed.StateBytes() != int64(8*packed.Keys()) {
+					t.Fatalf("%s: %d bytes before the jump; want a word per key", c.spec, packed.StateBytes())
+				}
+				now += 48 * int64(time.Hour)
+			case i == 1600:
+				now -= 48 * int64(time.Hour)
+			case rng.IntN(40) == 0:
+				now -= rng.Int64N(int64(3 * time.Second))
+			default:
+				now += rng.Int64N(int64(300 * time.Millisecond))
+			}
+			key := rng.Uint32N(4)
+			if got, want := packed.Allow(key, now, 1), wide.Allow(key, now, 1); got != want {
+				t.Fatalf("%s: request %d (key %d): packed %+v, wide %+v", c.spec, i, key, got, want)
+			}
+		}
+		if widened := packed.pair == nil; widened != c.widens {
+			t.Errorf("%s: widened %v after two days, want %v", c.spec, widened, c.widens)
+		}
+	}
+	if lim := nginxLimiter(t, "nginx:rate=10r/s burst=100000 + rate=1r/s burst=10"); lim.pair != nil {
+		t.Errorf("bursts of 27 and 14 bits packed with a last of %d bits", lim.pair.lastBits)
 	}
 }

@@ -220,18 +220,22 @@ func TestNginxHAProxyDoNotAllocate(t *testing.T) {
 		if allocs := testing.AllocsPerRun(1000, func() { lim.Allow(key, now, 1); key++ }); allocs != 0 {
 			t.Errorf("%s: %v allocations per new key after Reserve", c.spec, allocs)
 		}
-		if lim.Keys() > 10000 || lim.StateBytes() != int64(lim.Keys()*16*zonesOf(lim)) {
+		if lim.Keys() > 10000 || lim.StateBytes() != int64(lim.Keys()*bytesPerKey(lim)) {
 			t.Errorf("%s: %d keys, %d bytes", c.spec, lim.Keys(), lim.StateBytes())
 		}
 	}
 }
 
-// zonesOf is how many 16-byte nodes a key of lim takes: one per pair of nginx zones.
-func zonesOf(lim Limiter) int {
+// bytesPerKey is what a key of lim takes: a 16-byte node per pair of nginx zones, or
+// for two zones, 8 while they are packed.
+func bytesPerKey(lim Limiter) int {
 	if l, ok := lim.(*Nginx); ok {
-		return l.nodes
+		if l.pair != nil {
+			return 8
+		}
+		return 16 * l.nodes
 	}
-	return 1
+	return 16
 }
 
 // FuzzProductSpecs parses anything after a product's name: a spec that parses names its

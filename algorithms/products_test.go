@@ -60,7 +60,7 @@ func cloneProduct(t *testing.T, lim Limiter) Limiter {
 		return &c
 	case *Kong:
 		c := *l
-		c.state, c.windows = slices.Clone(l.state), slices.Clone(l.windows)
+		c.state, c.small, c.windows = slices.Clone(l.state), slices.Clone(l.small), slices.Clone(l.windows)
 		return &c
 	case *Traefik:
 		c := *l
