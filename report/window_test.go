@@ -159,3 +159,28 @@ func TestKeyWindowsSpillIntoBlocks(t *testing.T) {
 		t.Fatalf("bytes = %d, want %d", got, want)
 	}
 }
+
+// Touching keys reads their windows and changes nothing: not the windows, not the table
+// (keys beyond it are skipped rather than given slots).
+func TestKeyWindowsTouchChangesNothing(t *testing.T) {
+	w := newKeyWindows(3)
+	w.push(w.slot(2), 5, 1, 0b011)
+	w.push(w.slot(2), 6, 2, 0b110)
+	w.push(w.slot(4), 7, 1, 0b001)
+	before := append([]windowSlot(nil), w.slots...)
+	bytes := w.bytes()
+	w.touch([]uint32{4, 2, 0, 9, 1 << 30, 2})
+	if w.keys() != 5 || w.bytes() != bytes {
+		t.Fatalf("after touch: %d slots, %d bytes; want 5, %d", w.keys(), w.bytes(), bytes)
+	}
+	for i := range before {
+		if w.slots[i] != before[i] {
+			t.Fatalf("slot %d changed by touch: %+v, was %+v", i, w.slots[i], before[i])
+		}
+	}
+	for m, want := range []int64{1, 3, 2} {
+		if got := w.sum(w.slot(2), m); got != want {
+			t.Fatalf("member %d's sum of key 2 after touch = %d, want %d", m, got, want)
+		}
+	}
+}

@@ -2,8 +2,10 @@ package run
 
 import (
 	"math/bits"
+	"net/netip"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/rlsim/rlsim/traffic"
 )
@@ -167,6 +169,9 @@ type replayKeys struct {
 	names map[string]uint32
 	next  uint32
 	bytes int64 // what the maps hold, estimated as internedBytes does; the table adds its own
+
+	waiting []traffic.Key // the keys of a chunk, until number
+	scratch []uint32      // number's addresses
 }
 
 func newReplayKeys() *replayKeys {
@@ -176,8 +181,7 @@ func newReplayKeys() *replayKeys {
 func (k *replayKeys) id(key traffic.Key) uint32 {
 	switch a := key.Addr; {
 	case a.Is4():
-		b := a.As4()
-		id, fresh := k.v4.id(uint32(b[0])<<24|uint32(b[1])<<16|uint32(b[2])<<8|uint32(b[3]), k.next)
+		id, fresh := k.v4.id(v4(a), k.next)
 		if fresh {
 			k.next++
 		}
@@ -200,6 +204,45 @@ func (k *replayKeys) id(key traffic.Key) uint32 {
 	return k.next - 1
 }
 
+// number writes the ids of keys into ids, in order, skipping the unkeyed: what id would
+// give them one by one. It first reads the table slots of the IPv4 addresses among them
+// (addrTable.touch), so that their lookups, each a cache miss in a table of hundreds of
+// thousands of addresses, overlap instead of waiting for one another.
+func (k *replayKeys) number(ids []uint32, keys []traffic.Key, unkeyed []bool) {
+	addrs := k.scratch[:0]
+	for i := range keys {
+		if a := keys[i].Addr; !unkeyed[i] && a.Is4() {
+			addrs = append(addrs, v4(a))
+		}
+	}
+	k.scratch = addrs
+	k.v4.touch(addrs)
+	for i := range keys {
+		if !unkeyed[i] {
+			ids[i] = k.id(keys[i])
+		}
+		keys[i] = traffic.Key{} // let go of the names
+	}
+}
+
+// pending returns room for the keys of n requests waiting for number, kept for
+// pendingBytes.
+func (k *replayKeys) pending(n int) []traffic.Key {
+	k.waiting = make([]traffic.Key, n)
+	k.scratch = make([]uint32, 0, n)
+	return k.waiting
+}
+
+// pendingBytes is what the keys waiting for their ids hold (their names are the lines').
+func (k *replayKeys) pendingBytes() int64 {
+	return int64(cap(k.waiting))*int64(unsafe.Sizeof(traffic.Key{})) + 4*int64(cap(k.scratch))
+}
+
+func v4(a netip.Addr) uint32 {
+	b := a.As4()
+	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+}
+
 // heldBytes is what the numbering holds.
 func (k *replayKeys) heldBytes() int64 { return k.bytes + 8*int64(len(k.v4.slots)) }
 
@@ -210,6 +253,8 @@ type addrTable struct {
 	slots []uint64
 	n     int
 	shift uint
+
+	touched uint64 // what touch read, kept so that its reads are not dropped
 }
 
 // id returns the id of a, giving it next (and saying so) when a is new.
@@ -229,6 +274,21 @@ func (t *addrTable) id(a uint32, next uint32) (uint32, bool) {
 			return uint32(s) - 1, false
 		}
 	}
+}
+
+// touch reads the slots where the lookups of addrs start, without using what it reads:
+// the reads do not depend on one another, so their cache misses overlap, and the lookups
+// that follow find their slots in cache.
+func (t *addrTable) touch(addrs []uint32) {
+	if len(t.slots) == 0 {
+		return
+	}
+	var sum uint64
+	slots := t.slots
+	for _, a := range addrs {
+		sum += slots[(uint64(a)*0x9e3779b97f4a7c15)>>t.shift]
+	}
+	t.touched += sum
 }
 
 func (t *addrTable) grow() {

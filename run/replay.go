@@ -354,10 +354,19 @@ func (r *replayRun) runPass(rep *report.Report) error {
 	keys := newReplayKeys()
 	p.produce = func() error {
 		names := p.keepNames()
+		// A chunk's keys are numbered as it is handed on, all at once (replayKeys.number),
+		// rather than line by line: the lookups of a whole chunk overlap.
+		pending := keys.pending(chunkSize)
+		handOff := p.handOff
+		p.handOff = func(c *chunk) *chunk {
+			keys.number(c.ids[:c.n], pending[:c.n], c.unkeyed[:c.n])
+			return handOff(c)
+		}
 		return r.lines(func(req *traffic.Request, line int) error {
 			k, err := keyer.Key(req)
 			if err != nil {
 				r.noteUnkeyed(err, line)
+				pending[p.fill.n] = traffic.Key{}
 				p.emitReplay(0, req, "", true, line)
 				return nil
 			}
@@ -365,7 +374,8 @@ func (r *replayRun) runPass(rep *report.Report) error {
 			if names {
 				name = k.String()
 			}
-			p.emitReplay(keys.id(k), req, name, false, line)
+			pending[p.fill.n] = k
+			p.emitReplay(0, req, name, false, line)
 			return nil
 		})
 	}
@@ -395,7 +405,7 @@ func (r *replayRun) runPass(rep *report.Report) error {
 	}
 	if r.o.Memory {
 		rep.Memory = report.MemoryOf(lims, cols, keys.heldBytes())
-		rep.Memory.AddBuffers(r.lr.BufferBytes() + r.lr.ChunkBytes() + passBytes(len(lims), p.keepNames()))
+		rep.Memory.AddBuffers(r.lr.BufferBytes() + r.lr.ChunkBytes() + passBytes(len(lims), p.keepNames()) + keys.pendingBytes())
 	}
 	return nil
 }

@@ -256,6 +256,7 @@ func (p *pass) measure(c *chunk) {
 // limiter, a request that names who sent it counts for each limiter's harm, and each
 // limiter's decisions go to its own writer.
 func (p *pass) measureReplay(c *chunk) {
+	p.group.Touch(c.ids[:c.n])
 	for i := range c.n {
 		var admitted, ref uint64
 		if c.unkeyed[i] {

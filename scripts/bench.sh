@@ -12,6 +12,7 @@
 #   REDIS_ONLY=1 RLSIM_REDIS_URL=...           those alone
 #   REPLAY_ONLY=1 scripts/bench.sh [ROUNDS]    the replays of generated logs alone
 #   REPLAY_LINES="2000000 20000000"            the sizes of those logs (lines)
+#   BASE_MAX_LINES=0 BASE_MEMORY=1             the base build replays every size, with --memory
 #   TUNE_ONLY=1 scripts/bench.sh               the tune of the 2M-line log alone (TUNE_LINES)
 #
 # Needs benchstat (go install golang.org/x/perf/cmd/benchstat@latest) and GNU time at
@@ -171,9 +172,11 @@ if [[ -z ${REDIS_ONLY:-} && -z ${TUNE_ONLY:-} ]]; then
         extra=(--memory)
         if [[ $b == rlsim-base ]]; then
           # A build that holds every line (1.15 KB each before replay streamed) is not
-          # run where that would not fit: above 5M lines.
-          ((n > 5000000)) && continue
+          # run where that would not fit: above BASE_MAX_LINES (5M) lines. A base that
+          # streams can take BASE_MAX_LINES=0 (no bound) and --memory (BASE_MEMORY=1).
+          ((${BASE_MAX_LINES:-5000000} > 0 && n > ${BASE_MAX_LINES:-5000000})) && continue
           extra=()
+          [[ -n ${BASE_MEMORY:-} ]] && extra=(--memory)
         fi
         /usr/bin/time -f '%e %U %S %M' -o "$tmp/time" "$tmp/$b" replay "$log" --format json --out "" "${extra[@]}" > "$tmp/replay.json"
         read -r wall user sys rss < "$tmp/time"
@@ -196,7 +199,7 @@ if [[ -z ${REDIS_ONLY:-} && -z ${TUNE_ONLY:-} ]]; then
         "$n" "$b:" "$(m "$b" 2)" "$(m "$b" 3)" "$(awk -v x="$(per "$b")" 'BEGIN {print x / 1e3}')" \
         "$(paste <(awk -v l="$b:$n" '$1 == l {print $5 / $3}' "$tmp/replays") <(awk -v l="reader:$n" '$1 == l {print $5 / $3}' "$tmp/replays") | awk '{print $1 / $2}' | median)" \
         "$(awk -v x="$(m "$b" 4)" 'BEGIN {print x / 1024}')"
-      if [[ $b == rlsim ]]; then
+      if [[ $b == rlsim || -n ${BASE_MEMORY:-} ]]; then
         printf ', %4.0f MB held: %.2fx held, %.2fx above the one-line log' "$(awk -v x="$(m "$b" 6)" 'BEGIN {print x / 2^20}')" \
           "$(awk -v l="$b:$n" '$1 == l && $6 > 0 {print $4 * 1024 / $6}' "$tmp/replays" | median)" \
           "$(awk -v l="$b:$n" -v base="$base_rss" '$1 == l && $6 > 0 {print ($4 - base) * 1024 / $6}' "$tmp/replays" | median)"

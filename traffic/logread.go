@@ -539,18 +539,47 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// reorderBuffer holds the lines of the reorder window in arrival order. Lines that come
-// in order (most) go on a ring; a line earlier than the ring's last goes on a heap of
-// small entries pointing into a slab of lines; the next line is the earlier of the two
-// heads. Nothing is allocated per line once the buffer has grown to the window.
+// reorderBuffer holds the lines of the reorder window in arrival order. Lines come in
+// sorted runs — in order, or interleaved from the buffers of a few servers, each in order
+// — so a line joins the first run whose last line is not after it, each run a ring; the
+// next line is the earliest of the runs' first lines. A line that fits no run once there
+// are maxRuns goes on a heap of small entries pointing into a slab of lines. Nothing is
+// allocated per line once the buffer has grown to the window.
 type reorderBuffer struct {
-	ring       []LogLine
-	head, size int
+	runs       []lineRun
+	n          int         // lines on the runs
+	next       int         // the run holding the next line, -1 for the heap; valid when known
+	known      bool        // next is up to date
 	late       []lateEntry // a heap by (time, line)
 	slab       []LogLine   // the late lines, by slot
 	free       []int32     // slots of slab not in use
 	popped     *LogLine    // the line pop returned last, to clear and free on release
-	poppedSlot int32       // its slab slot, or -1 for the ring
+	poppedSlot int32       // its slab slot, or -1 for a run
+}
+
+// maxRuns is how many sorted runs the buffer keeps before lines go on its heap: the
+// next line is found among the runs' heads, one comparison a run.
+const maxRuns = 8
+
+// lineRun is a ring of lines in arrival order.
+type lineRun struct {
+	ring       []LogLine
+	head, size int
+}
+
+func (r *lineRun) first() *LogLine { return &r.ring[r.head] }
+func (r *lineRun) last() *LogLine  { return &r.ring[(r.head+r.size-1)%len(r.ring)] }
+
+func (r *lineRun) add(l *LogLine) {
+	if r.size == len(r.ring) {
+		grown := make([]LogLine, max(2*len(r.ring), 64))
+		for i := range r.size {
+			grown[i] = r.ring[(r.head+i)%len(r.ring)]
+		}
+		r.ring, r.head = grown, 0
+	}
+	r.ring[(r.head+r.size)%len(r.ring)] = *l
+	r.size++
 }
 
 type lateEntry struct {
@@ -559,7 +588,7 @@ type lateEntry struct {
 	slot int32
 }
 
-func (b *reorderBuffer) Len() int { return b.size + len(b.late) }
+func (b *reorderBuffer) Len() int { return b.n + len(b.late) }
 
 func before(a, b *LogLine) bool {
 	return a.Time < b.Time || a.Time == b.Time && a.Line < b.Line
@@ -570,19 +599,37 @@ func (e lateEntry) before(f lateEntry) bool {
 }
 
 func (b *reorderBuffer) push(l *LogLine) {
-	if b.size > 0 && before(l, &b.ring[(b.head+b.size-1)%len(b.ring)]) {
-		b.pushLate(l)
+	for i := range b.runs {
+		if r := &b.runs[i]; r.size == 0 || !before(l, r.last()) {
+			r.add(l)
+			b.pushed(i, r.last())
+			return
+		}
+	}
+	if len(b.runs) < maxRuns {
+		b.runs = append(b.runs, lineRun{})
+		i := len(b.runs) - 1
+		b.runs[i].add(l)
+		b.pushed(i, b.runs[i].last())
 		return
 	}
-	if b.size == len(b.ring) {
-		grown := make([]LogLine, max(2*len(b.ring), 64))
-		for i := range b.size {
-			grown[i] = b.ring[(b.head+i)%len(b.ring)]
-		}
-		b.ring, b.head = grown, 0
+	b.pushLate(l)
+	if b.known && b.Len() > 1 && before(&b.slab[b.late[0].slot], b.min()) {
+		b.next = -1
+	} else if b.Len() == 1 {
+		b.next, b.known = -1, true
 	}
-	b.ring[(b.head+b.size)%len(b.ring)] = *l
-	b.size++
+}
+
+// pushed keeps the next line known after l was added to run i.
+func (b *reorderBuffer) pushed(i int, l *LogLine) {
+	b.n++
+	switch {
+	case b.Len() == 1:
+		b.next, b.known = i, true
+	case b.known && before(l, b.min()):
+		b.next = i
+	}
 }
 
 func (b *reorderBuffer) pushLate(l *LogLine) {
@@ -607,11 +654,20 @@ func (b *reorderBuffer) pushLate(l *LogLine) {
 
 // min is the next line; the buffer must not be empty.
 func (b *reorderBuffer) min() *LogLine {
-	if b.size == 0 {
-		return &b.slab[b.late[0].slot]
+	if !b.known {
+		b.next, b.known = -1, true
+		var best *LogLine
+		if len(b.late) > 0 {
+			best = &b.slab[b.late[0].slot]
+		}
+		for i := range b.runs {
+			if r := &b.runs[i]; r.size > 0 && (best == nil || before(r.first(), best)) {
+				b.next, best = i, r.first()
+			}
+		}
 	}
-	if r := &b.ring[b.head]; len(b.late) == 0 || before(r, &b.slab[b.late[0].slot]) {
-		return r
+	if b.next >= 0 {
+		return b.runs[b.next].first()
 	}
 	return &b.slab[b.late[0].slot]
 }
@@ -619,10 +675,14 @@ func (b *reorderBuffer) min() *LogLine {
 // pop takes the next line off the buffer and returns it; it stays where it is, the
 // caller's, until release.
 func (b *reorderBuffer) pop() *LogLine {
-	if b.size > 0 && (len(b.late) == 0 || before(&b.ring[b.head], &b.slab[b.late[0].slot])) {
-		b.popped, b.poppedSlot = &b.ring[b.head], -1
-		b.head = (b.head + 1) % len(b.ring)
-		b.size--
+	b.min()
+	b.known = false
+	if i := b.next; i >= 0 {
+		r := &b.runs[i]
+		b.popped, b.poppedSlot = r.first(), -1
+		r.head = (r.head + 1) % len(r.ring)
+		r.size--
+		b.n--
 		return b.popped
 	}
 	top := b.late[0].slot
@@ -647,8 +707,8 @@ func (b *reorderBuffer) pop() *LogLine {
 	return b.popped
 }
 
-// release lets go of the line pop returned last: its strings, and its slab slot. The ring
-// slot is reused only once the ring wraps, after the line was released.
+// release lets go of the line pop returned last: its strings, and its slab slot. A run's
+// ring slot is reused only once the ring wraps, after the line was released.
 func (b *reorderBuffer) release() {
 	if b.popped == nil {
 		return
@@ -660,7 +720,11 @@ func (b *reorderBuffer) release() {
 	b.popped = nil
 }
 
-// bytes is what the buffer holds at its fullest: its ring and slab of lines.
+// bytes is what the buffer holds at its fullest: its runs' rings and its slab of lines.
 func (b *reorderBuffer) bytes() int64 {
-	return int64(len(b.ring)+len(b.slab)) * int64(unsafe.Sizeof(LogLine{}))
+	n := len(b.slab)
+	for _, r := range b.runs {
+		n += len(r.ring)
+	}
+	return int64(n) * int64(unsafe.Sizeof(LogLine{}))
 }

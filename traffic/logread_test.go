@@ -264,3 +264,53 @@ func checkLogReader(t *testing.T, data []byte, f LogFormat, c LogConfig) {
 		t.Fatalf("three workers read it otherwise: %v", err)
 	}
 }
+
+// The reorder buffer gives its lines back earliest first (ties in line order), as a
+// sorted list does, whether they sit on its runs or, past maxRuns runs, on its heap:
+// lines of 3 and of 40 interleaved sources, each in order, some with jitter, with pops
+// between the pushes.
+func TestReorderBufferPopsInArrivalOrder(t *testing.T) {
+	for _, sources := range []int{1, 3, 40} {
+		var b reorderBuffer
+		var model []LogLine
+		rng := uint64(sources)
+		next := func(n int) int {
+			rng = rng*6364136223846793005 + 1442695040888963407
+			return int(rng>>33) % n
+		}
+		clock := make([]int64, sources)
+		sawHeap, sawRuns := false, false
+		for line := 1; line <= 5000; line++ {
+			s := next(sources)
+			clock[s] += int64(next(3)) // ties are common: whole seconds
+			at := clock[s]
+			if sources == 40 && next(10) == 0 {
+				at -= int64(next(5)) // a line a little out of order within its source
+			}
+			b.push(&LogLine{Time: at, Line: line})
+			model = append(model, LogLine{Time: at, Line: line})
+			sawHeap = sawHeap || len(b.late) > 0
+			sawRuns = sawRuns || b.n > 1
+			for next(3) == 0 && len(model) > 0 || len(model) > 200 {
+				got := b.pop()
+				best := 0
+				for i := range model {
+					if before(&model[i], &model[best]) {
+						best = i
+					}
+				}
+				if got.Line != model[best].Line || got.Time != model[best].Time {
+					t.Fatalf("%d sources: popped line %d at %d, want line %d at %d", sources, got.Line, got.Time, model[best].Line, model[best].Time)
+				}
+				model = append(model[:best], model[best+1:]...)
+				b.release() // as NextLine does before it takes more lines
+				if b.Len() != len(model) {
+					t.Fatalf("%d sources: %d lines held, want %d", sources, b.Len(), len(model))
+				}
+			}
+		}
+		if want := sources == 40; sawHeap != want || !sawRuns {
+			t.Errorf("%d sources: used the heap %v (want %v), several lines on runs %v", sources, sawHeap, want, sawRuns)
+		}
+	}
+}
