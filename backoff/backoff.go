@@ -18,75 +18,13 @@ import (
 	"time"
 
 	"github.com/rlsim/rlsim/internal/pool"
+	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/sim"
 	"github.com/rlsim/rlsim/traffic"
 )
 
 // Models lists the server models.
 var Models = []string{"occ", "rate-limited", "overload"}
-
-// Result is one strategy at one client count, averaged over runs. The JSON names are the
-// contract of DESIGN.md.
-type Result struct {
-	Strategy string `json:"strategy"`
-	Clients  int    `json:"clients"`
-	Runs     int    `json:"runs"`
-	// CallsMean is the mean number of attempts (OCC: write calls) per run, over all clients.
-	CallsMean float64 `json:"calls_mean"`
-	// CompletionMSMean is the mean time, in milliseconds, until the last client finished
-	// (succeeded or gave up).
-	CompletionMSMean float64 `json:"completion_ms_mean"`
-	// PeakArrivals is the mean over runs of the most retries that reached the server in
-	// one bin (of Bin, 10 ms by default): the height of the highest retry wave. A retry is
-	// every attempt after the first try of a request, so the clients' own first requests,
-	// which all leave together by the premise of the experiment, are not counted; what is
-	// left is the herd the strategy makes. Clients in lockstep make tall waves, jitter
-	// flattens them.
-	PeakArrivals float64 `json:"peak_arrivals"`
-	// PeakArrivalsMax is the highest retry wave of any run.
-	PeakArrivalsMax int64 `json:"peak_arrivals_max"`
-	// CompletionMSP50, CompletionMSP99 and CompletionMSMax are percentiles of how long
-	// each client's job took, from its start to its end however it ended, in ms: exact
-	// (nearest rank) within each run, then averaged over the runs.
-	CompletionMSP50 float64 `json:"completion_ms_p50"`
-	CompletionMSP99 float64 `json:"completion_ms_p99"`
-	CompletionMSMax float64 `json:"completion_ms_max"`
-	// LoadPeak is the mean over runs of the most attempts of any kind, first tries
-	// included, reaching the server in one bin: the peak load the server carried.
-	LoadPeak float64 `json:"load_peak"`
-	// Requests is the mean number of requests per run the clients set out to make (each
-	// first try, sent or withheld by a policy).
-	Requests float64 `json:"requests"`
-	// Amplification is the server's calls ÷ the clients' requests: 1 when nothing was
-	// retried, above 1 by the load retries added, below 1 when a policy withheld first tries.
-	Amplification float64 `json:"amplification"`
-	// Wasted is the mean number of calls per run that brought no success: refused (429),
-	// failed (5xx, other 4xx), or answered after the client stopped waiting.
-	Wasted float64 `json:"wasted"`
-	// GiveUps is the mean number of jobs per run abandoned: at the attempt limit, at the
-	// deadline, or because a policy withheld an attempt.
-	GiveUps float64 `json:"give_ups"`
-	// Withheld is the mean number of attempts per run a policy refused to send (a retry
-	// budget spent, a breaker open); each ended its job as a give-up.
-	Withheld float64 `json:"withheld"`
-	// Failed is the mean number of jobs per run ended by a client error (a 4xx other than
-	// 429), which a client does not retry.
-	Failed float64 `json:"failed"`
-	// RetriedWrongly is the mean number of retries per run sent after a client error (only
-	// clients that retry every error do).
-	RetriedWrongly float64 `json:"retried_wrongly"`
-	// Duplicates is the mean number of times per run that non-idempotent work ran again
-	// because a retry repeated a request the server had already carried out.
-	Duplicates float64 `json:"duplicates"`
-	// RetryAfterRefusedShare is, over all retries whose sleep Retry-After decided, the
-	// share refused by the limit again (rate-limited model with --retry-after honor); null
-	// when there was none.
-	RetryAfterRefusedShare *float64 `json:"retry_after_refused_share,omitempty"`
-	// Arrivals is the first run's retries per bin (the series PeakArrivals takes the
-	// highest bin of) and Attempts its attempts of any kind per bin; both are kept only when
-	// asked for (Experiment.KeepSeries), to draw the waves.
-	Arrivals, Attempts []int64 `json:"-"`
-}
 
 // RunStats is what one run measured.
 type RunStats struct {
@@ -146,7 +84,7 @@ type Experiment struct {
 	Runs       int
 	Seed       uint64
 	// KeepSeries keeps the retries and attempts per bin of each point's first run in
-	// Result.Arrivals and Result.Attempts.
+	// report.RetryResult.Arrivals and Attempts.
 	KeepSeries bool
 	// Workers bounds the runs simulated at once; 0 means one per CPU. The result does
 	// not depend on it.
@@ -166,7 +104,7 @@ func RunSeed(seed uint64, clients, run int) uint64 {
 
 // Run simulates every (strategy, clients, run) and averages per (strategy, clients), in
 // the order strategies × clients.
-func (e Experiment) Run() ([]Result, error) {
+func (e Experiment) Run() ([]report.RetryResult, error) {
 	if e.Runs < 1 {
 		return nil, fmt.Errorf("runs must be at least 1, got %d", e.Runs)
 	}
@@ -212,7 +150,7 @@ func (e Experiment) Run() ([]Result, error) {
 	if e.Context != nil && e.Context.Err() != nil {
 		return nil, context.Cause(e.Context)
 	}
-	var out []Result
+	var out []report.RetryResult
 	for s, strat := range e.Strategies {
 		for c, clients := range e.Clients {
 			out = append(out, summarize(strat.Name(), clients, stats[(s*nc+c)*nr:(s*nc+c+1)*nr]))
@@ -259,8 +197,8 @@ func percentiles(ds []time.Duration) (p50, p99, most time.Duration) {
 // ms is d in milliseconds, rounded to the microsecond.
 func ms(d float64) float64 { return math.Round(d/float64(time.Microsecond)) / 1000 }
 
-func summarize(strategy string, clients int, runs []RunStats) Result {
-	r := Result{Strategy: strategy, Clients: clients, Runs: len(runs)}
+func summarize(strategy string, clients int, runs []RunStats) report.RetryResult {
+	r := report.RetryResult{Strategy: strategy, Clients: clients, Runs: len(runs)}
 	// Sum in integers and divide once, so the means print without float noise.
 	var calls, giveUps, duplicates, peaks, honoured, refused int64
 	var loads, requests, wasted, withheld, failed, wrong int64

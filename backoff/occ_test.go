@@ -1,6 +1,7 @@
 package backoff
 
 import (
+	"github.com/rlsim/rlsim/report"
 	"reflect"
 	"testing"
 	"time"
@@ -21,8 +22,8 @@ func strategies(t *testing.T, names ...string) []traffic.Strategy {
 	return out
 }
 
-func byStrategy(rs []Result) map[string]Result {
-	m := map[string]Result{}
+func byStrategy(rs []report.RetryResult) map[string]report.RetryResult {
+	m := map[string]report.RetryResult{}
 	for _, r := range rs {
 		m[r.Strategy] = r
 	}
@@ -53,7 +54,7 @@ func TestOCCReproducesBrookersFindings(t *testing.T) {
 	if full.CallsMean >= expo.CallsMean/2 {
 		t.Errorf("full-jitter %.0f calls, want fewer than half of exponential's %.0f", full.CallsMean, expo.CallsMean)
 	}
-	for _, r := range []Result{none, full, equal, decor} {
+	for _, r := range []report.RetryResult{none, full, equal, decor} {
 		if expo.CompletionMSMean < 5*r.CompletionMSMean {
 			t.Errorf("exponential finishes in %.0f ms, not by far the slowest next to %s's %.0f ms", expo.CompletionMSMean, r.Strategy, r.CompletionMSMean)
 		}

@@ -1,6 +1,7 @@
 package backoff
 
 import (
+	"github.com/rlsim/rlsim/report"
 	"math/rand/v2"
 	"net/http"
 	"strings"
@@ -217,7 +218,7 @@ func TestRetryAfterPrecisionRemovesWholeSecondWaves(t *testing.T) {
 	m.Policy = algorithms.Policy{Limit: 5, Window: time.Second}
 	m.Hiccup = Hiccup{Kind: "503"}
 	m.Retry.HonorRetryAfter, m.RetryAfterDate = true, true
-	run := func(ms bool) Result {
+	run := func(ms bool) report.RetryResult {
 		m.RetryAfterMs = ms
 		rs, err := Experiment{Model: m, Strategies: strategies(t, "none"), Clients: []int{200}, Runs: 2, Seed: 1, KeepSeries: true}.Run()
 		if err != nil {

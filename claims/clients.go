@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/traffic"
 )
 
@@ -104,7 +105,7 @@ var honourStrategies = []string{"none", "constant", "full-jitter"}
 
 // refusedAgain is the highest share of retries at Retry-After refused again over the
 // strategies of a run; nil when none retried on Retry-After.
-func refusedAgain(by map[string]strategyRow) *float64 {
+func refusedAgain(by map[string]report.RetryResult) *float64 {
 	var most *float64
 	for _, n := range honourStrategies {
 		if v := by[n].RetryAfterRefusedShare; v != nil && (most == nil || *v > *most) {
@@ -244,7 +245,7 @@ var stormArgs = []string{"backoff", "--model", "rate-limited", "--runs", stormRu
 var occArgs = []string{"backoff", "--model", "occ", "--runs", "20"}
 
 // citeShares cites the share of Retry-After retries refused again, per strategy.
-func citeShares(ev *Evidence, by map[string]strategyRow) {
+func citeShares(ev *Evidence, by map[string]report.RetryResult) {
 	for _, n := range honourStrategies {
 		if v := by[n].RetryAfterRefusedShare; v != nil {
 			ev.cite(n, cellInt(int64(by[n].Clients)), cellCSV(*v))
@@ -254,7 +255,7 @@ func citeShares(ev *Evidence, by map[string]strategyRow) {
 
 // citeStrategies cites each named strategy's row of a backoff table: calls, completion and
 // peak arrivals.
-func citeStrategies(ev *Evidence, by map[string]strategyRow, names ...string) {
+func citeStrategies(ev *Evidence, by map[string]report.RetryResult, names ...string) {
 	for _, n := range names {
 		r := by[n]
 		ev.cite(n, cellInt(int64(r.Clients)), cellInt(int64(r.Runs)), cellCSV(r.CallsMean), cellCSV(r.CompletionMSMean), cellCSV(r.PeakArrivals))
@@ -325,11 +326,11 @@ func measureWaves(s *session) (Measurement, error) {
 // duel compares two strategies in both experiments: Brooker's OCC model and the storm.
 type duel struct {
 	a, b       string // a is claimed to beat b on calls and time
-	occ, storm [2]strategyRow
+	occ, storm [2]report.RetryResult
 }
 
 // beats reports whether the first row makes fewer calls and finishes sooner.
-func beats(p [2]strategyRow) bool {
+func beats(p [2]report.RetryResult) bool {
 	return p[0].CallsMean < p[1].CallsMean && p[0].CompletionMSMean < p[1].CompletionMSMean
 }
 
@@ -352,7 +353,7 @@ func (m duel) Judge() Judgement {
 }
 
 func (m duel) Text() string {
-	row := func(r strategyRow) string {
+	row := func(r report.RetryResult) string {
 		return fmt.Sprintf("%s %.0f calls, %.1f s", r.Strategy, r.CallsMean, r.CompletionMSMean/1000)
 	}
 	return fmt.Sprintf("Brooker's optimistic-concurrency experiment, %d clients, mean of %d runs: %s; %s. The notes' storm, %d clients against a token bucket of 100 per second, mean of %d runs: %s; %s",
@@ -371,14 +372,14 @@ func measureDuel(a, b string) func(*session) (Measurement, error) {
 			return nil, err
 		}
 		citeStrategies(ev, storm, a, b)
-		return duel{a: a, b: b, occ: [2]strategyRow{occ[a], occ[b]}, storm: [2]strategyRow{storm[a], storm[b]}}, nil
+		return duel{a: a, b: b, occ: [2]report.RetryResult{occ[a], occ[b]}, storm: [2]report.RetryResult{storm[a], storm[b]}}, nil
 	}
 }
 
 // honour compares clients that honour Retry-After with clients that ignore it, per
 // strategy, each client with a limit of its own.
 type honour struct {
-	honoured, ignored map[string]strategyRow
+	honoured, ignored map[string]report.RetryResult
 }
 
 // honourGain is how many times the calls of ignoring clients must exceed those of
@@ -433,7 +434,7 @@ func measureHonour(s *session) (Measurement, error) {
 type caps struct {
 	maxAttempts            int
 	deadline               time.Duration
-	uncapped, capped, late strategyRow
+	uncapped, capped, late report.RetryResult
 }
 
 // deadlineSlack is how long after the deadline a client may still finish: the reply to
@@ -554,7 +555,7 @@ func measureFinalStatuses(s *session) (Measurement, error) {
 }
 
 // idempotency compares a retried payment with and without an idempotency key.
-type idempotency struct{ without, with strategyRow }
+type idempotency struct{ without, with report.RetryResult }
 
 // Judge: holds when retries ran some payment twice without keys and none with them; does
 // not hold otherwise.

@@ -4,6 +4,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/rlsim/rlsim/report"
 )
 
 // flip is a measurement on a chosen side of its claim's thresholds and the verdict its
@@ -552,9 +554,9 @@ func rotationFlips(x Measurement) []flip {
 
 func duelFlips(x Measurement) []flip {
 	m := x.(duel)
-	win := [2]strategyRow{{CallsMean: 1, CompletionMSMean: 1}, {CallsMean: 2, CompletionMSMean: 2}}
-	lose := [2]strategyRow{{CallsMean: 2, CompletionMSMean: 1}, {CallsMean: 1, CompletionMSMean: 2}}
-	at := func(occ, storm [2]strategyRow) duel { return duel{a: m.a, b: m.b, occ: occ, storm: storm} }
+	win := [2]report.RetryResult{{CallsMean: 1, CompletionMSMean: 1}, {CallsMean: 2, CompletionMSMean: 2}}
+	lose := [2]report.RetryResult{{CallsMean: 2, CompletionMSMean: 1}, {CallsMean: 1, CompletionMSMean: 2}}
+	at := func(occ, storm [2]report.RetryResult) duel { return duel{a: m.a, b: m.b, occ: occ, storm: storm} }
 	return []flip{{at(win, win), Holds}, {at(win, lose), Depends}, {at(lose, win), Depends}, {at(lose, lose), DoesNotHold}}
 }
 

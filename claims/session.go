@@ -156,24 +156,10 @@ func (s *session) decisions(args ...string) ([]decision, error) {
 	return out, nil
 }
 
-// strategyRow is one strategy's row of `rlsim backoff`'s JSON: the figures the claims read.
-type strategyRow struct {
-	Strategy               string   `json:"strategy"`
-	Clients                int      `json:"clients"`
-	Runs                   int      `json:"runs"`
-	CallsMean              float64  `json:"calls_mean"`
-	CompletionMSMean       float64  `json:"completion_ms_mean"`
-	PeakArrivals           float64  `json:"peak_arrivals"`
-	PeakArrivalsMax        int64    `json:"peak_arrivals_max"`
-	GiveUps                float64  `json:"give_ups"`
-	Duplicates             float64  `json:"duplicates"`
-	RetryAfterRefusedShare *float64 `json:"retry_after_refused_share"`
-}
-
 // backoff runs a backoff command and returns its rows by strategy.
-func (s *session) backoff(args ...string) (map[string]strategyRow, *Evidence, error) {
+func (s *session) backoff(args ...string) (map[string]report.RetryResult, *Evidence, error) {
 	var run struct {
-		Results []strategyRow `json:"results"`
+		Results []report.RetryResult `json:"results"`
 	}
 	// The command a claim cites prints CSV, which carries every figure of the run; the
 	// measurement itself reads the JSON.
@@ -181,7 +167,7 @@ func (s *session) backoff(args ...string) (map[string]strategyRow, *Evidence, er
 	if err != nil {
 		return nil, nil, err
 	}
-	by := map[string]strategyRow{}
+	by := map[string]report.RetryResult{}
 	for _, r := range run.Results {
 		by[r.Strategy] = r
 	}

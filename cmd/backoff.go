@@ -362,7 +362,7 @@ func runBackoff(ctx context.Context, o *backoffOptions, streams IO) error {
 
 // writeSeries writes, per strategy and client count, the first run's attempts of any kind
 // and arrivals (retries, whose highest bin is peak_arrivals) per bin.
-func writeSeries(w io.Writer, bin time.Duration, results []backoff.Result) error {
+func writeSeries(w io.Writer, bin time.Duration, results []report.RetryResult) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write([]string{"strategy", "clients", "t_ms", "attempts", "arrivals"}); err != nil {
 		return err

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rlsim/rlsim/backoff"
+	"github.com/rlsim/rlsim/report"
 )
 
 // The acceptance line of Finagle's budget: 1000 clients in one process, every attempt
@@ -19,7 +19,7 @@ func TestBackoffRetryBudgetIsFinagles(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	var doc struct {
-		Results []backoff.Result `json:"results"`
+		Results []report.RetryResult `json:"results"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatal(err)
@@ -72,7 +72,7 @@ func TestBackoffAcceptanceLine(t *testing.T) {
 }
 
 func TestBackoffVerdicts(t *testing.T) {
-	rs := []backoff.Result{
+	rs := []report.RetryResult{
 		{Strategy: "a", Clients: 10, CallsMean: 50, CompletionMSMean: 900, PeakArrivals: 3},
 		{Strategy: "b", Clients: 10, CallsMean: 20, CompletionMSMean: 2000, PeakArrivals: 3, GiveUps: 4},
 		{Strategy: "c", Clients: 10, CallsMean: 30, CompletionMSMean: 1000, PeakArrivals: 3},

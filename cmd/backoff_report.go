@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rlsim/rlsim/backoff"
 	"github.com/rlsim/rlsim/report"
 )
 
@@ -21,9 +20,9 @@ type backoffReport struct {
 	RetryAfter string          `json:"retry_after,omitempty"`
 	// Processes is the number of client processes the policies' state is kept per (0:
 	// one per client).
-	Processes int              `json:"processes"`
-	Setup     string           `json:"setup"`
-	Results   []backoff.Result `json:"results"`
+	Processes int                   `json:"processes"`
+	Setup     string                `json:"setup"`
+	Results   report.BackoffResults `json:"results"`
 	// Verdicts answer the three questions a reader asks of the table.
 	Verdicts []backoffVerdict `json:"verdicts"`
 }
@@ -51,15 +50,15 @@ type backoffVerdict struct {
 // backoffQuestions are the questions, each the metric that answers it (lowest wins).
 var backoffQuestions = []struct {
 	question, metric string
-	value            func(backoff.Result) float64
+	value            func(report.RetryResult) float64
 }{
-	{"fewest calls", "calls_mean", func(r backoff.Result) float64 { return r.CallsMean }},
-	{"fastest to drain", "completion_ms_mean", func(r backoff.Result) float64 { return r.CompletionMSMean }},
-	{"gentlest peak", "peak_arrivals", func(r backoff.Result) float64 { return r.PeakArrivals }},
+	{"fewest calls", "calls_mean", func(r report.RetryResult) float64 { return r.CallsMean }},
+	{"fastest to drain", "completion_ms_mean", func(r report.RetryResult) float64 { return r.CompletionMSMean }},
+	{"gentlest peak", "peak_arrivals", func(r report.RetryResult) float64 { return r.PeakArrivals }},
 }
 
 // backoffVerdicts answers each question from the results at the largest client count.
-func backoffVerdicts(results []backoff.Result) []backoffVerdict {
+func backoffVerdicts(results []report.RetryResult) []backoffVerdict {
 	if len(results) == 0 {
 		return nil
 	}
@@ -67,7 +66,7 @@ func backoffVerdicts(results []backoff.Result) []backoffVerdict {
 	for _, r := range results {
 		largest = max(largest, r.Clients)
 	}
-	var at []backoff.Result
+	var at []report.RetryResult
 	for _, r := range results {
 		if r.Clients == largest {
 			at = append(at, r)
@@ -200,15 +199,15 @@ func backoffTable(rep backoffReport) report.Table {
 	// Columns that are zero for every strategy are left out ("-" cells are dropped).
 	optional := []struct {
 		name, legend string
-		value        func(backoff.Result) float64
+		value        func(report.RetryResult) float64
 	}{
-		{"withheld", "withheld: attempts a policy refused to send", func(r backoff.Result) float64 { return r.Withheld }},
-		{"failed", "failed: jobs ended by a 4xx", func(r backoff.Result) float64 { return r.Failed }},
-		{"wrong", "wrong: retries of a 4xx (retried_wrongly)", func(r backoff.Result) float64 { return r.RetriedWrongly }},
+		{"withheld", "withheld: attempts a policy refused to send", func(r report.RetryResult) float64 { return r.Withheld }},
+		{"failed", "failed: jobs ended by a 4xx", func(r report.RetryResult) float64 { return r.Failed }},
+		{"wrong", "wrong: retries of a 4xx (retried_wrongly)", func(r report.RetryResult) float64 { return r.RetriedWrongly }},
 	}
 	var shown []int
 	for i, c := range optional {
-		if slices.ContainsFunc(rep.Results, func(r backoff.Result) bool { return c.value(r) != 0 }) {
+		if slices.ContainsFunc(rep.Results, func(r report.RetryResult) bool { return c.value(r) != 0 }) {
 			shown = append(shown, i)
 			t.Header = append(t.Header, c.name)
 		}

@@ -102,17 +102,11 @@ func runClients(ctx context.Context, sc *scenario.Scenario, pol algorithms.Polic
 		if err != nil {
 			return nil, fmt.Errorf("scenario %s: clients: %w", sc.Name, err)
 		}
+		// The experiment measures the clients; the scenario names what they faced.
 		for _, r := range rs {
-			out = append(out, report.RetryResult{
-				Algorithm: tg.label, Strategy: r.Strategy, Clients: r.Clients, Runs: r.Runs,
-				CallsMean: r.CallsMean, CompletionMSMean: r.CompletionMSMean,
-				CompletionMSP50: r.CompletionMSP50, CompletionMSP99: r.CompletionMSP99, CompletionMSMax: r.CompletionMSMax,
-				PeakArrivals: r.PeakArrivals, LoadPeak: r.LoadPeak, Arrivals: r.Arrivals, Attempts: r.Attempts,
-				WaveHeights: backoff.Waves(r.Arrivals, threshold), WaveThreshold: threshold, Bin: report.Duration(tg.bin),
-				GiveUps: r.GiveUps, Duplicates: r.Duplicates, RetryAfterRefusedShare: r.RetryAfterRefusedShare,
-				Requests: r.Requests, Amplification: r.Amplification, Wasted: r.Wasted, Withheld: r.Withheld,
-				Failed: r.Failed, RetriedWrongly: r.RetriedWrongly, Capacity: tg.capacity,
-			})
+			r.Algorithm, r.Capacity, r.Bin = tg.label, tg.capacity, report.Duration(tg.bin)
+			r.WaveHeights, r.WaveThreshold = backoff.Waves(r.Arrivals, threshold), threshold
+			out = append(out, r)
 		}
 	}
 	return out, nil
