@@ -4,9 +4,11 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -287,5 +289,80 @@ func TestDecidingAndMeasuringLinkNoRendering(t *testing.T) {
 	}
 	if checked < 15 {
 		t.Errorf("checked %d packages; go list found too few", checked)
+	}
+}
+
+// sharedRetryNames is how many of report.RetryResult's JSON names another struct may
+// hold. A row of the retry metrics needs more (strategy, calls_mean, peak_arrivals,
+// give_ups, ...); a struct that merely mentions a few of the words, such as a verdict's
+// clients and give-ups, stays under it (two today).
+const sharedRetryNames = 3
+
+// One retry-result type: report.RetryResult is the only struct, named or not, in any
+// non-test file of the module whose JSON names are the retry metrics. backoff measures it,
+// a scenario's clients fill it, `rlsim backoff` and the claims read it; a copy of its
+// fields elsewhere is a second shape to keep in step, and fails here.
+func TestOneRetryResultType(t *testing.T) {
+	files := map[string]*ast.File{}
+	err := filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != ".." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() {
+			maps.Copy(files, parseDir(t, path))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonNames := func(st *ast.StructType) []string {
+		var names []string
+		for _, f := range st.Fields.List {
+			if f.Tag == nil {
+				continue
+			}
+			tag, _ := strconv.Unquote(f.Tag.Value)
+			name, _, _ := strings.Cut(reflect.StructTag(tag).Get("json"), ",")
+			if name != "" && name != "-" {
+				names = append(names, name)
+			}
+		}
+		return names
+	}
+	var retry []string
+	type shape struct {
+		at    string
+		names []string
+	}
+	var shapes []shape
+	for path, file := range files {
+		ast.Inspect(file, func(n ast.Node) bool {
+			if ts, ok := n.(*ast.TypeSpec); ok && path == "report/retries.go" && ts.Name.Name == "RetryResult" {
+				retry = jsonNames(ts.Type.(*ast.StructType))
+				return false
+			}
+			if st, ok := n.(*ast.StructType); ok {
+				shapes = append(shapes, shape{path, jsonNames(st)})
+			}
+			return true
+		})
+	}
+	if len(retry) < 20 {
+		t.Fatalf("report/retries.go: RetryResult has %d JSON names, want the retry metrics", len(retry))
+	}
+	for _, s := range shapes {
+		var shared []string
+		for _, name := range s.names {
+			if slices.Contains(retry, name) {
+				shared = append(shared, name)
+			}
+		}
+		if len(shared) > sharedRetryNames {
+			t.Errorf("%s: a struct with RetryResult's JSON names %v; use report.RetryResult (BackoffResults for `rlsim backoff`'s layout)", s.at, shared)
+		}
 	}
 }
