@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"slices"
 	"strconv"
@@ -117,7 +118,11 @@ func (x RetryResult) appendJSON(b []byte, layout []string) ([]byte, error) {
 	first := true
 	for _, entry := range layout {
 		name, opt, _ := strings.Cut(entry, ",")
-		f := v.Field(retryFieldByJSON[name])
+		i, ok := retryFieldByJSON[name]
+		if !ok {
+			return nil, fmt.Errorf("retry result layout names %q, which RetryResult has no field for", name)
+		}
+		f := v.Field(i)
 		if opt == "omitempty" && f.IsZero() {
 			continue
 		}
