@@ -1,10 +1,11 @@
 package backoff
 
 import (
-	"github.com/rlsim/rlsim/report"
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/rlsim/rlsim/report"
 
 	"github.com/rlsim/rlsim/traffic"
 )

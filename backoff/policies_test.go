@@ -1,12 +1,13 @@
 package backoff
 
 import (
-	"github.com/rlsim/rlsim/report"
 	"math/rand/v2"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rlsim/rlsim/report"
 
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/response"

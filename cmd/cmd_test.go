@@ -5,12 +5,13 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"flag"
-	"github.com/rlsim/rlsim/report"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rlsim/rlsim/report"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")

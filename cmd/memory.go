@@ -14,11 +14,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"runtime/debug"
+	"runtime/metrics"
+
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/store"
-	"runtime/debug"
-	"runtime/metrics"
 )
 
 type memoryOptions struct {

@@ -2,11 +2,12 @@ package render
 
 import (
 	"fmt"
-	"github.com/rlsim/rlsim/render/chart"
-	"github.com/rlsim/rlsim/report"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/rlsim/rlsim/render/chart"
+	"github.com/rlsim/rlsim/report"
 )
 
 // Figures are the charts of one scenario's report, in the order a reader wants them: the

@@ -1,8 +1,9 @@
 package render
 
 import (
-	"github.com/rlsim/rlsim/report"
 	"slices"
+
+	"github.com/rlsim/rlsim/report"
 )
 
 // chooseTable builds the table of rows under the columns c asks for. By default it shows

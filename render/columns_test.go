@@ -1,11 +1,12 @@
 package render
 
 import (
-	"github.com/rlsim/rlsim/report"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rlsim/rlsim/report"
 )
 
 func identityReport() *report.Report {

@@ -2,9 +2,10 @@ package render
 
 import (
 	"fmt"
-	"github.com/rlsim/rlsim/report"
 	"slices"
 	"time"
+
+	"github.com/rlsim/rlsim/report"
 )
 
 // DistributedTable is the human table of a fleet run, with the columns c chooses; each

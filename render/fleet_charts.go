@@ -3,13 +3,14 @@ package render
 import (
 	"cmp"
 	"fmt"
+	"slices"
+	"strings"
+	"time"
+
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/render/chart"
 	"github.com/rlsim/rlsim/report"
 	"gonum.org/v1/plot/vg"
-	"slices"
-	"strings"
-	"time"
 )
 
 // FleetFigures are the charts of a fleet run: the effective limit over time, one panel

@@ -1,13 +1,14 @@
 package render
 
 import (
-	"github.com/rlsim/rlsim/render/chart"
-	"github.com/rlsim/rlsim/report"
-	"gonum.org/v1/plot/vg"
 	"math"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rlsim/rlsim/render/chart"
+	"github.com/rlsim/rlsim/report"
+	"gonum.org/v1/plot/vg"
 )
 
 // fleetResult is one algorithm's result on a fleet variant, with a timeline whose busiest

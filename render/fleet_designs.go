@@ -3,10 +3,11 @@ package render
 import (
 	"cmp"
 	"fmt"
+	"slices"
+
 	"github.com/rlsim/rlsim/render/chart"
 	"github.com/rlsim/rlsim/report"
 	"gonum.org/v1/plot/vg"
-	"slices"
 )
 
 // DesignFigures draw, for every design parameter a report's variants sweep (two values or

@@ -3,11 +3,12 @@ package render
 import (
 	"cmp"
 	"fmt"
+	"slices"
+	"strconv"
+
 	"github.com/rlsim/rlsim/render/chart"
 	"github.com/rlsim/rlsim/report"
 	"gonum.org/v1/plot/vg"
-	"slices"
-	"strconv"
 )
 
 // RaceFigures draw the read-decide-write race of a report with shared-racy variants: per

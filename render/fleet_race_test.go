@@ -1,10 +1,11 @@
 package render
 
 import (
-	"github.com/rlsim/rlsim/render/chart"
-	"github.com/rlsim/rlsim/report"
 	"slices"
 	"testing"
+
+	"github.com/rlsim/rlsim/render/chart"
+	"github.com/rlsim/rlsim/report"
 )
 
 func raceResult(alg, placement string, nodes int, rtt float64, effective int64) report.Result {

@@ -2,11 +2,12 @@ package render
 
 import (
 	"fmt"
-	"github.com/rlsim/rlsim/render/chart"
-	"github.com/rlsim/rlsim/report"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/rlsim/rlsim/render/chart"
+	"github.com/rlsim/rlsim/report"
 )
 
 // HerdFigures are the charts of a report's retrying clients: per algorithm, the retries

@@ -2,10 +2,11 @@ package render
 
 import (
 	"bytes"
-	"github.com/rlsim/rlsim/report"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rlsim/rlsim/report"
 )
 
 func stormReport() *report.Report {

@@ -2,10 +2,11 @@ package render
 
 import (
 	"bytes"
-	"github.com/rlsim/rlsim/report"
 	"html/template"
 	"io"
 	"strings"
+
+	"github.com/rlsim/rlsim/report"
 )
 
 // IndexPage is one scenario's section of index.html.

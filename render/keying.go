@@ -2,10 +2,11 @@ package render
 
 import (
 	"fmt"
+	"strings"
+
 	"github.com/rlsim/rlsim/render/chart"
 	"github.com/rlsim/rlsim/report"
 	"gonum.org/v1/plot/vg"
-	"strings"
 )
 
 // KeyingFigures are the legit-versus-attacker charts of a report whose traffic has

@@ -1,10 +1,11 @@
 package render
 
 import (
-	"github.com/rlsim/rlsim/render/chart"
-	"github.com/rlsim/rlsim/report"
 	"strings"
 	"testing"
+
+	"github.com/rlsim/rlsim/render/chart"
+	"github.com/rlsim/rlsim/report"
 )
 
 func TestKeyingFigures(t *testing.T) {

@@ -1,13 +1,14 @@
 package render
 
 import (
-	"github.com/rlsim/rlsim/algorithms"
-	"github.com/rlsim/rlsim/report"
-	"github.com/rlsim/rlsim/traffic"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/traffic"
 )
 
 // fakeLimiter admits what its script says, so the collector's arithmetic is tested alone.

@@ -2,13 +2,14 @@ package render
 
 import (
 	"fmt"
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
-	"github.com/rlsim/rlsim/report"
 	"io"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+	"github.com/rlsim/rlsim/report"
 )
 
 // ResultsTable is the human table of one report (the fleet table for a fleet run), with

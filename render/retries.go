@@ -2,8 +2,9 @@ package render
 
 import (
 	"fmt"
-	"github.com/rlsim/rlsim/report"
 	"time"
+
+	"github.com/rlsim/rlsim/report"
 )
 
 // RetriesTable is the human table of a report's retry results, with the columns c chooses.

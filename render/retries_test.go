@@ -2,11 +2,12 @@ package render
 
 import (
 	"bytes"
-	"github.com/rlsim/rlsim/report"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rlsim/rlsim/report"
 )
 
 func TestRetriesTableAndCSV(t *testing.T) {

@@ -1,12 +1,13 @@
 package render
 
 import (
-	"github.com/rlsim/rlsim/algorithms"
-	"github.com/rlsim/rlsim/report"
-	"github.com/rlsim/rlsim/traffic"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/traffic"
 )
 
 // TestShadowModeIsReportedAsWouldRefuse: a rule in shadow mode admits everything, and the

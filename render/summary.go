@@ -2,10 +2,11 @@ package render
 
 import (
 	"fmt"
-	"github.com/rlsim/rlsim/report"
 	"io"
 	"strings"
 	"time"
+
+	"github.com/rlsim/rlsim/report"
 )
 
 // WriteSummary writes a scenario's summary.md: what ran, the results table in Markdown,

@@ -2,11 +2,12 @@ package render
 
 import (
 	"bytes"
-	"github.com/rlsim/rlsim/render/chart"
-	"github.com/rlsim/rlsim/report"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rlsim/rlsim/render/chart"
+	"github.com/rlsim/rlsim/report"
 )
 
 func sampleReport() *report.Report {

@@ -1,11 +1,12 @@
 package render
 
 import (
-	"github.com/rlsim/rlsim/report"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rlsim/rlsim/report"
 )
 
 // A cell above the promise is marked by design while its peak stays within the

@@ -2,10 +2,11 @@ package render
 
 import (
 	"cmp"
-	"github.com/rlsim/rlsim/render/chart"
-	"github.com/rlsim/rlsim/report"
 	"slices"
 	"time"
+
+	"github.com/rlsim/rlsim/render/chart"
+	"github.com/rlsim/rlsim/report"
 )
 
 // busiestSteps is, from a run's admissions, the busiest key's count in the trailing

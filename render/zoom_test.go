@@ -1,11 +1,12 @@
 package render
 
 import (
-	"github.com/rlsim/rlsim/render/chart"
-	"github.com/rlsim/rlsim/report"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/rlsim/rlsim/render/chart"
+	"github.com/rlsim/rlsim/report"
 )
 
 const second = int64(time.Second)

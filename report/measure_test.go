@@ -1,10 +1,11 @@
 package report
 
 import (
-	"github.com/rlsim/rlsim/algorithms"
-	"github.com/rlsim/rlsim/traffic"
 	"testing"
 	"time"
+
+	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/traffic"
 )
 
 // fakeLimiter admits what its script says, so the collector's arithmetic is tested alone.

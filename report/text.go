@@ -1,8 +1,9 @@
 package report
 
 import (
-	"github.com/mattn/go-runewidth"
 	"strings"
+
+	"github.com/mattn/go-runewidth"
 )
 
 // DefaultWidth is the display width, in terminal columns, that the verdict, the default

@@ -2,13 +2,14 @@ package report
 
 import (
 	"fmt"
-	"github.com/rlsim/rlsim/algorithms"
 	"io"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rlsim/rlsim/algorithms"
 )
 
 // The verdict is what compare and run print before any detail: one matrix, scenario ×

@@ -96,13 +96,19 @@ func TestPipelinedFleetRunIsIdentical(t *testing.T) {
 	}
 }
 
+// storeLines are a cluster section's lines naming the store at url (miniredis when url is
+// empty).
+func storeLines(url string) string {
+	if url == "" {
+		return "store: miniredis"
+	}
+	return fmt.Sprintf("store: redis\n  redis_url: %s", url)
+}
+
 // stopScenario is a pipelined fleet run long enough for many batches, on store at url
 // (miniredis when url is empty), its keys under prefix.
 func stopScenario(url, prefix string) string {
-	where := "store: miniredis"
-	if url != "" {
-		where = fmt.Sprintf("store: redis\n  redis_url: %s", url)
-	}
+	where := storeLines(url)
 	return fmt.Sprintf(`name: stop
 seed: 3
 duration: 10m
@@ -205,10 +211,7 @@ func TestPipelinedRunStopsOnStoreError(t *testing.T) {
 // their way at once that reached the store, or were measured, out of order would change
 // which of the hot key's requests are allowed.
 func hotKeyScenario(url, prefix string) string {
-	where := "store: miniredis"
-	if url != "" {
-		where = fmt.Sprintf("store: redis\n  redis_url: %s", url)
-	}
+	where := storeLines(url)
 	return fmt.Sprintf(`name: hot
 seed: 5
 duration: 12s
