@@ -3,8 +3,6 @@ package cmd
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rlsim/rlsim/backoff"
+	"github.com/rlsim/rlsim/render"
+	"github.com/rlsim/rlsim/render/chart"
 	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/traffic"
 )
@@ -322,7 +322,7 @@ func runBackoff(ctx context.Context, o *backoffOptions, streams IO) error {
 	if err != nil {
 		return interruption(ctx, err)
 	}
-	rep := backoffReport{
+	rep := backoff.Report{
 		Model: o.model, Seed: e.Seed, Base: report.Duration(o.base), Cap: report.Duration(o.cap),
 		Bin: report.Duration(o.bin), Setup: e.Model.String(), Results: results,
 	}
@@ -330,56 +330,30 @@ func runBackoff(ctx context.Context, o *backoffOptions, streams IO) error {
 		rep.RetryAfter = o.retryAfter
 		rep.Processes = o.rl.processes
 	}
-	rep.Verdicts = backoffVerdicts(results)
+	rep.Verdicts = backoff.Verdicts(results)
 	// Render everything before writing anything: a failure leaves no file behind.
-	var buf bytes.Buffer
-	err = writeOutput(&buf, o.format, output{JSON: rep, CSV: tableCSV(backoffMachineTable(rep)), Human: humanTables(backoffTable(rep))})
-	if err != nil {
-		return err
-	}
-	var series bytes.Buffer
-	if o.series != "" {
-		if err := writeSeries(&series, o.bin, results); err != nil {
-			return err
-		}
-	}
-	charts, err := renderBackoffCharts(o, rep, formats)
-	if err != nil {
-		return err
-	}
 	var outs outputSet
 	defer outs.discard()
 	if o.series != "" {
+		var series bytes.Buffer
+		if err := backoff.WriteSeries(&series, o.bin, results); err != nil {
+			return err
+		}
 		if err := outs.add(o.series, series.Bytes()); err != nil {
 			return err
 		}
 	}
-	if err := stageOutFiles(&outs, o.out, charts); err != nil {
-		return err
+	capacity := 0.0
+	if o.model == "overload" {
+		capacity = o.rl.capacity
 	}
-	return commitWithStdout(&outs, streams.Out, buf.Bytes())
-}
-
-// writeSeries writes, per strategy and client count, the first run's attempts of any kind
-// and arrivals (retries, whose highest bin is peak_arrivals) per bin.
-func writeSeries(w io.Writer, bin time.Duration, results []report.RetryResult) error {
-	cw := csv.NewWriter(w)
-	if err := cw.Write([]string{"strategy", "clients", "t_ms", "attempts", "arrivals"}); err != nil {
-		return err
-	}
-	binMS := float64(bin) / float64(time.Millisecond)
-	for _, r := range results {
-		for i, v := range r.Attempts {
-			var arrivals int64
-			if i < len(r.Arrivals) {
-				arrivals = r.Arrivals[i]
-			}
-			if err := cw.Write([]string{r.Strategy, strconv.Itoa(r.Clients),
-				strconv.FormatFloat(float64(i)*binMS, 'g', -1, 64), strconv.FormatInt(v, 10), strconv.FormatInt(arrivals, 10)}); err != nil {
-				return err
-			}
-		}
-	}
-	cw.Flush()
-	return cw.Error()
+	return writeResults(&outs, streams.Out, destination{o.format, o.out, formats}, output{
+		JSON:  rep,
+		CSV:   tableCSV(rep.MachineTable()),
+		Human: humanTables(rep.Table()),
+		Figures: func() ([]*chart.Figure, error) {
+			return render.BackoffFigures(rep, o.runs, capacity, backoffCommand(o, rep.Seed)), nil
+		},
+		FigureDir: "backoff-" + o.model,
+	})
 }

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -247,18 +246,13 @@ func runCompare(ctx context.Context, o *compareOptions, streams IO) error {
 		return interruption(ctx, meter.failed(err), meter.cleaned(), own.cleaned(), notWritten(outs.discard()))
 	}
 	meter.report(streams.Err, o.pipeline)
-	var buf bytes.Buffer
-	if err := renderReports(&buf, o.format, reports, o.tables.choice(), true); err != nil {
+	text, err := stageOutput(&outs, destination{o.format, o.out, chartFormats}, reportsOutput(reports, o.tables.choice(), true, bar.drawing))
+	if err != nil {
 		return err
-	}
-	if o.out != "" {
-		if err := stageResults(&outs, o.out, chartFormats, reports, bar.drawing); err != nil {
-			return err
-		}
 	}
 	where := whereFilesGo(&outs, o.out)
 	bar.finish(requests)
-	if err := commitWithStdout(&outs, streams.Out, buf.Bytes()); err != nil {
+	if err := commitWithStdout(&outs, streams.Out, text); err != nil {
 		return err
 	}
 	if where != "" && bar != nil {

@@ -72,13 +72,13 @@ decisions file's tag column; --server-log-format as rlsim probe takes it, docs/p
 
 // identifyReport is the JSON form of `rlsim identify`.
 type identifyReport struct {
-	Source     string            `json:"source"`
-	Decisions  int               `json:"decisions"`
-	Keys       int               `json:"keys"`
-	OneWayMS   float64           `json:"one_way_ms"`
-	JitterMS   float64           `json:"jitter_ms"`
-	Pattern    identifyPattern   `json:"pattern"`
-	Identified []probeIdentified `json:"identified"`
+	Source     string             `json:"source"`
+	Decisions  int                `json:"decisions"`
+	Keys       int                `json:"keys"`
+	OneWayMS   float64            `json:"one_way_ms"`
+	JitterMS   float64            `json:"jitter_ms"`
+	Pattern    identifyPattern    `json:"pattern"`
+	Identified []probe.Identified `json:"identified"`
 	// ServerLog, with --server-log: how the decisions were found in the server's log.
 	ServerLog *probe.LogMatch `json:"server_log,omitempty"`
 }
@@ -144,11 +144,11 @@ func runIdentify(o *identifyOptions, streams IO) error {
 	for _, d := range obs.Decisions {
 		keys[d.Key] = true
 	}
-	rep := identifyReport{Source: o.file, Decisions: len(obs.Decisions), Keys: len(keys), OneWayMS: msOf(obs.OneWay),
-		JitterMS: msOf(obs.Jitter), Pattern: patternOf(p),
-		Identified: identifiedOf(found), ServerLog: logMatch}
+	rep := identifyReport{Source: o.file, Decisions: len(obs.Decisions), Keys: len(keys), OneWayMS: probe.Millis(obs.OneWay),
+		JitterMS: probe.Millis(obs.Jitter), Pattern: patternOf(p),
+		Identified: probe.IdentifiedOf(found), ServerLog: logMatch}
 	var buf bytes.Buffer
-	t := identifiedTable(rep.Identified)
+	t := probe.IdentifiedTable(rep.Identified)
 	t.Notes = append(t.Notes, fmt.Sprintf("%d decisions of %d keys from %s, arrivals known to ±%.2f ms.",
 		rep.Decisions, rep.Keys, filepath.Base(rep.Source), rep.JitterMS))
 	t.Notes = append(t.Notes, rep.Pattern.lines()...)

@@ -1,14 +1,11 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -18,7 +15,8 @@ import (
 	"runtime/metrics"
 
 	"github.com/rlsim/rlsim/algorithms"
-	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/render"
+	"github.com/rlsim/rlsim/render/chart"
 	"github.com/rlsim/rlsim/store"
 )
 
@@ -116,9 +114,6 @@ func runMemory(ctx context.Context, o *memoryOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
-	if o.out == "" {
-		formats = nil
-	}
 	opts := store.SizeOptions{
 		Keys:           o.keys,
 		Policy:         algorithms.Policy{Limit: o.limit, Window: o.window},
@@ -161,180 +156,40 @@ func runMemory(ctx context.Context, o *memoryOptions, streams IO) error {
 		}
 		return interruption(ctx, err, fmt.Sprintf("deleted the %d keys it had written under %q", deleted, o.prefix))
 	}
-	var buf bytes.Buffer
-	if err := renderMemory(&buf, o.format, rep); err != nil {
-		return err
-	}
-	charts, err := renderMemoryCharts(o, rep, formats)
-	if err != nil {
-		return err
-	}
 	var outs outputSet
 	defer outs.discard()
-	if err := stageOutFiles(&outs, o.out, charts); err != nil {
-		return err
-	}
-	return commitWithStdout(&outs, streams.Out, buf.Bytes())
+	return writeResults(&outs, streams.Out, destination{o.format, o.out, formats}, memoryOutput(rep, o.algorithms))
 }
 
-func memoryTables(rep *store.MemoryReport) []report.Table {
-	main := report.Table{
-		Title: fmt.Sprintf("memory per key — %d keys, limit %d per %s, Redis: %s", rep.Keys, rep.Limit, rep.Window, redisLabel(rep)),
-		Header: []string{"algorithm", "state\nB per key", "Redis\nB per key", "growth\nB per key", "Redis\nfigures", "encoding",
-			"state\ntotal", "Redis\ntotal", "vs two\ncounters"},
-		Names: []string{"algorithm", "state_bytes_per_key", "redis_bytes_per_key", "redis_used_memory_per_key", "redis_source", "redis_encoding",
-			"state_bytes_total", "redis_bytes_total", "redis_vs_two_counters"},
-		Width: report.DefaultWidth,
-		Keys:  1,
-	}
-	main.Notes = append(main.Notes, "state: the algorithm's in-process state; Redis: MEMORY USAGE of its keys; growth: used_memory's growth; "+
-		"totals for every key; vs two counters: Redis bytes over the two-counter window's")
-	var two, log store.MemoryRow
-	var disturbed []string
-	for _, r := range rep.Results {
-		vs := "-"
-		if r.VsTwoCounters > 0 {
-			vs = strconv.FormatFloat(r.VsTwoCounters, 'f', 1, 64) + "×"
-		}
-		used := strconv.FormatFloat(r.RedisUsedMemoryPerKey, 'f', 0, 64)
-		if r.RedisUsedMemoryDisturbed {
-			used = "-"
-			disturbed = append(disturbed, r.Algorithm)
-		}
-		main.Rows = append(main.Rows, []string{
-			r.Algorithm, strconv.FormatFloat(r.StateBytesPerKey, 'f', 0, 64), strconv.FormatFloat(r.RedisBytesPerKey, 'f', 0, 64),
-			used,
-			r.RedisSource, r.RedisEncoding, humanBytes(r.StateBytesTotal), humanBytes(r.RedisBytesTotal), vs,
-		})
-		switch algorithms.FormOf(r.Algorithm) {
-		case algorithms.FormTwoWindowCounts:
-			two = r
-		case algorithms.FormTimestamps:
-			log = r
-		}
-	}
-	if len(disturbed) > 0 {
-		main.Notes = append(main.Notes, fmt.Sprintf("used_memory did not grow while %s loaded: another client of this server freed memory meanwhile, "+
-			"so there is no used_memory figure (-) for it; MEMORY USAGE is per key and unaffected. Measure on a server nobody else uses.", strings.Join(disturbed, ", ")))
-	}
-	if rep.SlidingLogVsTwoCounters > 0 {
-		source := "measured"
-		if rep.Loaded == 0 {
-			source = "model"
-		}
-		used := ""
-		if rep.SlidingLogVsTwoCountersUsedMemory > 0 {
-			used = fmt.Sprintf(", %.1f× by the growth of used_memory, which also counts the expiry and the hash tables' slots (%.0f B against %.0f B)",
-				rep.SlidingLogVsTwoCountersUsedMemory, log.RedisUsedMemoryPerKey, two.RedisUsedMemoryPerKey)
-		}
-		main.Notes = append(main.Notes, fmt.Sprintf("In Redis the sliding log costs %.1f× the two counters per key by MEMORY USAGE (%.0f B against %.0f B; %.2f orders of magnitude)%s; %s.",
-			rep.SlidingLogVsTwoCounters, log.RedisBytesPerKey, two.RedisBytesPerKey, log10(rep.SlidingLogVsTwoCounters), used, source))
-	}
-	enc := report.Table{
-		Title:  fmt.Sprintf("sliding-log sorted set by limit (zset-max-listpack-entries = %d) — Redis: %s", store.ZsetListpackEntries, rep.Redis),
-		Header: []string{"limit", "encoding", "Redis\nB per key", "B per\nentry"},
-		Names:  []string{"limit", "encoding", "redis_bytes_per_key", "bytes_per_entry"},
-		Width:  report.DefaultWidth,
-		Keys:   1,
-	}
-	for _, e := range rep.ZsetEncoding {
-		enc.Rows = append(enc.Rows, []string{strconv.FormatInt(e.Limit, 10), e.Encoding,
-			strconv.FormatFloat(e.RedisBytesPerKey, 'f', 0, 64), strconv.FormatFloat(e.BytesPerEntry, 'f', 1, 64)})
-	}
-	return []report.Table{main, enc}
-}
+// memoryFolder is the folder under --out that rlsim memory draws into.
+const memoryFolder = "memory"
 
-func renderMemory(w io.Writer, format string, rep *store.MemoryReport) error {
-	tables := memoryTables(rep)
-	return writeOutput(w, format, output{
+// memoryOutput is the output of rlsim memory: the report, its tables (the per-algorithm
+// one as CSV; for people followed by the recap when there is more than one algorithm),
+// and the figure of bytes per key under memory/. algorithms are those --algorithms named.
+func memoryOutput(rep *store.MemoryReport, algorithms []string) output {
+	return output{
 		JSON: rep,
-		CSV:  tableCSV(tables[0]), // one table per CSV stream: the per-algorithm one
+		CSV:  tableCSV(rep.Tables()[0]), // one table per CSV stream: the per-algorithm one
 		Human: func(w io.Writer, markdown bool) error {
-			for i, t := range tables {
-				tables[i] = uniformSourceDropped(t, i)
-			}
-			if err := humanTables(tables...)(w, markdown); err != nil {
+			if err := humanTables(rep.HumanTables()...)(w, markdown); err != nil {
 				return err
 			}
 			if !markdown && len(rep.Results) > 1 {
 				// The answer was above the encoding table: again, where the terminal stops.
-				_, err := io.WriteString(w, "\n"+memoryRecap(rep))
+				_, err := io.WriteString(w, "\n"+rep.Recap())
 				return err
 			}
 			return nil
 		},
-	})
-}
-
-// memorySourceColumn is the place of redis_source in the per-algorithm table.
-const memorySourceColumn = 4
-
-// uniformSourceDropped leaves the Redis figures' source out of the per-algorithm table
-// (table number i of memoryTables) when every row shares it: the title says it, and the
-// table keeps to 100 columns with every figure of a row on one line. CSV keeps it.
-func uniformSourceDropped(t report.Table, i int) report.Table {
-	if i != 0 || len(t.Rows) == 0 || t.Names[memorySourceColumn] != "redis_source" {
-		return t
-	}
-	for _, r := range t.Rows {
-		if r[memorySourceColumn] != t.Rows[0][memorySourceColumn] {
-			return t
-		}
-	}
-	drop := func(xs []string) []string {
-		return slices.Delete(slices.Clone(xs), memorySourceColumn, memorySourceColumn+1)
-	}
-	t.Header, t.Names = drop(t.Header), drop(t.Names)
-	rows := make([][]string, len(t.Rows))
-	for j, r := range t.Rows {
-		rows[j] = drop(r)
-	}
-	t.Rows = rows
-	return t
-}
-
-// memoryRecap is memory's answer in a line or two: the least and the most bytes per key,
-// in process and in Redis, by algorithm.
-func memoryRecap(rep *store.MemoryReport) string {
-	span := func(v func(store.MemoryRow) float64) string {
-		lo, hi := rep.Results[0], rep.Results[0]
-		for _, r := range rep.Results[1:] {
-			if v(r) < v(lo) {
-				lo = r
+		Figures: func() ([]*chart.Figure, error) {
+			if len(rep.Results) == 0 {
+				return nil, nil
 			}
-			if v(r) > v(hi) {
-				hi = r
-			}
-		}
-		return fmt.Sprintf("from %.0f B (%s) to %.0f B (%s)", v(lo), lo.Algorithm, v(hi), hi.Algorithm)
+			return []*chart.Figure{render.MemoryFigure(rep, algorithms)}, nil
+		},
+		FigureDir: memoryFolder,
 	}
-	line := fmt.Sprintf("Recap, per key at its limit: in process %s; in Redis %s.",
-		span(func(r store.MemoryRow) float64 { return r.StateBytesPerKey }),
-		span(func(r store.MemoryRow) float64 { return r.RedisBytesPerKey }))
-	return strings.Join(report.Wrap(line, report.DefaultWidth, "  "), "\n") + "\n"
-}
-
-// humanBytes prints a byte count in binary units ("3.4 GiB").
-func humanBytes(b int64) string {
-	const unit = 1024
-	if b < unit {
-		return strconv.FormatInt(b, 10) + " B"
-	}
-	v, i := float64(b), 0
-	for v >= unit && i < 4 {
-		v /= unit
-		i++
-	}
-	return strconv.FormatFloat(v, 'f', 1, 64) + " " + []string{"B", "KiB", "MiB", "GiB", "TiB"}[i]
-}
-
-func log10(x float64) float64 { return math.Log10(x) }
-
-func redisLabel(rep *store.MemoryReport) string {
-	if rep.Loaded > 0 && rep.Loaded < rep.Keys {
-		return fmt.Sprintf("%s (%d clients loaded per algorithm)", rep.Redis, rep.Loaded)
-	}
-	return rep.Redis
 }
 
 // heapKeeper returns the memory the Go heap holds free to the operating system as a

@@ -110,7 +110,7 @@ func TestMemoryTableDisturbedUsedMemory(t *testing.T) {
 			{Algorithm: "sliding-log", RedisBytesPerKey: 3656, RedisUsedMemoryDisturbed: true, RedisSource: "measured"},
 		}}
 	var b strings.Builder
-	if err := renderMemory(&b, "table", rep); err != nil {
+	if err := writeOutput(&b, "table", memoryOutput(rep, nil)); err != nil {
 		t.Fatal(err)
 	}
 	out := strings.Join(strings.Fields(b.String()), " ") // the notes wrap at 100 columns
@@ -119,7 +119,7 @@ func TestMemoryTableDisturbedUsedMemory(t *testing.T) {
 		strings.Contains(out, "by the growth of used_memory") {
 		t.Errorf("the note does not say which figure is missing and why:\n%s", out)
 	}
-	rows := memoryTables(rep)[0].Rows
+	rows := rep.Tables()[0].Rows
 	if rows[0][3] != "276" || rows[1][3] != "-" {
 		t.Errorf("used_memory cells %q, %q; want 276 and -", rows[0][3], rows[1][3])
 	}
@@ -209,7 +209,7 @@ func TestMemoryEndsWithARecap(t *testing.T) {
 			{Algorithm: "gcra", StateBytesPerKey: 16, RedisBytesPerKey: 88},
 		}}
 	var b strings.Builder
-	if err := renderMemory(&b, "table", rep); err != nil {
+	if err := writeOutput(&b, "table", memoryOutput(rep, nil)); err != nil {
 		t.Fatal(err)
 	}
 	tail := b.String()[strings.LastIndex(b.String(), "└"):]

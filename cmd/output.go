@@ -38,18 +38,20 @@ type outFile struct {
 	data []byte
 }
 
-// stageResults stages in outs the results folder for reports: per scenario
+// stageResults stages in outs the results folder for reports (resultsFolder), as
+// stageFolder stages every command's: a replay's reports, whose stdout is written apart.
+func stageResults(outs *outputSet, dir string, formats []string, reports []*report.Report, drawing func(index, file, files int, name string)) error {
+	return stageFolder(outs, destination{out: dir, charts: formats}, output{Folder: resultsFolder(reports, drawing)})
+}
+
+// resultsFolder is the results folder of reports, for output.Folder: per scenario
 // results.json, results.csv, timeline.csv, summary.md and the charts in each format, and
 // index.html over them all. Everything is rendered in memory first; the files replace
-// their old versions only when outs commits, so a run that fails leaves the previous
-// results as they were. drawing, when not nil, is told of each file before it is drawn
-// (see progress.drawing).
-func stageResults(outs *outputSet, dir string, formats []string, reports []*report.Report, drawing func(index, file, files int, name string)) error {
-	files, err := renderResults(formats, reports, drawing)
-	if err != nil {
-		return err
-	}
-	return stageOutFiles(outs, dir, files)
+// their old versions only when the output set they are staged in commits, so a run that
+// fails leaves the previous results as they were. drawing, when not nil, is told of each
+// file before it is drawn (see progress.drawing).
+func resultsFolder(reports []*report.Report, drawing func(index, file, files int, name string)) func([]string) ([]outFile, error) {
+	return func(formats []string) ([]outFile, error) { return renderResults(formats, reports, drawing) }
 }
 
 // manifestName is the file, in a results folder, that lists the files the run that wrote
@@ -110,12 +112,15 @@ func renderResults(formats []string, reports []*report.Report, drawing func(inde
 			figs = render.Figures(r)
 		}
 		const tables = 4 // results.json, results.csv, timeline.csv, summary.md
-		count, drawn := len(figs)*len(formats)+tables, 0
-		add := func(name string, render func(io.Writer) error) ([]byte, error) {
+		count, done := len(figs)*len(formats)+tables, 0
+		before := func(path string) {
 			if drawing != nil {
-				drawing(i, drawn, count, dir+"/"+name)
+				drawing(i, done, count, path)
 			}
-			drawn++
+			done++
+		}
+		add := func(name string, render func(io.Writer) error) ([]byte, error) {
+			before(dir + "/" + name)
 			var b bytes.Buffer
 			if err := render(&b); err != nil {
 				return nil, fmt.Errorf("scenario %s: %s: %w", r.Scenario, name, err)
@@ -125,15 +130,16 @@ func renderResults(formats []string, reports []*report.Report, drawing func(inde
 		}
 		page := render.IndexPage{Report: r, Dir: dir}
 		for _, fig := range figs {
+			drawn, err := drawFigure(fig, formats, dir, before)
+			if err != nil {
+				return nil, fmt.Errorf("scenario %s: %w", r.Scenario, err)
+			}
+			files = append(files, drawn...)
+			// Link one file per chart: the SVG when there is one, it scales.
 			var linked report.ChartFile
 			for _, format := range formats {
-				name := fig.Name + "." + format
-				if _, err := add(name, func(w io.Writer) error { return fig.Render(w, format) }); err != nil {
-					return nil, err
-				}
-				// Link one file per chart: the SVG when there is one, it scales.
 				if format == "svg" || linked.Name == "" {
-					linked = report.ChartFile{Name: name, Title: fig.Meta.Title}
+					linked = report.ChartFile{Name: fig.Name + "." + format, Title: fig.Meta.Title}
 				}
 			}
 			page.Charts = append(page.Charts, linked)

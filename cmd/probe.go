@@ -1,9 +1,7 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -114,69 +112,6 @@ must be on loopback unless --allow-remote. Keys reach the target in a header
 	g.addFormatFlag(c, allFormats...)
 	g.addSeedFlag(c)
 	return c
-}
-
-// probeReport is the JSON form of `rlsim probe`.
-type probeReport struct {
-	Target    string        `json:"target"`
-	Scenario  string        `json:"scenario"`
-	Seed      uint64        `json:"seed"`
-	Policy    probePolicy   `json:"policy"`
-	TimeScale float64       `json:"time_scale"`
-	KeyedBy   string        `json:"keyed_by"`
-	JudgedOn  string        `json:"judged_on"`
-	Results   []probeResult `json:"results"`
-}
-
-// probePolicy is the promise a probe judges against, L per W. Burst appears only when
-// --burst gave one: it configures a bucket algorithm given to --model, never the promise.
-type probePolicy struct {
-	Limit  int64           `json:"limit"`
-	Window report.Duration `json:"window"`
-	Burst  int64           `json:"burst,omitempty"`
-}
-
-type probeResult struct {
-	Target string `json:"target"`
-	probe.Result
-	// OneWayMS is what was added to each send time to estimate its arrival, and Promise
-	// the promise judged on those arrivals within the jitter measured.
-	OneWayMS float64       `json:"one_way_ms"`
-	Promise  probe.Promise `json:"promise"`
-	// With --model: the spec, the share of decisions it reproduces (those within jitter
-	// counted), the differences it does not explain by jitter, and every difference.
-	Model             string            `json:"model,omitempty"`
-	ModelAgreement    *float64          `json:"model_agreement,omitempty"`
-	ModelDifferences  *int              `json:"model_differences,omitempty"`
-	ModelWithinJitter *int              `json:"model_within_jitter,omitempty"`
-	ModelDiffering    []probeDifference `json:"model_differing,omitempty"`
-	// With --identify: the best configurations, best first.
-	Identified []probeIdentified `json:"identified,omitempty"`
-	// With --server-log: how the requests were found in the server's log, whose arrival
-	// times the promise, the model and the search were judged on.
-	ServerLog *probe.LogMatch `json:"server_log,omitempty"`
-}
-
-// probeDifference is one decision the model made otherwise; ArrivalMS is counted from
-// the probe's start.
-type probeDifference struct {
-	Seq          int     `json:"seq"`
-	Key          string  `json:"key"`
-	ArrivalMS    float64 `json:"arrival_ms"`
-	Status       int     `json:"status"`
-	Allowed      bool    `json:"allowed"`
-	ModelAllowed bool    `json:"model_allowed"`
-	WithinJitter bool    `json:"within_jitter"`
-	MovedMS      float64 `json:"moved_ms,omitempty"`
-}
-
-// probeIdentified is one configuration --identify found.
-type probeIdentified struct {
-	Model        string  `json:"model"`
-	Agreement    float64 `json:"agreement"`
-	Agreed       int     `json:"agreed"`
-	WithinJitter int     `json:"within_jitter"`
-	Decisions    int     `json:"decisions"`
 }
 
 func runProbe(ctx context.Context, o *probeOptions, target string, streams IO) error {
@@ -301,7 +236,7 @@ func runProbe(ctx context.Context, o *probeOptions, target string, streams IO) e
 		logMatch = &m
 		fmt.Fprintf(streams.Err, "rlsim probe: --server-log: %s\n", m)
 	}
-	result := probeResult{ServerLog: logMatch, Target: tgt.URL, Result: res, OneWayMS: msOf(obs.OneWay), Promise: probe.JudgePromise(obs, declared)}
+	result := probe.TargetReport{ServerLog: logMatch, Target: tgt.URL, Result: res, OneWayMS: probe.Millis(obs.OneWay), Promise: probe.JudgePromise(obs, declared)}
 	// modelAllowed is the decision of the model the decisions file shows: --model's, or
 	// the best --identify found.
 	var modelAllowed []bool
@@ -310,7 +245,7 @@ func runProbe(ctx context.Context, o *probeOptions, target string, streams IO) e
 		if err != nil {
 			return err
 		}
-		result.setModel(a, obs, start.UnixNano())
+		result.SetModel(a, obs, start.UnixNano())
 		modelAllowed = a.Model
 	}
 	if o.identify {
@@ -321,91 +256,28 @@ func runProbe(ctx context.Context, o *probeOptions, target string, streams IO) e
 		case err != nil:
 			return err
 		default:
-			result.Identified = identifiedOf(found)
+			result.Identified = probe.IdentifiedOf(found)
 			if modelAllowed == nil {
 				modelAllowed = found[0].Agreement.Model
 			}
 		}
 	}
-	policy := probePolicy{Limit: declared.Limit, Window: report.Duration(declared.Window), Burst: o.burst}
-	rep := probeReport{
+	policy := probe.ReportPolicy{Limit: declared.Limit, Window: report.Duration(declared.Window), Burst: o.burst}
+	rep := probe.Report{
 		Target: tgt.URL, Scenario: sc.Name, Seed: seed, Policy: policy,
 		TimeScale: o.timeScale, KeyedBy: tgt.String(), JudgedOn: "send times",
-		Results: []probeResult{result},
+		Results: []probe.TargetReport{result},
 	}
 	if decisionsFile != nil {
-		if err := writeProbeDecisions(decisionsFile, exchanges, start, obs, modelAllowed, result.Promise); err != nil {
+		if err := probe.WriteDecisions(decisionsFile, exchanges, start, obs, modelAllowed, result.Promise); err != nil {
 			return fmt.Errorf("--decisions %s: %w", o.decisions, err)
 		}
 	}
-	var buf bytes.Buffer
-	if err := renderProbe(&buf, o.format, rep, o.honorRetryAfter); err != nil {
-		return err
-	}
-	return commitWithStdout(&outs, streams.Out, buf.Bytes())
+	return writeResults(&outs, streams.Out, destination{format: o.format}, probeOutput(rep, o.honorRetryAfter))
 }
 
 // identifyBest is how many configurations --identify prints.
 const identifyBest = 5
-
-func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// setModel fills r's model fields from a; start is the probe's start in Unix ns.
-func (r *probeResult) setModel(a probe.Agreement, obs probe.Observed, start int64) {
-	rate, real, jittered := a.Rate(), 0, a.WithinJitter
-	for _, d := range a.Differences {
-		if !d.WithinJitter {
-			real++
-		}
-		x := obs.Decisions[d.Index]
-		r.ModelDiffering = append(r.ModelDiffering, probeDifference{Seq: x.Seq, Key: x.Key,
-			ArrivalMS: float64(x.Arrival-start) / 1e6, Status: x.Status, Allowed: x.Admitted,
-			ModelAllowed: d.Model, WithinJitter: d.WithinJitter, MovedMS: msOf(d.Moved)})
-	}
-	r.Model, r.ModelAgreement, r.ModelDifferences, r.ModelWithinJitter = a.Spec, &rate, &real, &jittered
-	if len(algorithms.Lookup(a.Spec).Params) == 0 {
-		r.Model = probe.Candidate{Spec: a.Spec, Policy: a.Policy}.Name()
-	}
-}
-
-func identifiedOf(found []probe.Candidate) []probeIdentified {
-	out := make([]probeIdentified, len(found))
-	for i, c := range found {
-		a := c.Agreement
-		out[i] = probeIdentified{Model: c.Name(), Agreement: a.Rate(), Agreed: a.Agreed, WithinJitter: a.WithinJitter, Decisions: a.Decisions}
-	}
-	return out
-}
-
-func writeProbeDecisions(w io.Writer, exchanges []probe.Exchange, start time.Time, obs probe.Observed, model []bool, promise probe.Promise) error {
-	cw := csv.NewWriter(w)
-	if err := cw.Write(probe.DecisionColumns); err != nil {
-		return err
-	}
-	bySeq := make(map[int]int, len(obs.Decisions))
-	for i, d := range obs.Decisions {
-		bySeq[d.Seq] = i
-	}
-	base := start.UnixNano()
-	for i, x := range exchanges {
-		if x.Unsent {
-			continue
-		}
-		row := []string{strconv.Itoa(i + 1), x.Key, itoa(base + int64(x.Sent)), itoa(base + int64(x.Received)), strconv.Itoa(x.Status), "", "", "", x.Tag}
-		if j, ok := bySeq[i+1]; ok {
-			row[5] = strconv.FormatBool(obs.Decisions[j].Admitted)
-			if model != nil {
-				row[6] = strconv.FormatBool(model[j])
-			}
-			row[7] = promise.Allowed[j].String()
-		}
-		if err := cw.Write(row); err != nil {
-			return err
-		}
-	}
-	cw.Flush()
-	return cw.Error()
-}
 
 func (o *probeOptions) validate() error {
 	switch {
@@ -503,173 +375,8 @@ func firstError(e string) string {
 	return "; first error: " + e
 }
 
-var probeColumns = []string{"scenario", "requests", "admitted", "rejected", "other", "peak_window_admitted", "over_admission",
-	"false_allow_rate", "false_reject_rate"}
-
-func renderProbe(buf *bytes.Buffer, format string, rep probeReport, retries bool) error {
-	return writeOutput(buf, format, output{
-		JSON:  rep,
-		CSV:   func(w io.Writer) error { return writeProbeCSV(w, rep) },
-		Human: humanTables(probeTables(rep, retries)...),
-	})
-}
-
-// probeTables are the human tables of a probe: what it measured, the model's and the
-// identified limiters' agreement when asked, and the checks of the quota headers.
-func probeTables(rep probeReport, retries bool) []report.Table {
-	r := rep.Results[0]
-	other := "-" // a column of dashes is left out
-	if r.Other > 0 {
-		other = itoa(r.Other)
-	}
-	main := report.Table{
-		Title: fmt.Sprintf("probe of %s — scenario %s, seed %d, time scale %g, %s; promise %d per %s, judged on send times",
-			rep.Target, rep.Scenario, rep.Seed, rep.TimeScale, rep.KeyedBy, rep.Policy.Limit, time.Duration(rep.Policy.Window)),
-		Header: probeColumns,
-		Rows: [][]string{{
-			rep.Scenario, itoa(r.Requests), itoa(r.Admitted), itoa(r.Rejected), other, itoa(r.PeakWindowAdmitted),
-			strconv.FormatFloat(r.OverAdmission, 'f', 2, 64), pct(r.FalseAllowRate), pct(r.FalseRejectRate),
-		}},
-		Notes: []string{fmt.Sprintf("Requests were sent up to %.1f ms after they were due (99%% within %.1f ms) and answered within %.1f ms.",
-			r.LateMSMax, r.LateMSP99, r.AnswerMSMax),
-			fmt.Sprintf("Promise on the arrivals (sent + %.2f ms, half the least round trip): %s.", r.OneWayMS, r.Promise.Text(rep.policy())),
-			fmt.Sprintf("False rejects in arrival order: %d whatever the jitter (%s), %d more within it.",
-				r.Promise.FalseRejects, pct(r.Promise.FalseRejectRate), r.Promise.FalseRejectsWithinJitter)},
-	}
-	tables := []report.Table{main}
-	if r.Model != "" {
-		tables = append(tables, modelTable(r))
-	}
-	if len(r.Identified) > 0 {
-		tables = append(tables, identifiedTable(r.Identified))
-	}
-	h := r.Headers
-	checks := report.Table{
-		Title:  fmt.Sprintf("headers: %d of %d responses carried a quota", h.WithQuota, r.Requests),
-		Header: []string{"check", "checked", "broken"},
-		Rows: [][]string{
-			{"a request within the remaining units passes", itoa(h.RemainingChecked), itoa(h.RemainingBroken)},
-			{"a request after the reset (t) passes", itoa(h.ResetChecked), itoa(h.ResetBroken)},
-		},
-		Notes: []string{"Checked only where no other request of the key came between the header and the request held to it."},
-	}
-	if h.WithQuota == 0 {
-		checks.Notes = []string{"The target sent no RateLimit, RateLimit-* or X-RateLimit-* fields: nothing to hold it to."}
-	}
-	if retries {
-		checks.Rows = append(checks.Rows, []string{"a lone retry after Retry-After passes", itoa(h.RetryAfterChecked), itoa(h.RetryAfterBroken)})
-		if h.RetriesSent == 0 {
-			checks.Notes = append(checks.Notes, "No refusal carried a Retry-After (within --max-retry-wait): nothing was retried.")
-		} else {
-			checks.Notes = append(checks.Notes, fmt.Sprintf("Retries sent after Retry-After: %d, admitted: %d.", h.RetriesSent, h.RetriesAdmitted))
-		}
-	}
-	return append(tables, checks)
-}
-
-func (rep probeReport) policy() algorithms.Policy {
-	return algorithms.Policy{Limit: rep.Policy.Limit, Window: time.Duration(rep.Policy.Window)}
-}
-
-// maxDifferencesShown bounds the rows of the model's table; JSON carries every one.
-const maxDifferencesShown = 12
-
-func modelTable(r probeResult) report.Table {
-	decisions := r.Requests - r.Other
-	t := report.Table{
-		Title: fmt.Sprintf("model %s: agrees on %.2f%% of %d decisions — %d within jitter (±%.2f ms), %d real differences",
-			r.Model, 100**r.ModelAgreement, decisions, *r.ModelWithinJitter, r.Promise.JitterMS, *r.ModelDifferences),
-		Header: []string{"seq", "key", "arrival_ms", "endpoint", "model", "why"},
-	}
-	for i, d := range r.ModelDiffering {
-		if i == maxDifferencesShown {
-			t.Notes = append(t.Notes, fmt.Sprintf("and %d more (--format json lists them all).", len(r.ModelDiffering)-i))
-			break
-		}
-		why := "a real disagreement"
-		switch {
-		case d.WithinJitter && d.MovedMS != 0:
-			why = fmt.Sprintf("within jitter: agrees moved %+.2f ms", d.MovedMS)
-		case d.WithinJitter:
-			why = "within jitter: follows an earlier move"
-		}
-		t.Rows = append(t.Rows, []string{strconv.Itoa(d.Seq), d.Key, strconv.FormatFloat(d.ArrivalMS, 'f', 2, 64),
-			verdictWord(d.Allowed), verdictWord(d.ModelAllowed), why})
-	}
-	if len(r.ModelDiffering) == 0 {
-		t.Header, t.Notes = nil, []string{"The model decided every request as the endpoint did."}
-	}
-	return t
-}
-
-func verdictWord(allowed bool) string {
-	if allowed {
-		return "admitted"
-	}
-	return "refused"
-}
-
-func identifiedTable(found []probeIdentified) report.Table {
-	best := found[0]
-	t := report.Table{
-		Title:  fmt.Sprintf("behaves like %s — %d of %d decisions", best.Model, best.Agreed+best.WithinJitter, best.Decisions),
-		Header: []string{"model", "agreed", "+jitter", "agreement"},
-	}
-	for _, c := range found {
-		t.Rows = append(t.Rows, []string{c.Model, strconv.Itoa(c.Agreed), strconv.Itoa(c.WithinJitter), pct(c.Agreement)})
-	}
-	t.Notes = []string{"Searched every model of rlsim algorithms, with rates, bursts and windows read off the admissions;",
-		"agreed on the estimated arrivals, +jitter more with arrivals moved within the jitter."}
-	return t
-}
-
-func itoa(v int64) string { return strconv.FormatInt(v, 10) }
-
-func pct(v float64) string {
-	if v == 0 {
-		return "0%"
-	}
-	return strconv.FormatFloat(v*100, 'f', 2, 64) + "%"
-}
-
-// probeCSVColumns are the columns of `rlsim probe --format csv`: raw numbers, durations
-// in seconds.
-var probeCSVColumns = []string{"scenario", "seed", "limit", "window", "time_scale", "target", "requests", "admitted", "rejected",
-	"other", "peak_window_admitted", "over_admission", "false_allow", "false_reject", "false_allow_rate", "false_reject_rate",
-	"keys", "late_ms_max", "late_ms_p99", "answer_ms_max", "with_quota", "remaining_checked", "remaining_broken", "reset_checked", "reset_broken",
-	"retries_sent", "retries_admitted", "retry_after_checked", "retry_after_broken",
-	"one_way_ms", "verdict", "jitter_ms", "within_jitter", "false_rejects_by_arrival", "false_rejects_within_jitter",
-	"model", "model_agreement", "model_differences", "model_within_jitter", "identified", "identified_agreement"}
-
-func writeProbeCSV(w io.Writer, rep probeReport) error {
-	cw := csv.NewWriter(w)
-	if err := cw.Write(probeCSVColumns); err != nil {
-		return err
-	}
-	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	r := rep.Results[0]
-	h := r.Headers
-	row := []string{rep.Scenario, strconv.FormatUint(rep.Seed, 10), itoa(rep.Policy.Limit), f(time.Duration(rep.Policy.Window).Seconds()),
-		f(rep.TimeScale), r.Target, itoa(r.Requests), itoa(r.Admitted), itoa(r.Rejected), itoa(r.Other), itoa(r.PeakWindowAdmitted),
-		f(r.OverAdmission), itoa(r.FalseAllow), itoa(r.FalseReject), f(r.FalseAllowRate), f(r.FalseRejectRate),
-		itoa(int64(r.Keys)), f(r.LateMSMax), f(r.LateMSP99), f(r.AnswerMSMax), itoa(h.WithQuota), itoa(h.RemainingChecked), itoa(h.RemainingBroken),
-		itoa(h.ResetChecked), itoa(h.ResetBroken), itoa(h.RetriesSent), itoa(h.RetriesAdmitted), itoa(h.RetryAfterChecked),
-		itoa(h.RetryAfterBroken)}
-	p := r.Promise
-	row = append(row, f(r.OneWayMS), p.Verdict, f(p.JitterMS), itoa(p.Uncertain), itoa(p.FalseRejects), itoa(p.FalseRejectsWithinJitter))
-	model := []string{r.Model, "", "", ""}
-	if r.Model != "" {
-		model[1], model[2], model[3] = f(*r.ModelAgreement), strconv.Itoa(*r.ModelDifferences), strconv.Itoa(*r.ModelWithinJitter)
-	}
-	row = append(row, model...)
-	if len(r.Identified) > 0 {
-		row = append(row, r.Identified[0].Model, f(r.Identified[0].Agreement))
-	} else {
-		row = append(row, "", "")
-	}
-	if err := cw.Write(row); err != nil {
-		return err
-	}
-	cw.Flush()
-	return cw.Error()
+// probeOutput is the output of a probe: its report, tables and CSV row; retries says
+// whether refusals were retried on their Retry-After (the headers table checks them).
+func probeOutput(rep probe.Report, retries bool) output {
+	return output{JSON: rep, CSV: rep.WriteCSV, Human: humanTables(rep.Tables(retries)...)}
 }

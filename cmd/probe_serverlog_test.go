@@ -54,7 +54,7 @@ func TestProbeServerLogOnNginx(t *testing.T) {
 	const spec = "nginx:rate=10r/s burst=20"
 	out, errOut, code := rlsim(t, "probe", strings.TrimSuffix(base, "/")+"/tag/", "--format", "json", "--scenario", renamedServerLogScenario(t, prefix),
 		"--key-header", "X-User", "--model", spec, "--server-log", accessLog, "--decisions", decisions)
-	var rep probeReport
+	var rep probe.Report
 	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Results) != 1 {
 		t.Fatalf("probe: exit %d: %s%s", code, errOut, out)
 	}

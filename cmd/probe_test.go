@@ -19,7 +19,7 @@ import (
 )
 
 // probeJSON runs `rlsim probe` with args and --format json and returns its result.
-func probeJSON(t *testing.T, args ...string) probeReport {
+func probeJSON(t *testing.T, args ...string) probe.Report {
 	t.Helper()
 	out, errOut, code := rlsim(t, append([]string{"probe", "--format", "json"}, args...)...)
 	if code != 0 {
@@ -28,7 +28,7 @@ func probeJSON(t *testing.T, args ...string) probeReport {
 	if !strings.Contains(errOut, "rlsim probe: sending ") {
 		t.Errorf("no plan printed before sending: %q", errOut)
 	}
-	var rep probeReport
+	var rep probe.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
@@ -58,7 +58,7 @@ func TestProbeAgainstServe(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		url, done, _ := startServeWith(t, ctx, func(*serveOptions) {}, "--algorithm", alg, "--limit", "20", "--window", "1s",
 			"--key", "header:X-User")
-		var got probeResult
+		var got probe.TargetReport
 		for attempt := 1; ; attempt++ {
 			got = probeJSON(t, url+"/", "--scenario", boundary, "--key-header", "X-User").Results[0]
 			t.Logf("%s, attempt %d: admitted %d, peak %d, sent up to %.1f ms late, answered within %.1f ms",

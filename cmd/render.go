@@ -56,21 +56,28 @@ func (t *tableOptions) choice() report.Columns {
 	return report.Columns{Names: names, Wide: t.wide}
 }
 
-// renderReports writes reports in format: JSON and CSV carry every metric; a table or
-// Markdown opens, when verdict is set, with the verdict over all reports and then shows
-// each report's tables with the columns cols chooses.
+// renderReports writes reports in format (reportsOutput).
 func renderReports(w io.Writer, format string, reports []*report.Report, cols report.Columns, verdict bool) error {
+	return writeOutput(w, format, reportsOutput(reports, cols, verdict, nil))
+}
+
+// reportsOutput is the output of a run of scenarios: JSON and CSV carry every metric; a
+// table or Markdown opens, when verdict is set, with the verdict over all reports and
+// then shows each report's tables with the columns cols chooses; the results folder
+// holds each report's results and charts (resultsFolder, drawing told of each file).
+func reportsOutput(reports []*report.Report, cols report.Columns, verdict bool, drawing func(index, file, files int, name string)) output {
 	var value any = reports
 	if len(reports) == 1 {
 		value = reports[0]
 	}
-	return writeOutput(w, format, output{
+	return output{
 		JSON: value,
 		CSV:  func(w io.Writer) error { return report.WriteCSV(w, reports) },
 		Human: func(w io.Writer, markdown bool) error {
 			return writeReportTables(w, markdown, reports, cols, verdict)
 		},
-	})
+		Folder: resultsFolder(reports, drawing),
+	}
 }
 
 // writeReportTables is the table or Markdown form of renderReports.
@@ -115,7 +122,7 @@ func whereFilesGo(outs *outputSet, dir string) string {
 	if files == 0 {
 		return ""
 	}
-	line := fmt.Sprintf("wrote %d files (%s) to %s/", files, humanBytes(bytes), filepath.Clean(dir))
+	line := fmt.Sprintf("wrote %d files (%s) to %s/", files, report.HumanBytes(bytes), filepath.Clean(dir))
 	if _, err := os.Stat(filepath.Join(dir, "index.html")); err == nil || outs.staged(filepath.Join(dir, "index.html")) {
 		open := "open " + filepath.Join(filepath.Clean(dir), "index.html")
 		if report.DisplayWidth(line+" — "+open) > report.DefaultWidth {

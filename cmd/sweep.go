@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rlsim/rlsim/render"
+	"github.com/rlsim/rlsim/render/chart"
 	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/run"
 	"github.com/rlsim/rlsim/sweep"
@@ -185,10 +186,8 @@ func (c *chartOptions) validate(params []sweep.Param, charts string) error {
 
 // renderSweep renders res to stdout in format and draws the chart, if asked, into
 // g.out; stdout is written only once everything else has succeeded.
-func renderSweep(g *globalOptions, streams IO, res *sweep.Results, format string, chart chartOptions) error {
-	var buf bytes.Buffer
-	var err error
-	err = writeOutput(&buf, format, output{JSON: res, CSV: tableCSV(sweep.Table(res, true)), Human: func(w io.Writer, markdown bool) error {
+func renderSweep(g *globalOptions, streams IO, res *sweep.Results, format string, charts chartOptions) error {
+	out := output{JSON: res, CSV: tableCSV(sweep.Table(res, true)), Human: func(w io.Writer, markdown bool) error {
 		if markdown {
 			return report.WriteMarkdown(w, humanSweepTable(res))
 		}
@@ -201,31 +200,19 @@ func renderSweep(g *globalOptions, streams IO, res *sweep.Results, format string
 		}
 		_, err := w.Write(text.Bytes())
 		return err
-	}})
-	if err != nil {
-		return err
+	}}
+	if charts.metric != "" {
+		out.Figures = func() ([]*chart.Figure, error) {
+			fig, err := render.SweepFigure(res, charts.metric, charts.param)
+			if err != nil {
+				return nil, err
+			}
+			return []*chart.Figure{fig}, nil
+		}
 	}
 	var outs outputSet
 	defer outs.discard()
-	if chart.metric != "" && g.out != "" { // --out "" writes no files
-		fig, err := sweep.Figure(res, chart.metric, chart.param)
-		if err != nil {
-			return err
-		}
-		// Every format is drawn before any file is staged.
-		var files []outFile
-		for _, f := range chart.formats {
-			var b bytes.Buffer
-			if err := fig.Render(&b, f); err != nil {
-				return fmt.Errorf("chart %s: %w", fig.Name, err)
-			}
-			files = append(files, outFile{path: fig.Name + "." + f, data: b.Bytes()})
-		}
-		if err := stageOutFiles(&outs, g.out, files); err != nil {
-			return err
-		}
-	}
-	return commitWithStdout(&outs, streams.Out, buf.Bytes())
+	return writeResults(&outs, streams.Out, destination{format, g.out, charts.formats}, out)
 }
 
 type mergeOptions struct {

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -19,6 +18,8 @@ import (
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/gateway"
 	"github.com/rlsim/rlsim/probe"
+	"github.com/rlsim/rlsim/render"
+	"github.com/rlsim/rlsim/render/chart"
 	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/run"
 	"github.com/rlsim/rlsim/scenario"
@@ -328,23 +329,16 @@ func runTune(ctx context.Context, o *tuneOptions, streams IO) error {
 			return err
 		}
 	}
-	var buf bytes.Buffer
-	err = writeOutput(&buf, o.format, output{JSON: rep, CSV: rep.WriteCSV, Human: rep.WriteText})
-	if err != nil {
-		return err
-	}
 	var outs outputSet
 	defer outs.discard()
-	if o.out != "" && len(chartFormats) > 0 {
-		files, err := tuneCharts(rep, chartFormats, o.command())
-		if err != nil {
-			return err
-		}
-		if err := stageOutFiles(&outs, o.out, files); err != nil {
-			return err
-		}
-	}
-	if err := commitWithStdout(&outs, streams.Out, buf.Bytes()); err != nil {
+	err = writeResults(&outs, streams.Out, destination{o.format, o.out, chartFormats}, output{
+		JSON: rep, CSV: rep.WriteCSV, Human: rep.WriteText,
+		Figures: func() ([]*chart.Figure, error) {
+			return []*chart.Figure{render.TuneFigure(rep, o.command())}, nil
+		},
+		FigureDir: "tune-" + rep.Sample,
+	})
+	if err != nil {
 		return err
 	}
 	if res.Recommended == nil {

@@ -1,10 +1,8 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rlsim/rlsim/algorithms"
+	"github.com/rlsim/rlsim/render"
 	"github.com/rlsim/rlsim/render/chart"
 	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/scenario"
@@ -24,9 +23,6 @@ import (
 
 // defaultSpans are the window lengths of the worst-case curve, in windows W.
 var defaultSpans = []float64{0.125, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 4}
-
-// scheduleLinesShown is how many lines of each schedule the human output prints.
-const scheduleLinesShown = 8
 
 type worstCaseOptions struct {
 	*globalOptions
@@ -183,21 +179,6 @@ func runWorstCase(ctx context.Context, o *worstCaseOptions, streams IO) error {
 	}
 
 	// Render everything before writing anything, so a failure leaves no file behind.
-	var buf bytes.Buffer
-	if err := renderWorstCase(&buf, o.format, runs, seed, o.budget); err != nil {
-		return err
-	}
-	var charts []outFile
-	if o.out != "" { // --out "" writes no files, as on compare
-		fig := worstCaseFigure(o, runs, pol, seed)
-		for _, f := range formats {
-			var b bytes.Buffer
-			if err := fig.Render(&b, f); err != nil {
-				return fmt.Errorf("chart %s: %w", fig.Name, err)
-			}
-			charts = append(charts, outFile{path: fig.Name + "." + f, data: b.Bytes()})
-		}
-	}
 	var outs outputSet
 	defer outs.discard()
 	if o.scheduleOut != "" {
@@ -211,28 +192,20 @@ func runWorstCase(ctx context.Context, o *worstCaseOptions, streams IO) error {
 			}
 		}
 	}
-	if err := stageOutFiles(&outs, o.out, charts); err != nil {
-		return err
-	}
-	return commitWithStdout(&outs, streams.Out, buf.Bytes())
+	return writeResults(&outs, streams.Out, destination{o.format, o.out, formats}, worstCaseOutput(runs, seed, o.budget, func() ([]*chart.Figure, error) {
+		return []*chart.Figure{render.WorstCaseFigure(runs, pol, o.budget, seed, worstCaseCommand(o, seed))}, nil
+	}))
 }
 
-// worstCaseFigure is the curve of every algorithm, in the house style, with a caption
-// that names the seed and the command that draws it again.
-func worstCaseFigure(o *worstCaseOptions, runs []worstcase.Findings, pol algorithms.Policy, seed uint64) *chart.Figure {
-	var curves []chart.Series
-	for _, r := range runs {
-		s := chart.Series{Name: r.Worst.Target.Algorithm}
-		for _, p := range r.Curve {
-			s.Points = append(s.Points, chart.Point{X: p.Target.T.Seconds(), Y: float64(p.Worst.Peak)})
-		}
-		curves = append(curves, s)
+// worstCaseOutput is the output of a search: its report, its tables, the curve's CSV
+// rows, and the curve's figure.
+func worstCaseOutput(runs []worstcase.Findings, seed uint64, budget int, figures func() ([]*chart.Figure, error)) output {
+	return output{
+		JSON:    worstcase.NewReport(runs, seed, budget),
+		CSV:     tableCSV(worstcase.CurveRows(runs, seed)),
+		Human:   humanTables(worstcase.Tables(runs, seed, budget)...),
+		Figures: figures,
 	}
-	return chart.WorstCaseFigure(chart.Meta{
-		Title: fmt.Sprintf("Most admitted in any window of length T — one key, %d per %s, burst %d", pol.Limit, pol.Window, pol.EffectiveBurst()),
-		Caption: fmt.Sprintf("engine measurements of the worst schedule found · search budget %d at T = W, %d at other T · seed %d\n%s",
-			o.budget, o.budget/4, seed, worstCaseCommand(o, seed)),
-	}, curves, float64(pol.Limit), pol.Window)
 }
 
 // worstCaseCommand is the command line that repeats a run, for chart captions.
@@ -261,148 +234,6 @@ func worstCaseCommand(o *worstCaseOptions, seed uint64) string {
 	}
 	parts = append(parts, "--seed "+strconv.FormatUint(seed, 10))
 	return strings.Join(parts, " ")
-}
-
-func renderWorstCase(w io.Writer, format string, runs []worstcase.Findings, seed uint64, budget int) error {
-	human := func(w io.Writer, markdown bool) error {
-		tables := []report.Table{worstCaseSummary(runs, seed, budget)}
-		for _, r := range runs {
-			tables = append(tables, scheduleTable(r.Worst))
-		}
-		tables = append(tables, worstCaseCurveTable(runs, seed, false))
-		return humanTables(tables...)(w, markdown)
-	}
-	return writeOutput(w, format, output{JSON: report.NewWorstCase(runs, seed, budget),
-		CSV: tableCSV(worstCaseCurveTable(runs, seed, true)), Human: human})
-}
-
-// worstCaseWidth is the display width the human worst-case output keeps to: the tables
-// split, and titles and notes wrap, to fit it. --format json and csv carry every column.
-const worstCaseWidth = 100
-
-// worstPossible is the figure the summary prints as the worst possible for one result, and
-// whether it is proven: a known analytic bound ("<" when approached but never reached),
-// unless the engine measured more than it; otherwise what the engine measured, which no
-// traffic of one key can do less than (a lower bound, found by the search).
-func worstPossible(x worstcase.Result) (figure, ratio string, proven bool) {
-	l := float64(x.Target.Policy.Limit)
-	if x.Known && x.Bound.Value >= float64(x.Worst.Peak) {
-		mark := ""
-		if !x.Bound.Reached {
-			mark = "<"
-		}
-		return mark + formatFloat(x.Bound.Value), mark + strconv.FormatFloat(x.Bound.Value/l, 'f', 2, 64), true
-	}
-	return strconv.FormatInt(x.Worst.Peak, 10), strconv.FormatFloat(x.OverAdmission(), 'f', 2, 64), false
-}
-
-// worstCaseSummary is one row per algorithm with the essential columns: the worst
-// possible, over the limit, whether it is proven or found, and what the engine observed.
-// The formula, the source, the attack that found it and the evaluations are in the notes
-// and the schedule tables (and every one in --format json).
-func worstCaseSummary(runs []worstcase.Findings, seed uint64, budget int) report.Table {
-	t := report.Table{
-		Header: []string{"algorithm", "worst\npossible", "×\nlimit", "bound", "observed"},
-		Width:  worstCaseWidth,
-	}
-	structured, searched := 0, 0
-	for i, r := range runs {
-		x := r.Worst
-		if i == 0 {
-			p := x.Target.Policy
-			t.Title = fmt.Sprintf("worst case for one key — limit %d per %s, burst %d, in one window of %s; budget %d, seed %d",
-				p.Limit, p.Window, p.EffectiveBurst(), p.Window, budget, seed)
-		}
-		figure, ratio, proven := worstPossible(x)
-		kind := "found"
-		if proven {
-			kind = "proven"
-		}
-		t.Rows = append(t.Rows, []string{x.Target.Algorithm, figure, ratio, kind, strconv.FormatInt(x.Worst.Peak, 10)})
-		switch {
-		case proven:
-			t.Notes = append(t.Notes, fmt.Sprintf("%s: %s — %s.", x.Target.Algorithm, x.Bound.Formula, x.Bound.Source))
-		case x.Known:
-			t.Notes = append(t.Notes, fmt.Sprintf("%s: the engine measured %d, above the analytic bound %s = %s: the bound does not hold for this limiter.",
-				x.Target.Algorithm, x.Worst.Peak, x.Bound.Formula, formatFloat(x.Bound.Value)))
-		default:
-			t.Notes = append(t.Notes, fmt.Sprintf("%s: no analytic bound is known for a limiter rlsim does not ship; the worst possible is the most the search found.", x.Target.Algorithm))
-		}
-		structured, searched = structured+x.Structured, searched+x.Searched
-	}
-	t.Notes = append(t.Notes,
-		"observed: the most the engine admitted in one window over the schedules it ran through the real limiter, a lower bound on the worst possible; proven: an analytic bound (\"<\" approached, never reached); found: the search's figure, which equals observed.",
-		fmt.Sprintf("evaluations: %d structured attacks and %d local-search candidates in all (per algorithm in --format json).", structured, searched))
-	return t
-}
-
-func scheduleTable(x worstcase.Result) report.Table {
-	t := report.Table{
-		Title: fmt.Sprintf("schedule for %s, found by %s: %d requests, %d admitted, %d in the window ending at %s",
-			x.Target.Algorithm, x.FoundBy, x.Worst.Requests, x.Worst.Admitted, x.Worst.Peak, x.Worst.PeakEnd),
-		Header: []string{"at", "count", "spread"},
-		Width:  worstCaseWidth,
-	}
-	lines := x.Schedule.Lines()
-	for i, l := range lines {
-		if i == scheduleLinesShown && len(lines) > scheduleLinesShown+1 {
-			t.Notes = append(t.Notes, fmt.Sprintf("… and %d more lines; --schedule-out writes the whole schedule as a scenario file.", len(lines)-i))
-			break
-		}
-		t.Rows = append(t.Rows, []string{l.At.String(), strconv.FormatInt(l.Count, 10), l.Spread.String()})
-	}
-	return t
-}
-
-// worstCaseCurveTable is the curve: for CSV one raw row per algorithm and window length,
-// for people one row per window length with a column per algorithm, split into several
-// tables when the algorithms do not fit the width.
-func worstCaseCurveTable(runs []worstcase.Findings, seed uint64, raw bool) report.Table {
-	if raw {
-		t := report.Table{Header: []string{"algorithm", "seed", "limit", "window", "burst", "t", "t_over_window", "analytic_bound", "worst_window_admitted", "worst_over_admission", "found_by"}}
-		for _, r := range runs {
-			for _, p := range r.Curve {
-				pol := p.Target.Policy
-				t.Rows = append(t.Rows, []string{
-					p.Target.Algorithm, strconv.FormatUint(seed, 10), strconv.FormatInt(pol.Limit, 10), pol.Window.String(), strconv.FormatInt(pol.EffectiveBurst(), 10),
-					p.Target.T.String(), strconv.FormatFloat(float64(p.Target.T)/float64(pol.Window), 'g', -1, 64),
-					strconv.FormatFloat(p.Bound.Value, 'g', -1, 64), strconv.FormatInt(p.Worst.Peak, 10),
-					strconv.FormatFloat(p.OverAdmission(), 'g', -1, 64), p.FoundBy,
-				})
-			}
-		}
-		return t
-	}
-	t := report.Table{
-		Title:  "most admitted in any window of length T: found (analytic bound)",
-		Header: []string{"T", "T/W"},
-		Width:  worstCaseWidth,
-		Keys:   2, // a table split to fit the width repeats T and T/W
-	}
-	if len(runs) == 0 {
-		return t
-	}
-	for _, r := range runs {
-		t.Header = append(t.Header, r.Worst.Target.Algorithm)
-	}
-	for i := range runs[0].Curve {
-		p0 := runs[0].Curve[i]
-		row := []string{p0.Target.T.String(), strconv.FormatFloat(float64(p0.Target.T)/float64(p0.Target.Policy.Window), 'g', 4, 64)}
-		for _, r := range runs {
-			p := r.Curve[i]
-			bound := formatFloat(p.Bound.Value)
-			if !p.Known {
-				bound = "—"
-			}
-			row = append(row, fmt.Sprintf("%d (%s)", p.Worst.Peak, bound))
-		}
-		t.Rows = append(t.Rows, row)
-	}
-	return t
-}
-
-func formatFloat(v float64) string {
-	return strings.TrimSuffix(strings.TrimRight(strconv.FormatFloat(v, 'f', 2, 64), "0"), ".")
 }
 
 // defaultCompareWorstBudget keeps `rlsim compare` quick: the structured attacks already

@@ -251,9 +251,8 @@ func TestOneWorkerPoolAndOneQueue(t *testing.T) {
 }
 
 // renderers are the packages that may link a rendering library: the commands, the
-// renderer and its charts, and the sweeps, whose figures are drawn beside the grid they
-// measure (sweep/chart.go). Every other package decides or measures, and links none.
-var renderers = []string{"", "cmd", "render", "render/chart", "sweep"}
+// renderer and its charts. Every other package decides or measures, and links none.
+var renderers = []string{"", "cmd", "render", "render/chart"}
 
 // Nothing that decides or measures links gonum, tablewriter or html/template, directly or
 // through another package: a run, a fleet or a measurement costs no rendering code, and

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/mattn/go-runewidth"
@@ -50,4 +51,18 @@ func MaxLineWidth(s string) int {
 		widest = max(widest, DisplayWidth(line))
 	}
 	return widest
+}
+
+// HumanBytes prints a byte count in binary units: "512 B", "3.4 GiB".
+func HumanBytes(b int64) string {
+	const unit = 1024
+	if b < unit {
+		return strconv.FormatInt(b, 10) + " B"
+	}
+	v, i := float64(b), 0
+	for v >= unit && i < 4 {
+		v /= unit
+		i++
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64) + " " + []string{"B", "KiB", "MiB", "GiB", "TiB"}[i]
 }

@@ -1,27 +1,25 @@
-package cmd
+package render
 
 import (
-	"bytes"
 	"fmt"
-	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
-	"github.com/spf13/pflag"
-
+	"github.com/rlsim/rlsim/backoff"
 	"github.com/rlsim/rlsim/render/chart"
 )
 
-// backoffFigures are the charts of a backoff run: the experiment's two figures (calls and
+// BackoffFigures are the charts of `rlsim backoff`: the experiment's two figures (calls and
 // completion time against clients, per strategy) when more than one client count was run,
 // the herd (retries reaching the server per bin over time, per strategy) and the load
 // (every attempt and the retries among them, per strategy, against the overloaded
 // backend's capacity) at the largest client count.
-func backoffFigures(o *backoffOptions, rep backoffReport) []*chart.Figure {
+//
+// runs is the runs per client count, capacity the overloaded backend's in requests per
+// second (0 for the other models), and command the command line that draws them again.
+func BackoffFigures(rep backoff.Report, runs int, capacity float64, command string) []*chart.Figure {
 	caption := fmt.Sprintf("model %s · %s · base %s, cap %s · seed %d\n%s",
-		rep.Model, rep.Setup, time.Duration(rep.Base), time.Duration(rep.Cap), rep.Seed, backoffCommand(o, rep.Seed))
+		rep.Model, rep.Setup, time.Duration(rep.Base), time.Duration(rep.Cap), rep.Seed, command)
 	var strategies []string
 	var counts []int
 	for _, r := range rep.Results {
@@ -49,7 +47,7 @@ func backoffFigures(o *backoffOptions, rep backoffReport) []*chart.Figure {
 			}
 		}
 		figs = append(figs, chart.BackoffFigure(chart.Meta{
-			Title:   fmt.Sprintf("backoff, model %s: total calls and time to finish against clients (mean of %d runs)", rep.Model, o.runs),
+			Title:   fmt.Sprintf("backoff, model %s: total calls and time to finish against clients (mean of %d runs)", rep.Model, runs),
 			Caption: caption,
 		}, calls, completion))
 	}
@@ -74,66 +72,10 @@ func backoffFigures(o *backoffOptions, rep backoffReport) []*chart.Figure {
 		}
 	}
 	if len(load) > 0 {
-		capacity := 0.0
-		if rep.Model == "overload" {
-			capacity = o.rl.capacity * time.Duration(rep.Bin).Seconds()
-		}
 		figs = append(figs, chart.LoadFigure(chart.Meta{
 			Title:   fmt.Sprintf("backoff, model %s: %d clients' attempts reaching the server per %s, per strategy", rep.Model, largest, time.Duration(rep.Bin)),
 			Caption: caption + "\nfirst run of each strategy",
-		}, load, time.Duration(rep.Bin), capacity))
+		}, load, time.Duration(rep.Bin), capacity*time.Duration(rep.Bin).Seconds()))
 	}
 	return figs
-}
-
-// backoffCommand is the command line that reproduces a run, for chart captions: the
-// model, client counts and runs, every other flag the user set that shapes the results,
-// and the seed.
-func backoffCommand(o *backoffOptions, seed uint64) string {
-	parts := []string{"rlsim backoff", "--model " + o.model, "--clients " + o.clients, "--runs " + strconv.Itoa(o.runs)}
-	parts = append(parts, o.reproduce...)
-	parts = append(parts, "--seed "+strconv.FormatUint(seed, 10))
-	return strings.Join(parts, " ")
-}
-
-// notReproducing are flags that change where and how results are written, not the
-// results themselves (or that backoffCommand writes itself).
-var notReproducing = []string{"model", "clients", "runs", "seed", "out", "charts", "format", "series", "workers", "decisions"}
-
-// reproducingFlags lists the flags set on the command line that shape the results, as
-// "--name value", in the flag set's (sorted) order.
-func reproducingFlags(fs *pflag.FlagSet) []string {
-	var out []string
-	fs.Visit(func(f *pflag.Flag) {
-		if slices.Contains(notReproducing, f.Name) {
-			return
-		}
-		v := f.Value.String()
-		if sv, ok := f.Value.(pflag.SliceValue); ok {
-			v = strings.Join(sv.GetSlice(), ",")
-		}
-		if f.Value.Type() == "bool" {
-			out = append(out, "--"+f.Name+"="+v)
-			return
-		}
-		out = append(out, "--"+f.Name+" "+v)
-	})
-	return out
-}
-
-// renderBackoffCharts renders the figures in every format, before anything is written,
-// as files of the folder backoff-MODEL under the results folder.
-func renderBackoffCharts(o *backoffOptions, rep backoffReport, formats []string) ([]outFile, error) {
-	var files []outFile
-	dir := "backoff-" + o.model
-	for _, fig := range backoffFigures(o, rep) {
-		for _, format := range formats {
-			var b bytes.Buffer
-			if err := fig.Render(&b, format); err != nil {
-				return nil, fmt.Errorf("chart %s: %w", fig.Name, err)
-			}
-			files = append(files, outFile{path: filepath.Join(dir, fig.Name+"."+format), data: b.Bytes()})
-		}
-	}
-	return files, nil
 }

@@ -1,20 +1,19 @@
-package cmd
+package render
 
 import (
-	"bytes"
 	"cmp"
 	"fmt"
-	"path/filepath"
 	"slices"
 
 	"github.com/rlsim/rlsim/render/chart"
 	"github.com/rlsim/rlsim/tune"
 )
 
-// tuneCharts draws the Pareto front, one series per algorithm: legit refused against
-// attacker admitted (against the backend's peak for traffic without attackers), with the
-// recommendation as a series of its own, in every format, under tune-NAME/.
-func tuneCharts(rep *tune.Report, formats []string, command string) ([]outFile, error) {
+// TuneFigure is the chart of `rlsim tune`: the Pareto front, one series per algorithm,
+// legit refused against attacker admitted (against the backend's peak for traffic
+// without attackers), with the recommendation as a series of its own; command, in the
+// caption, is the command line that draws it again.
+func TuneFigure(rep *tune.Report, command string) *chart.Figure {
 	y := func(p tune.PointReport) float64 {
 		if rep.Labelled && p.AttackerAdmitRate != nil {
 			return *p.AttackerAdmitRate * 100
@@ -53,17 +52,8 @@ func tuneCharts(rep *tune.Report, formats []string, command string) ([]outFile, 
 	if r := rep.Recommended; r != nil {
 		series = append(series, chart.Series{Name: "recommended: " + r.Spec + " by " + r.Key, Points: []chart.Point{{X: x(*r), Y: y(*r)}}})
 	}
-	fig := &chart.Figure{Name: "front", Meta: chart.Meta{
+	return &chart.Figure{Name: "front", Meta: chart.Meta{
 		Title:   fmt.Sprintf("tune %s: the Pareto front of %d candidates", rep.Sample, rep.Evaluated),
 		Caption: fmt.Sprintf("%d requests · %s", rep.Requests, command),
 	}, Panels: []chart.Panel{chart.LinePanel{XLabel: "legitimate requests refused (%)", YLabel: yLabel, Series: series, Markers: true}}}
-	var files []outFile
-	for _, format := range formats {
-		var b bytes.Buffer
-		if err := fig.Render(&b, format); err != nil {
-			return nil, fmt.Errorf("chart %s: %w", fig.Name, err)
-		}
-		files = append(files, outFile{path: filepath.Join("tune-"+rep.Sample, fig.Name+"."+format), data: b.Bytes()})
-	}
-	return files, nil
 }

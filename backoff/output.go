@@ -1,7 +1,9 @@
-package cmd
+package backoff
 
 import (
+	"encoding/csv"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,8 +12,9 @@ import (
 	"github.com/rlsim/rlsim/report"
 )
 
-// backoffReport is the JSON object of `rlsim backoff`.
-type backoffReport struct {
+// Report is the output of `rlsim backoff`, the value --format json writes, whose table
+// and CSV rows the other formats print. The names are a contract.
+type Report struct {
 	Model      string          `json:"model"`
 	Seed       uint64          `json:"seed"`
 	Base       report.Duration `json:"base"`
@@ -24,12 +27,12 @@ type backoffReport struct {
 	Setup     string                `json:"setup"`
 	Results   report.BackoffResults `json:"results"`
 	// Verdicts answer the three questions a reader asks of the table.
-	Verdicts []backoffVerdict `json:"verdicts"`
+	Verdicts []Verdict `json:"verdicts"`
 }
 
-// backoffVerdict is the answer to one question, at one client count: the strategies that
+// Verdict is the answer to one question, at one client count: the strategies that
 // did best (several on a tie) and the best and worst values of the metric.
-type backoffVerdict struct {
+type Verdict struct {
 	Question   string   `json:"question"`
 	Metric     string   `json:"metric"`
 	Clients    int      `json:"clients"`
@@ -47,8 +50,8 @@ type backoffVerdict struct {
 	CompleteValue *float64 `json:"complete_value,omitempty"`
 }
 
-// backoffQuestions are the questions, each the metric that answers it (lowest wins).
-var backoffQuestions = []struct {
+// questions are the questions, each the metric that answers it (lowest wins).
+var questions = []struct {
 	question, metric string
 	value            func(report.RetryResult) float64
 }{
@@ -57,8 +60,8 @@ var backoffQuestions = []struct {
 	{"gentlest peak", "peak_arrivals", func(r report.RetryResult) float64 { return r.PeakArrivals }},
 }
 
-// backoffVerdicts answers each question from the results at the largest client count.
-func backoffVerdicts(results []report.RetryResult) []backoffVerdict {
+// Verdicts answers each question (fewest calls, fastest to drain, gentlest peak) from the results at the largest client count.
+func Verdicts(results []report.RetryResult) []Verdict {
 	if len(results) == 0 {
 		return nil
 	}
@@ -72,9 +75,9 @@ func backoffVerdicts(results []report.RetryResult) []backoffVerdict {
 			at = append(at, r)
 		}
 	}
-	out := make([]backoffVerdict, 0, len(backoffQuestions))
-	for _, q := range backoffQuestions {
-		v := backoffVerdict{Question: q.question, Metric: q.metric, Clients: largest, Value: q.value(at[0]), Worst: q.value(at[0]), WorstStrategy: at[0].Strategy}
+	out := make([]Verdict, 0, len(questions))
+	for _, q := range questions {
+		v := Verdict{Question: q.question, Metric: q.metric, Clients: largest, Value: q.value(at[0]), Worst: q.value(at[0]), WorstStrategy: at[0].Strategy}
 		for _, r := range at {
 			x := q.value(r)
 			if x < v.Value {
@@ -107,8 +110,9 @@ func backoffVerdicts(results []report.RetryResult) []backoffVerdict {
 	return out
 }
 
-// verdictLines are the verdicts as sentences under the table.
-func verdictLines(rep backoffReport) []string {
+// VerdictLines are the verdicts as sentences under the table: one per question, then
+// whether one strategy wins all three.
+func (rep Report) VerdictLines() []string {
 	if len(rep.Verdicts) == 0 || len(rep.Results) < 2 {
 		return nil
 	}
@@ -168,9 +172,9 @@ func verdictLines(rep backoffReport) []string {
 	return lines
 }
 
-// backoffTable is the human table: the figures that answer the three questions and what
+// Table is the human table: the figures that answer the three questions and what
 // the strategies cost; --format json and csv carry every figure.
-func backoffTable(rep backoffReport) report.Table {
+func (rep Report) Table() report.Table {
 	counts := map[int]bool{}
 	runs := 0
 	for _, r := range rep.Results {
@@ -250,22 +254,22 @@ func backoffTable(rep backoffReport) report.Table {
 		}
 		t.Notes = append(t.Notes, strings.Join(legend, "; "))
 	}
-	t.Notes = append(t.Notes, verdictLines(rep)...)
+	t.Notes = append(t.Notes, rep.VerdictLines()...)
 	return t
 }
 
-// backoffCSVColumns are the machine columns: the first ten as they have always been, then
+// CSVColumns are the machine columns: the first ten as they have always been, then
 // the figures added since.
-var backoffCSVColumns = []string{
+var CSVColumns = []string{
 	"strategy", "clients", "runs", "calls_mean", "completion_ms_mean", "peak_arrivals", "peak_arrivals_max",
 	"give_ups", "duplicates", "retry_after_refused_share",
 	"completion_ms_p50", "completion_ms_p99", "completion_ms_max", "load_peak", "requests", "amplification",
 	"wasted", "withheld", "failed", "retried_wrongly",
 }
 
-// backoffMachineTable is every figure of every result as raw numbers, for CSV.
-func backoffMachineTable(rep backoffReport) report.Table {
-	t := report.Table{Header: backoffCSVColumns}
+// MachineTable is every figure of every result as raw numbers, for CSV.
+func (rep Report) MachineTable() report.Table {
+	t := report.Table{Header: CSVColumns}
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, x := range rep.Results {
 		share := ""
@@ -280,4 +284,28 @@ func backoffMachineTable(rep backoffReport) report.Table {
 		})
 	}
 	return t
+}
+
+// WriteSeries writes --series: per strategy and client count, the first run's attempts of
+// any kind and arrivals (retries, whose highest bin is peak_arrivals) per bin.
+func WriteSeries(w io.Writer, bin time.Duration, results []report.RetryResult) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write([]string{"strategy", "clients", "t_ms", "attempts", "arrivals"}); err != nil {
+		return err
+	}
+	binMS := float64(bin) / float64(time.Millisecond)
+	for _, r := range results {
+		for i, v := range r.Attempts {
+			var arrivals int64
+			if i < len(r.Arrivals) {
+				arrivals = r.Arrivals[i]
+			}
+			if err := cw.Write([]string{r.Strategy, strconv.Itoa(r.Clients),
+				strconv.FormatFloat(float64(i)*binMS, 'g', -1, 64), strconv.FormatInt(v, 10), strconv.FormatInt(arrivals, 10)}); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
 }

@@ -1,4 +1,4 @@
-package sweep
+package render
 
 import (
 	"fmt"
@@ -10,31 +10,32 @@ import (
 	"github.com/rlsim/rlsim/render/chart"
 	"github.com/rlsim/rlsim/report"
 	"github.com/rlsim/rlsim/scenario"
+	"github.com/rlsim/rlsim/sweep"
 )
 
-// maxPanels is the most panels a sweep chart splits into; a grid with more combinations
+// sweepMaxPanels is the most panels a sweep chart splits into; a grid with more combinations
 // of the other parameters draws them as lines of one panel instead.
-const maxPanels = 9
+const sweepMaxPanels = 9
 
-// Figure draws metric against the swept parameter param: one panel per combination of the
+// SweepFigure draws metric against the swept parameter param: one panel per combination of the
 // other parameters' values, one line per algorithm, a marker at every grid point. Durations
 // are plotted in seconds, rates in percent; a parameter whose values span two orders of
 // magnitude or more gets a logarithmic axis. The figure is named after what it draws,
 // sweep-SCENARIO-METRIC-vs-PARAM.
-func Figure(res *Results, metric, param string) (*chart.Figure, error) {
-	at := slices.IndexFunc(res.Sweep.Params, func(p Param) bool { return p.Name == param })
+func SweepFigure(res *sweep.Results, metric, param string) (*chart.Figure, error) {
+	at := slices.IndexFunc(res.Sweep.Params, func(p sweep.Param) bool { return p.Name == param })
 	if at < 0 {
 		return nil, fmt.Errorf("chart: %s is not a swept parameter", param)
 	}
-	if !slices.Contains(MetricNames(), metric) {
-		return nil, fmt.Errorf("chart: unknown metric %q (want one of %s)", metric, strings.Join(MetricNames(), ", "))
+	if !slices.Contains(sweep.MetricNames(), metric) {
+		return nil, fmt.Errorf("chart: unknown metric %q (want one of %s)", metric, strings.Join(sweep.MetricNames(), ", "))
 	}
-	yLabel, scale := metricAxis(metric)
+	yLabel, scale := sweepMetricAxis(metric)
 	var panels []chart.Curves
 	panelOf := map[string]int{}
 	lo, hi := 0.0, 0.0
 	for _, row := range res.Rows {
-		x, err := axisValue(param, row.Values[at])
+		x, err := sweepAxisValue(param, row.Values[at])
 		if err != nil {
 			return nil, err
 		}
@@ -56,15 +57,15 @@ func Figure(res *Results, metric, param string) (*chart.Figure, error) {
 			panels = append(panels, chart.Curves{Title: title})
 		}
 		for _, r := range row.Results {
-			y, ok := Metrics(r)[metric]
+			y, ok := sweep.Metrics(r)[metric]
 			if !ok {
 				continue
 			}
-			s := seriesNamed(&panels[i], report.ResultName(r))
+			s := sweepSeries(&panels[i], report.ResultName(r))
 			s.Points = append(s.Points, chart.Point{X: x, Y: y * scale})
 		}
 	}
-	if len(panels) > maxPanels {
+	if len(panels) > sweepMaxPanels {
 		// Too many small multiples to read: one panel, a line per algorithm and combination.
 		one := chart.Curves{}
 		for _, p := range panels {
@@ -91,13 +92,13 @@ func Figure(res *Results, metric, param string) (*chart.Figure, error) {
 	name := fmt.Sprintf("sweep-%s-%s-vs-%s", res.Sweep.Scenario, metric, strings.ReplaceAll(param, ".", "-"))
 	meta := chart.Meta{
 		Title:   fmt.Sprintf("%s: %s against %s", res.Sweep.Scenario, metric, param),
-		Caption: caption(res, metric, param),
+		Caption: sweepCaption(res, metric, param),
 	}
-	return chart.SweepFigure(meta, name, paramAxis(param), yLabel, panels, lo > 0 && hi/lo >= 100), nil
+	return chart.SweepFigure(meta, name, sweepParamAxis(param), yLabel, panels, lo > 0 && hi/lo >= 100), nil
 }
 
-// seriesNamed is the series of c named name, added at the end if c has none yet.
-func seriesNamed(c *chart.Curves, name string) *chart.Series {
+// sweepSeries is the series of c named name, added at the end if c has none yet.
+func sweepSeries(c *chart.Curves, name string) *chart.Series {
 	for i := range c.Series {
 		if c.Series[i].Name == name {
 			return &c.Series[i]
@@ -107,13 +108,13 @@ func seriesNamed(c *chart.Curves, name string) *chart.Series {
 	return &c.Series[len(c.Series)-1]
 }
 
-// caption states where the chart's data came from: the scenario and its file's hash, the
+// sweepCaption states where the chart's data came from: the scenario and its file's hash, the
 // seed, and the command that runs the sweep again.
-func caption(res *Results, metric, param string) string {
+func sweepCaption(res *sweep.Results, metric, param string) string {
 	s := res.Sweep
 	var seed string
 	switch {
-	case slices.ContainsFunc(s.Params, func(p Param) bool { return p.Name == "seed" }):
+	case slices.ContainsFunc(s.Params, func(p sweep.Param) bool { return p.Name == "seed" }):
 		seed = "seed swept"
 	case s.Seed != nil:
 		seed = "seed " + strconv.FormatUint(*s.Seed, 10)
@@ -135,8 +136,8 @@ func caption(res *Results, metric, param string) string {
 		s.Scenario, s.SHA256, seed, s.Points, strings.Join(cmd, " "))
 }
 
-// paramAxis labels a parameter's axis with its unit.
-func paramAxis(param string) string {
+// sweepParamAxis labels a parameter's axis with its unit.
+func sweepParamAxis(param string) string {
 	switch param {
 	case "policy.window", "duration", "cluster.sync", "cluster.failover_lag":
 		return param + " (s)"
@@ -152,9 +153,9 @@ func paramAxis(param string) string {
 	return param
 }
 
-// metricAxis labels a metric's axis with its unit, and gives the factor its values are
+// sweepMetricAxis labels a metric's axis with its unit, and gives the factor its values are
 // drawn at: rates, stored as fractions, are drawn in percent.
-func metricAxis(metric string) (label string, scale float64) {
+func sweepMetricAxis(metric string) (label string, scale float64) {
 	switch {
 	case strings.HasSuffix(metric, "_rate"):
 		return metric + " (%)", 100
@@ -172,8 +173,8 @@ func metricAxis(metric string) (label string, scale float64) {
 	return metric, 1
 }
 
-// axisValue is a parameter value as a number: seconds for durations.
-func axisValue(param, value string) (float64, error) {
+// sweepAxisValue is a parameter value as a number: seconds for durations.
+func sweepAxisValue(param, value string) (float64, error) {
 	if strings.HasSuffix(param, "window") || param == "duration" || param == "cluster.sync" || param == "cluster.failover_lag" {
 		d, err := time.ParseDuration(value)
 		return d.Seconds(), err
