@@ -90,8 +90,8 @@ func FleetFigures(r *report.Report) []*chart.Figure {
 		fig.Panels = append(fig.Panels, panel)
 	}
 	if n := len(identical); n > 0 {
-		if n > report.MaxIdenticalNoted {
-			identical = append(identical[:report.MaxIdenticalNoted], fmt.Sprintf("and in %d more variants", n-report.MaxIdenticalNoted))
+		if n > maxIdenticalNoted {
+			identical = append(identical[:maxIdenticalNoted], fmt.Sprintf("and in %d more variants", n-maxIdenticalNoted))
 		}
 		fig.Meta.Caption = report.WithNote(fig.Meta.Caption, "identical here (drawn one on another) — "+strings.Join(identical, "; "))
 	}
@@ -190,3 +190,7 @@ func windowPoints(tl *report.Timeline) []chart.Point {
 	}
 	return pts
 }
+
+// maxIdenticalNoted is how many variants a fleet chart's caption names series that
+// coincide in, before it counts the rest.
+const maxIdenticalNoted = 2

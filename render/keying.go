@@ -43,7 +43,7 @@ func KeyingFigures(r *report.Report) []*chart.Figure {
 		// No attacker request was sent: leave the series out rather than draw zeros.
 		attacker = nil
 	}
-	if report.AllZero(legit) && report.AllZero(attacker) {
+	if allZero(legit) && allZero(attacker) {
 		// Nobody legit refused, no attacker through: a panel of zeros says nothing the
 		// table does not.
 		return nil
@@ -99,7 +99,7 @@ func keysFigure(r *report.Report) *chart.Figure {
 				}
 			}
 		}
-		if report.AllZero(legit) && report.AllZero(attacker) {
+		if allZero(legit) && allZero(attacker) {
 			unharmed = append(unharmed, x.Algorithm)
 			continue
 		}
@@ -125,4 +125,14 @@ func keysFigure(r *report.Report) *chart.Figure {
 		f.Panels = append(f.Panels, panel)
 	}
 	return f
+}
+
+// allZero reports whether every value is zero (true for none).
+func allZero(values []float64) bool {
+	for _, v := range values {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -77,7 +77,7 @@ func busiestSteps(admissions []report.Admission, window int64) (steps []chart.Po
 // boundaryEvent finds, in r, the moment the algorithm that broke the promise the most
 // reached its peak, when that rise took less than maxZoomShare of the run's axis and the
 // run kept its admissions; ok is false otherwise.
-func boundaryEvent(r *report.Report) (e report.ZoomEvent, ok bool) {
+func boundaryEvent(r *report.Report) (e zoomEvent, ok bool) {
 	var worst *report.Result
 	for i, x := range r.Results {
 		if x.Timeline == nil || x.Timeline.Admissions == nil || !report.Broke(x.OverAdmission) {
@@ -88,23 +88,23 @@ func boundaryEvent(r *report.Report) (e report.ZoomEvent, ok bool) {
 		}
 	}
 	if worst == nil {
-		return report.ZoomEvent{}, false
+		return zoomEvent{}, false
 	}
 	tl := worst.Timeline
 	axis := int64(tl.Bin) * int64(len(tl.Admitted))
 	_, peakAt, peakFrom := busiestSteps(tl.Admissions, int64(r.Policy.Window))
 	span := peakAt - peakFrom
-	if axis <= 0 || float64(span) > report.MaxZoomShare*float64(axis) {
-		return report.ZoomEvent{}, false
+	if axis <= 0 || float64(span) > maxZoomShare*float64(axis) {
+		return zoomEvent{}, false
 	}
 	// Room on each side: the rise's own length, at least 0.1% of the axis.
 	pad := max(span, axis/1000)
-	return report.ZoomEvent{From: max(peakFrom-pad, 0), To: min(peakAt+pad, axis)}, true
+	return zoomEvent{From: max(peakFrom-pad, 0), To: min(peakAt+pad, axis)}, true
 }
 
 // zoomSeries are each result's busiest-key steps cut to the event, with a point at its
 // start holding the count there.
-func zoomSeries(r *report.Report, e report.ZoomEvent) []chart.Series {
+func zoomSeries(r *report.Report, e zoomEvent) []chart.Series {
 	from, to := time.Duration(e.From).Seconds(), time.Duration(e.To).Seconds()
 	var out []chart.Series
 	for _, x := range r.Results {
@@ -126,3 +126,13 @@ func zoomSeries(r *report.Report, e report.ZoomEvent) []chart.Series {
 	}
 	return out
 }
+
+// zoomEvent is a boundary event worth a closer look: the worst algorithm's busiest key
+// rose past the limit to its peak within [from, to] (ns), a sliver of the run's axis.
+type zoomEvent struct {
+	From, To int64
+}
+
+// maxZoomShare is how much of a run's axis an event may take and still get a zoom: above
+// it, the whole run's chart shows the event well enough.
+const maxZoomShare = 0.05

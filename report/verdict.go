@@ -547,3 +547,11 @@ func writeVerdictMarkdown(w *strings.Builder, v Verdict) {
 		fmt.Fprintf(w, "- **%s**: %s\n", f.Scenario, f.Text)
 	}
 }
+
+// Deref is *v, or 0 for nil: an optional rate where a figure is drawn or ranked.
+func Deref(v *float64) float64 {
+	if v == nil {
+		return 0
+	}
+	return *v
+}

@@ -1,48 +1,14 @@
 package render
 
 import (
-	"fmt"
 	"io"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/rlsim/rlsim/report"
 )
-
-// ResultsTable is the human table of one report (the fleet table for a fleet run), with
-// the columns c chooses.
-func ResultsTable(r *report.Report, c report.Columns) report.Table {
-	if report.HasDistributed(r) {
-		return DistributedTable(r, c)
-	}
-	t := chooseTable(fmt.Sprintf("%s — limit %d per %s, burst %d, key %s, seed %d",
-		r.Scenario, r.Policy.Limit, time.Duration(r.Policy.Window), r.Policy.Burst, r.Key, r.Seed),
-		report.ResultTableColumns, r.Results, c, report.ResultPreferred(r))
-	t.Notes = append(t.Notes, report.IdentityNotes(r, report.DropEmptyColumns(t).Names)...)
-	for _, x := range r.Results {
-		if x.WouldRefuse > 0 {
-			t.Notes = append(t.Notes, fmt.Sprintf("%s: shadow mode: every request passed; %d of them the rule would have refused (would_refuse)", x.Algorithm, x.WouldRefuse))
-		}
-	}
-	if r.Log != nil {
-		t.Lead = r.Log.String()
-		if n := r.Log.PlacementNote(); n != "" {
-			t.Notes = append(t.Notes, n)
-		}
-	}
-	if len(r.UnreadLineProblems) > 0 {
-		skipped := r.UnreadLines
-		if r.Log != nil {
-			skipped = r.Log.Unreadable + r.Log.OutOfOrder
-		}
-		t.Notes = append(t.Notes, fmt.Sprintf("%d log lines were not replayed; first: %s",
-			skipped, strings.Join(r.UnreadLineProblems, "; ")))
-	}
-	return t
-}
 
 // WriteText renders t as an aligned text table with its title above and notes below.
 // Columns in which every row says "-" are left out. With t.Width set, nothing it writes

@@ -8,16 +8,6 @@ type KeyRun struct {
 	Results []Result
 }
 
-// AllZero reports whether every value is zero (true for none).
-func AllZero(values []float64) bool {
-	for _, v := range values {
-		if v != 0 {
-			return false
-		}
-	}
-	return true
-}
-
 // OwnKeyLabel shortens a layered report's key ("account=account+ip=ip") to its layer
 // names ("account+ip"); a single key is left as it is.
 func OwnKeyLabel(key string) string {
@@ -30,11 +20,4 @@ func OwnKeyLabel(key string) string {
 		names = append(names, name)
 	}
 	return strings.Join(names, "+")
-}
-
-func Deref(v *float64) float64 {
-	if v == nil {
-		return 0
-	}
-	return *v
 }

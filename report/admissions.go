@@ -36,13 +36,3 @@ func (e *exactLog) kept() []Admission {
 	}
 	return e.admissions
 }
-
-// ZoomEvent is a boundary event worth a closer look: the worst algorithm's busiest key
-// rose past the limit to its peak within [from, to] (ns), a sliver of the run's axis.
-type ZoomEvent struct {
-	From, To int64
-}
-
-// MaxZoomShare is how much of a run's axis an event may take and still get a zoom: above
-// it, the whole run's chart shows the event well enough.
-const MaxZoomShare = 0.05

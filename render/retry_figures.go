@@ -105,25 +105,3 @@ func LoadFigures(r *report.Report) []*chart.Figure {
 
 // RetryFigures are HerdFigures followed by LoadFigures.
 func RetryFigures(r *report.Report) []*chart.Figure { return append(HerdFigures(r), LoadFigures(r)...) }
-
-// Tables are the human tables of one report, with the columns c chooses: the
-// algorithms' results table when algorithms ran on open-loop traffic (or nothing else
-// ran), with the refusals by layer and attacker campaigns when the run has them, then the
-// retry table when the scenario has retrying clients.
-func Tables(r *report.Report, c report.Columns) []report.Table {
-	var out []report.Table
-	if len(r.Results) > 0 || len(r.Retries) == 0 {
-		t := ResultsTable(r, c)
-		if r.Memory != nil {
-			t.Notes = append(t.Notes, r.Memory.String())
-		}
-		out = append(out, t)
-		if who, ok := report.WhoTable(r, c); ok {
-			out = append(out, who)
-		}
-	}
-	if len(r.Retries) > 0 {
-		out = append(out, RetriesTable(r, c))
-	}
-	return out
-}
