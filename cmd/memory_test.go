@@ -100,31 +100,6 @@ func TestMemoryRefusedRedisIsQuickAndClear(t *testing.T) {
 	}
 }
 
-// A used_memory growth another client disturbed is shown as missing, with the reason,
-// and the ratio that would need it is left out of the note.
-func TestMemoryTableDisturbedUsedMemory(t *testing.T) {
-	rep := &store.MemoryReport{Keys: 10, Limit: 100, Window: "1m0s", Redis: "measured on Redis 7.0.15", Loaded: 10,
-		SlidingLogVsTwoCounters: 20.8,
-		Results: []store.MemoryRow{
-			{Algorithm: "sliding-window", RedisBytesPerKey: 176, RedisUsedMemoryPerKey: 276, RedisSource: "measured"},
-			{Algorithm: "sliding-log", RedisBytesPerKey: 3656, RedisUsedMemoryDisturbed: true, RedisSource: "measured"},
-		}}
-	var b strings.Builder
-	if err := writeOutput(&b, "table", memoryOutput(rep, nil)); err != nil {
-		t.Fatal(err)
-	}
-	out := strings.Join(strings.Fields(b.String()), " ") // the notes wrap at 100 columns
-	if !strings.Contains(out, "used_memory did not grow while sliding-log loaded") ||
-		!strings.Contains(out, "(3656 B against 176 B; 1.32 orders of magnitude); measured.") ||
-		strings.Contains(out, "by the growth of used_memory") {
-		t.Errorf("the note does not say which figure is missing and why:\n%s", out)
-	}
-	rows := rep.Tables()[0].Rows
-	if rows[0][3] != "276" || rows[1][3] != "-" {
-		t.Errorf("used_memory cells %q, %q; want 276 and -", rows[0][3], rows[1][3])
-	}
-}
-
 // A database that holds keys is refused without --prefix, and nothing is touched.
 func TestMemoryRefusesNonEmptyDatabase(t *testing.T) {
 	m := testnet.Miniredis(t)
