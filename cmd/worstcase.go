@@ -192,20 +192,14 @@ func runWorstCase(ctx context.Context, o *worstCaseOptions, streams IO) error {
 			}
 		}
 	}
-	return writeResults(&outs, streams.Out, destination{o.format, o.out, formats}, worstCaseOutput(runs, seed, o.budget, func() ([]*chart.Figure, error) {
-		return []*chart.Figure{render.WorstCaseFigure(runs, pol, o.budget, seed, worstCaseCommand(o, seed))}, nil
-	}))
-}
-
-// worstCaseOutput is the output of a search: its report, its tables, the curve's CSV
-// rows, and the curve's figure.
-func worstCaseOutput(runs []worstcase.Findings, seed uint64, budget int, figures func() ([]*chart.Figure, error)) output {
-	return output{
-		JSON:    worstcase.NewReport(runs, seed, budget),
-		CSV:     tableCSV(worstcase.CurveRows(runs, seed)),
-		Human:   humanTables(worstcase.Tables(runs, seed, budget)...),
-		Figures: figures,
-	}
+	return writeResults(&outs, streams.Out, destination{o.format, o.out, formats}, output{
+		JSON:  worstcase.NewReport(runs, seed, o.budget),
+		CSV:   tableCSV(worstcase.CurveRows(runs, seed)),
+		Human: humanTables(worstcase.Tables(runs, seed, o.budget)...),
+		Figures: func() ([]*chart.Figure, error) {
+			return []*chart.Figure{render.WorstCaseFigure(runs, pol, o.budget, seed, worstCaseCommand(o, seed))}, nil
+		},
+	})
 }
 
 // worstCaseCommand is the command line that repeats a run, for chart captions.
