@@ -58,7 +58,7 @@ func renderBox(t report.Table) (string, error) {
 		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
 		tablewriter.WithHeaderAlignment(tw.AlignCenter),
 	)
-	table.Header(report.ToAny(t.Header)...)
+	table.Header(toAny(t.Header)...)
 	if err := table.Bulk(t.Rows); err != nil {
 		return "", err
 	}
@@ -124,11 +124,30 @@ func splitColumns(t report.Table) []report.Table {
 	var cols []int
 	for c := keys; c < len(t.Header); c++ {
 		next := append(slices.Clone(cols), c)
-		if len(cols) > 0 && boxWidth(pick(append(report.KeyColumns(keys), next...))) > t.Width {
-			parts = append(parts, pick(append(report.KeyColumns(keys), cols...)))
+		if len(cols) > 0 && boxWidth(pick(append(keyColumns(keys), next...))) > t.Width {
+			parts = append(parts, pick(append(keyColumns(keys), cols...)))
 			next = []int{c}
 		}
 		cols = next
 	}
-	return append(parts, pick(append(report.KeyColumns(keys), cols...)))
+	return append(parts, pick(append(keyColumns(keys), cols...)))
+}
+
+// keyColumns are the first n column indexes: the columns every part of a split table
+// repeats.
+func keyColumns(n int) []int {
+	cols := make([]int, n)
+	for i := range cols {
+		cols[i] = i
+	}
+	return cols
+}
+
+// toAny is s as the values the table writer takes.
+func toAny(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
 }

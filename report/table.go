@@ -131,22 +131,6 @@ func WrapTo(text string, width int) []string {
 	return Wrap(text, width, "")
 }
 
-func KeyColumns(n int) []int {
-	cols := make([]int, n)
-	for i := range cols {
-		cols[i] = i
-	}
-	return cols
-}
-
-func ToAny(s []string) []any {
-	out := make([]any, len(s))
-	for i, v := range s {
-		out[i] = v
-	}
-	return out
-}
-
 // WriteMarkdown renders t as a GitHub-flavoured Markdown table: cells unpadded, "|" in a
 // cell escaped, numbers right-aligned ("---:") and the first column (every column of a
 // prose table) left to the reader's default ("---"). tablewriter's Markdown renderer
