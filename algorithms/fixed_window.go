@@ -50,10 +50,11 @@ func fixedWindowBound(p Policy, span time.Duration) Bound {
 // RetryAfter and Reset still count from its own now to the end of the window it was
 // counted in, so they can exceed Window.
 type FixedWindow struct {
-	limit  int64
-	window int64 // nanoseconds
-	index  windowIndex
-	state  []fixedWindowState
+	limit   int64
+	window  int64 // nanoseconds
+	index   windowIndex
+	state   []fixedWindowState
+	touched touched
 }
 
 type fixedWindowState struct {

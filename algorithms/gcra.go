@@ -60,8 +60,9 @@ type GCRA struct {
 	tolerance instant // Burst·T
 	// queues makes Admit report an admitted request's queueing delay: set for the GCRA a
 	// LeakyBucket is built on, so that the two share one Admit.
-	queues bool
-	tat    []instant
+	queues  bool
+	tat     []instant
+	touched touched
 }
 
 var (

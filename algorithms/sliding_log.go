@@ -54,6 +54,7 @@ type SlidingLog struct {
 	window     int64 // nanoseconds
 	logs       []Log
 	entryBytes int64 // sum of the ring capacities of logs, in bytes
+	touched    touched
 }
 
 var (

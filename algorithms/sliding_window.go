@@ -61,10 +61,11 @@ func slidingWindowBound(p Policy, span time.Duration) Bound {
 // so no window's cost is forgotten early. RetryAfter and Reset count from the request's
 // own now, so they include the time from now to the start of the key's window.
 type SlidingWindow struct {
-	limit  int64
-	window int64 // nanoseconds
-	index  windowIndex
-	state  []slidingWindowState
+	limit   int64
+	window  int64 // nanoseconds
+	index   windowIndex
+	state   []slidingWindowState
+	touched touched
 }
 
 type slidingWindowState struct {

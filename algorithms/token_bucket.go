@@ -68,8 +68,9 @@ type TokenBucket struct {
 	perSec float64 // refill rate in tokens per second
 	// slack is twice the tokens a nanosecond refills: a deficit above it waits at least a
 	// nanosecond, so it is refused without the division that finds its exact wait.
-	slack float64
-	state []tokenBucketState
+	slack   float64
+	state   []tokenBucketState
+	touched touched
 }
 
 type tokenBucketState struct {

@@ -78,9 +78,12 @@ const maxReservedKeys = maxBlockKeys
 
 // pass is one walk over the traffic with a group of limiters.
 type pass struct {
-	name     string
-	lims     []algorithms.Limiter
-	admit    []algorithms.Admitter
+	name  string
+	lims  []algorithms.Limiter
+	admit []algorithms.Admitter
+	// touch holds, per limiter, the limiter as a Toucher, nil where it is none; a pass
+	// without any (a scenario's) leaves it nil.
+	touch    []algorithms.Toucher
 	group    *report.Group
 	epoch    int64 // t=0 in Unix nanoseconds, for the limiters' aligned windows
 	horizon  time.Duration

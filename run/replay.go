@@ -338,6 +338,10 @@ func (r *replayRun) runPass(rep *report.Report) error {
 		delays: make([]time.Duration, len(lims)), progress: r.watch(rep.Scenario, len(lims))}
 	for _, lim := range lims {
 		p.admit = append(p.admit, algorithms.AdmitterOf(lim))
+		// A log's keys are many and its lines in no order of key: each limiter reads
+		// ahead the state of a chunk's keys before it decides them.
+		t, _ := lim.(algorithms.Toucher)
+		p.touch = append(p.touch, t)
 		a, _ := lim.(aheadLimiter)
 		p.ahead = append(p.ahead, a)
 		p.named = p.named || a != nil

@@ -188,6 +188,9 @@ func (p *pass) decide(c *chunk, g int, span [2]int) {
 			p.decideAhead(a, c, admitted, uint64(1)<<j, c.delays[j][:c.n])
 			continue
 		}
+		if p.touch != nil && p.touch[j] != nil {
+			p.touch[j].Touch(c.ids[:c.n])
+		}
 		admit, bit, delays := p.admit[j], uint64(1)<<j, c.delays[j][:c.n]
 		for i, id := range c.ids[:c.n] {
 			if c.unkeyed != nil && c.unkeyed[i] {
