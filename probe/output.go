@@ -147,6 +147,17 @@ func WriteDecisions(w io.Writer, exchanges []Exchange, start time.Time, obs Obse
 var tableColumns = []string{"scenario", "requests", "admitted", "rejected", "other", "peak_window_admitted", "over_admission",
 	"false_allow_rate", "false_reject_rate"}
 
+// arrivalsNote says what the promise was judged on: the server's own arrival times when
+// its log was read (and how the requests it does not hold were placed), else the send
+// times plus half the least round trip.
+func (rep Report) arrivalsNote(r TargetReport) string {
+	if m := r.ServerLog; m != nil {
+		return fmt.Sprintf("Promise on the arrivals in the server's log %s (%d of %d requests found there, the rest at sent + %.2f ms, the median offset of those found): %s.",
+			m.File, m.Matched, m.Matched+len(m.Missing), m.OffsetMS, r.Promise.Text(rep.policy()))
+	}
+	return fmt.Sprintf("Promise on the arrivals (sent + %.2f ms, half the least round trip): %s.", r.OneWayMS, r.Promise.Text(rep.policy()))
+}
+
 // Tables are the human tables of a probe: what it measured, the model's and the
 // identified limiters' agreement when asked, and the checks of the quota headers (with
 // the Retry-After check when retries were sent on it).
@@ -166,7 +177,7 @@ func (rep Report) Tables(retries bool) []report.Table {
 		}},
 		Notes: []string{fmt.Sprintf("Requests were sent up to %.1f ms after they were due (99%% within %.1f ms) and answered within %.1f ms.",
 			r.LateMSMax, r.LateMSP99, r.AnswerMSMax),
-			fmt.Sprintf("Promise on the arrivals (sent + %.2f ms, half the least round trip): %s.", r.OneWayMS, r.Promise.Text(rep.policy())),
+			rep.arrivalsNote(r),
 			fmt.Sprintf("False rejects in arrival order: %d whatever the jitter (%s), %d more within it.",
 				r.Promise.FalseRejects, pct(r.Promise.FalseRejectRate), r.Promise.FalseRejectsWithinJitter)},
 	}

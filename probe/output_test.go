@@ -84,3 +84,19 @@ func TestReportTables(t *testing.T) {
 		t.Errorf("without differences, --identify or retries: %d tables, model header %q, %d checks", len(plain), plain[1].Header, len(plain[2].Rows))
 	}
 }
+
+// The measurement's note says what the promise was judged on: the send times plus half
+// the least round trip, or the server's log, with how many requests were found in it.
+func TestReportSaysWhatThePromiseWasJudgedOn(t *testing.T) {
+	rep := probeReport(0, false)
+	rep.Results[0].OneWayMS = 0.25
+	notes := strings.Join(rep.Tables(false)[0].Notes, "\n")
+	if !strings.Contains(notes, "Promise on the arrivals (sent + 0.25 ms, half the least round trip)") || strings.Contains(notes, "log") {
+		t.Errorf("without --server-log, the notes read:\n%s", notes)
+	}
+	rep.Results[0].ServerLog = &LogMatch{File: "access.log", Matched: 40, Missing: make([]MissingRequest, 2), OffsetMS: 0.31}
+	notes = strings.Join(rep.Tables(false)[0].Notes, "\n")
+	if !strings.Contains(notes, "Promise on the arrivals in the server's log access.log (40 of 42 requests found there, the rest at sent + 0.31 ms") {
+		t.Errorf("with --server-log, the notes read:\n%s", notes)
+	}
+}
