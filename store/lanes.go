@@ -21,9 +21,9 @@ import (
 // same lane's pipeline of the batch before has been written, before that one's replies
 // are back, so the server has the lane's next calls in hand when it is done with the last
 // (Redis runs a connection's commands in the order they come). The replies are read in the
-// same order; see streamLane for a server that has lost its scripts meanwhile. A batch
-// that cannot be split (too small, a call of no client) leaves on lanes of several when
-// every lane is done. On another Batcher (miniredis) each batch leaves, whole, when the
+// same order; see streamLane for a server that has lost its scripts meanwhile. On several
+// lanes, a batch that cannot be split (too small, a call of no client) leaves when every
+// lane is done, on a wire of its own. On another Batcher (miniredis) each batch leaves, whole, when the
 // one before is back; any other store decides a batch at once, in Send.
 //
 // A Stream is used by one goroutine, and nothing else may use the store while a batch is
