@@ -501,11 +501,7 @@ func (r *Redis) wirePipeline(calls []Call, clocks []int64, lane []int, out [][]i
 	if err != nil {
 		return 0, err
 	}
-	var args [16]int64
-	for _, i := range lane {
-		c := calls[i]
-		w.buf = appendEvalSha(w.buf, c.Script.lua.Hash(), c.Keys, r.wireArgs(args[:0], c.Args, clocks[i]))
-	}
+	r.writeCalls(w, calls, clocks, lane)
 	ctx, cancel := r.ctx()
 	defer cancel()
 	release := w.bound(ctx)
@@ -517,41 +513,73 @@ func (r *Redis) wirePipeline(calls []Call, clocks []int64, lane []int, out [][]i
 	if err := w.flush(); err != nil {
 		return lost(err)
 	}
-	slab := make([]int64, 0, 4*len(lane))
-	failed, ranAfter := -1, false
-	var failure error
-	for j, i := range lane {
-		start := len(slab)
-		slab, err = w.ints(slab)
-		if err != nil && !errors.As(err, new(replyError)) {
-			return lost(err)
-		}
-		switch {
-		case failed >= 0:
-			ranAfter = ranAfter || !isNoScript(err)
-		case err != nil:
-			failed, failure = j, err
-		default:
-			out[i] = slab[start:len(slab):len(slab)]
-		}
+	n, failure, ranAfter, err := r.readReplies(w, calls, lane, out)
+	if err != nil {
+		return lost(err)
 	}
 	if release() {
 		r.putWire(w)
 	} else {
 		w.conn.Close() // read in time, but its deadline is past now
 	}
+	return n, r.replyOutcome(calls, lane, n, failure, ranAfter)
+}
+
+// writeCalls appends the EVALSHA commands of the calls of lane to w's buffer, each with
+// the arguments a real server is sent at clocks[i].
+func (r *Redis) writeCalls(w *wire, calls []Call, clocks []int64, lane []int) {
+	var args [16]int64
+	for _, i := range lane {
+		c := calls[i]
+		w.buf = appendEvalSha(w.buf, c.Script.lua.Hash(), c.Keys, r.wireArgs(args[:0], c.Args, clocks[i]))
+	}
+}
+
+// readReplies reads the replies of the calls of lane from w, in order, and fills out for
+// the leading calls that have theirs: how many (n), the error reply of the first call that
+// failed (failure; nil: none did) and whether any call after it ran (its reply was not
+// NOSCRIPT). Every reply is read, whatever it holds; err is a failure of the connection
+// (lost, stalled, out of step), after which the wire must go.
+func (r *Redis) readReplies(w *wire, calls []Call, lane []int, out [][]int64) (n int, failure error, ranAfter bool, err error) {
+	slab := make([]int64, 0, 4*len(lane))
+	failed := -1
+	for j, i := range lane {
+		start := len(slab)
+		var reply error
+		if slab, reply = w.ints(slab); reply != nil && !errors.As(reply, new(replyError)) {
+			return 0, nil, false, reply
+		}
+		switch {
+		case failed >= 0:
+			ranAfter = ranAfter || !isNoScript(reply)
+		case reply != nil:
+			failed, failure = j, reply
+		default:
+			out[i] = slab[start:len(slab):len(slab)]
+		}
+	}
 	if failed < 0 {
 		r.calls.Add(int64(len(lane)))
-		return len(lane), nil
+		return len(lane), nil, false, nil
 	}
 	r.calls.Add(int64(failed))
+	return failed, failure, ranAfter, nil
+}
+
+// replyOutcome is the error of a pipeline of the calls of lane whose first n calls have
+// their reply and whose call n failed with failure (nil: none failed): errNoScript when
+// the server had lost its scripts from that call on (the calls to send again), an
+// out-of-order error when a later call ran all the same, else the call's error.
+func (r *Redis) replyOutcome(calls []Call, lane []int, n int, failure error, ranAfter bool) error {
 	switch {
+	case failure == nil:
+		return nil
 	case isNoScript(failure) && ranAfter:
-		return failed, errOutOfOrder(calls[lane[failed]])
+		return errOutOfOrder(calls[lane[n]])
 	case isNoScript(failure):
-		return failed, errNoScript
+		return errNoScript
 	}
-	return failed, r.wrap(fmt.Errorf("script %s: %w", calls[lane[failed]].Script.Name, failure))
+	return r.wrap(fmt.Errorf("script %s: %w", calls[lane[n]].Script.Name, failure))
 }
 
 // counters of a face, kept apart from its fields in redis.go.

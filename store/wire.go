@@ -137,6 +137,27 @@ func (w *wire) bound(ctx context.Context) (release func() bool) {
 	return context.AfterFunc(ctx, func() { w.conn.SetDeadline(expired) })
 }
 
+// boundHalf is bound for one direction of a wire whose reads and writes belong to
+// different pipelines (a stream's lane, see Stream): when ctx is done, set (the
+// connection's SetReadDeadline or SetWriteDeadline) moves that direction's deadline into
+// the past, so the I/O on its way fails with a timeout and the other direction goes on.
+// release stops that; if it came too late, it waits for the deadline to have moved and
+// clears it again, so the next pipeline's I/O in that direction starts afresh: the I/O it
+// bounded was done by then.
+func boundHalf(ctx context.Context, set func(time.Time) error) (release func()) {
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		set(expired)
+		close(fired)
+	})
+	return func() {
+		if !stop() {
+			<-fired
+			set(time.Time{})
+		}
+	}
+}
+
 // expired is a deadline long past.
 var expired = time.Unix(1, 0)
 
