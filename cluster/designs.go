@@ -103,8 +103,8 @@ func (f *Fleet) newDesigns(st store.Store) (store.Store, error) {
 // nothing.
 func (f *Fleet) newShadow() error {
 	c := f.cfg
-	if !f.kind.Asks || f.repl == nil && f.evict == nil && c.Eviction == nil {
-		return nil
+	if !f.kind.Asks || f.script == nil || f.repl == nil && f.evict == nil && c.Eviction == nil {
+		return nil // (no shared script, as for Kong's counters: nothing to shadow)
 	}
 	var err error
 	f.shadow, err = store.NewLimiter(store.NewModel(), f.algorithm, f.policy, c.Prefix)
