@@ -156,8 +156,11 @@ func (m kongModel) Bound(p Policy, span time.Duration) (Bound, bool) {
 //
 // A request of cost c adds c to each counter and must fit every limit whole (Kong counts
 // one per request), so cost 1 is the product exactly. policy=redis with sync_rate > 0
-// decides on one node as policy=local does between syncs; its fleet form, counters synced
-// to Redis every sync_rate seconds, needs a placement that syncs and is not modelled.
+// decides on one node as policy=local does between syncs. In a fleet, policy=redis is
+// shared (KongShared): on the shared placement the nodes count in one store, one atomic
+// INCRBY+EXPIRE per period as the plugin's usage() sends it (store.Kong), and on the
+// global-sync placement to the store each node keeps every period's count and syncs its
+// delta every sync_rate (cluster/globalsync.go).
 //
 // Decisions: Remaining is the least of limit − count over the periods. RetryAfter of a
 // refused request is the time until every period that would still refuse it has started

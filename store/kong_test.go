@@ -120,8 +120,9 @@ func TestStringCounterBytesOnRealRedis(t *testing.T) {
 	prefix := testPrefix(t, 0)
 	defer deleteUnder(t, real, prefix)
 	ctx := context.Background()
-	for n := len(prefix) + 1; n <= 300; n++ {
-		name := prefix + strings.Repeat("k", n-len(prefix))
+	short := fmt.Sprintf("s%d:", time.Now().UnixNano()%1e6) // names from a few bytes on
+	for n := len(short) + 1; n <= 300; n++ {
+		name := short + strings.Repeat("k", n-len(short))
 		for _, count := range []int64{5, 20000} {
 			real.client.Del(ctx, name)
 			if err := real.client.IncrBy(ctx, name, count).Err(); err != nil {

@@ -133,8 +133,8 @@ func CounterBytes(nameLen int) int64 {
 // each of Kong's counters (Kong.ClientBytes). It is CounterBytes less the hash's 16 bytes:
 // 40 B (the object header and the table entry) plus the name's string rounded up to
 // jemalloc's size class. Calibration: redis-server 7.0.15 (Debian 12, jemalloc 5.3.0,
-// 64-bit): 72 B at 30 bytes of name, 88 B at 39 and 40, 104 B at 46 to 60
-// (TestStringCounterBytesOnRealRedis measures every length to 300, at counts of 5 and
+// 64-bit): 72 B from 15 to 30 bytes of name, 88 B from 31 to 44, 104 B from 45 to 60
+// (TestStringCounterBytesOnRealRedis measures every length from 9 to 300, at counts of 5 and
 // 20000).
 func StringCounterBytes(nameLen int) int64 { return CounterBytes(nameLen) - 16 }
 
