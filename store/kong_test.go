@@ -163,3 +163,55 @@ func TestStringCounterBytesOnRealRedis(t *testing.T) {
 		t.Errorf("%d counters taking %d bytes on the real server; want 4 taking ClientBytes %d", len(keys), got, want)
 	}
 }
+
+// TestKongRetryAfterIsExact: a request Kong's counters refused (and counted, as
+// policy=redis counts every request) passes again RetryAfter later if nothing else is
+// sent, and not a µs sooner; each probe replays the trace, the refused request in it, on
+// a fresh store.
+func TestKongRetryAfterIsExact(t *testing.T) {
+	const spec = "kong:second=3 minute=8 hour=30 policy=redis"
+	base := time.Date(2026, 1, 1, 10, 59, 58, 0, time.UTC).UnixNano()
+	for seed := uint64(1); seed <= 6; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 13))
+		type req struct{ at, cost int64 }
+		var trace []req
+		now := base
+		for range 40 {
+			now += rng.Int64N(int64(400*time.Millisecond)) / 1000 * 1000
+			trace = append(trace, req{now, 1 + rng.Int64N(2)})
+		}
+		decide := func(n int, at, cost int64) Reply {
+			k, err := NewKong(NewModel(), spec, "rl:")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range trace[:n] {
+				if _, _, err := k.Allow("u", Now(r.at), r.cost); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r, _, err := k.Allow("u", Now(at), cost)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		probed := 0
+		for i, r := range trace {
+			d := decide(i, r.at, r.cost)
+			if d.Allowed || d.RetryAfter == algorithms.Never {
+				continue
+			}
+			probed++
+			if !decide(i+1, r.at+int64(d.RetryAfter), r.cost).Allowed {
+				t.Errorf("seed %d step %d: refused again RetryAfter %s later", seed, i, d.RetryAfter)
+			}
+			if decide(i+1, r.at+int64(d.RetryAfter)-int64(time.Microsecond), r.cost).Allowed {
+				t.Errorf("seed %d step %d: admitted before RetryAfter %s", seed, i, d.RetryAfter)
+			}
+		}
+		if probed < 5 {
+			t.Errorf("seed %d: %d refusals probed: the trace proves little", seed, probed)
+		}
+	}
+}
