@@ -171,3 +171,21 @@ func TestKongGlobalSyncHandCase(t *testing.T) {
 		t.Errorf("%s, want AAAAAA RR RR RRR", got)
 	}
 }
+
+// TestKongFailoverFreePasses: Kong's counters lose a lagging replica's writes as a
+// script's do, and the shadow, Kong's counters on a store that loses nothing, counts what
+// the loss let through: a client at 10 a second against minute=100 passes the 19 requests
+// the 2 s of lag forgot, and nothing without lag.
+func TestKongFailoverFreePasses(t *testing.T) {
+	const spec = "kong:minute=100 policy=redis"
+	c := Config{Nodes: 5, Balancer: "round-robin", Placement: "shared", Failovers: []Failover{{At: 65 * time.Second, Lag: 2 * time.Second}}}
+	f, res := driveFleet(t, c, spec, perMinute, 1, 10, 3*time.Minute)
+	if d := f.Designs(); d.FreePasses != 19 || d.FreePassKeys != 1 || res.EffectiveLimit != 119 {
+		t.Errorf("lag 2 s: %d free passes to %d keys, effective %d; want 19 to 1, 119", d.FreePasses, d.FreePassKeys, res.EffectiveLimit)
+	}
+	c.Failovers[0].Lag = 0
+	f, res = driveFleet(t, c, spec, perMinute, 1, 10, 3*time.Minute)
+	if d := f.Designs(); d.FreePasses != 0 || res.EffectiveLimit != 100 {
+		t.Errorf("lag 0: %d free passes, effective %d; want 0, 100", d.FreePasses, res.EffectiveLimit)
+	}
+}

@@ -66,7 +66,7 @@ func (p shared) decide(f *Fleet, t *ticket, outage *Outage) {
 	}
 	if p.kong != nil {
 		r, trips, err := p.kong.Allow(f.names[t.key], t.at(), t.cost)
-		t.trips = trips
+		t.trips, t.counted = trips, err == nil
 		t.d = f.storeReply(t, r, err)
 		return
 	}

@@ -23,7 +23,9 @@ import (
 // after the other: a decision takes one round trip per period. Concurrent nodes
 // interleave their calls, which changes which requests pass but never how many: every
 // request counts on every counter whatever it is told, so no window lets more than its
-// limit through. (Kong 3.3 and earlier read with GET and counted with INCRBY and EXPIRE in
+// limit through. rlsim sends one decision's calls together, at the decision's moment, so
+// its fleets never interleave them; by the same argument that changes no count, and
+// RoundTrips still charges a decision one trip per period. (Kong 3.3 and earlier read with GET and counted with INCRBY and EXPIRE in
 // a timer afterwards, so concurrent nodes over-admitted; that version is not modelled.)
 //
 // RetryAfter and Reset come from the windows, as the one-node model's: the time, on the
