@@ -85,6 +85,17 @@ func (k *Kong) Key(key, period string, start int64) string {
 	return string(strconv.AppendInt(b, start, 10))
 }
 
+// Keys returns the counters a decision for key at now (Unix ns, on the clock that names
+// the windows) touches, one per period, shortest first.
+func (k *Kong) Keys(key string, now int64) []string {
+	keys := make([]string, len(k.periods))
+	for i, p := range k.periods {
+		start, _ := p.Window(now)
+		keys[i] = k.Key(key, p.Name, start)
+	}
+	return keys
+}
+
 // Periods is how many periods the spec configures: the round trips of a decision.
 func (k *Kong) Periods() int { return len(k.periods) }
 
@@ -137,9 +148,8 @@ func (k *Kong) Allow(key string, at At, cost int64) (r Reply, trips int, err err
 // holds in the store while it is counted in every period.
 func (k *Kong) ClientBytes(key string, now int64) int64 {
 	var total int64
-	for _, p := range k.periods {
-		start, _ := p.Window(now)
-		total += StringCounterBytes(len(k.Key(key, p.Name, start)))
+	for _, name := range k.Keys(key, now) {
+		total += StringCounterBytes(len(name))
 	}
 	return total
 }

@@ -215,3 +215,23 @@ func TestKongRetryAfterIsExact(t *testing.T) {
 		}
 	}
 }
+
+// TestKongLoadAndMeasureOnRealRedis: rlsim memory's load writes Kong's counters as the
+// script does, one per period, and their MEMORY USAGE is ClientBytes of the names.
+func TestKongLoadAndMeasureOnRealRedis(t *testing.T) {
+	real := realRedis(t)
+	prefix := testPrefix(t, 0)
+	defer deleteUnder(t, real, prefix)
+	const spec = "kong:second=5 minute=100 hour=1000 policy=redis"
+	m, err := LoadAndMeasure(real, spec, algorithms.Policy{Limit: 100, Window: time.Minute}, 50, prefix, MeasureHooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, _ := NewKong(NewModel(), spec, prefix)
+	if want := float64(k.ClientBytes(ClientName(0), memoryNow)); m.BytesPerKey != want || m.Clients != 50 || m.Encoding != "int" {
+		t.Errorf("measured %+v; want 50 clients of %.0f bytes, int-encoded", m, want)
+	}
+	if keys, _ := real.Keys(prefix); len(keys) != 0 {
+		t.Errorf("%d keys left under the prefix", len(keys))
+	}
+}
