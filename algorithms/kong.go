@@ -476,6 +476,28 @@ type kongNow struct {
 	starts   [6]int64 // per configured period, its window's start in compact seconds
 }
 
+// next moves k.now on to the shortest period's next window, now's, and reports whether it
+// could: now must lie in that window, whose end must fit the compact clock. A longer
+// period's window moves on only when the shorter one's start reaches its end, the lengths
+// nesting, so most moves compare one start per period and divide nothing.
+func (k *Kong) next(now int64) bool {
+	first := k.windows[0].seconds
+	step := first * int64(time.Second)
+	if k.now.from >= k.now.to || now < k.now.to || now-k.now.to >= step || k.now.to > math.MaxInt64-step ||
+		int64(k.now.end) > math.MaxUint32-first {
+		return false
+	}
+	start := int64(k.now.end)
+	for i := range k.limits {
+		if length := k.windows[i].seconds; start >= k.now.starts[i]+length {
+			k.now.starts[i] += length
+		}
+	}
+	k.now.from, k.now.to = k.now.to, k.now.to+step
+	k.now.end += uint32(first)
+	return true
+}
+
 // at makes k.now the windows of now and reports whether they fit the compact clock; if
 // not, k.now holds none.
 //
@@ -519,7 +541,7 @@ func (k *Kong) decideSmall(key uint32, now, cost int64) bool {
 		k.growSmall(key)
 	}
 	rec := k.small[base : base+k.stride]
-	if (now < k.now.from || now >= k.now.to) && !k.at(now) {
+	if (now < k.now.from || now >= k.now.to) && !k.next(now) && !k.at(now) {
 		return k.decideSmallAnew(base, rec, nsToMs(now), cost)
 	}
 	counts := rec[kongCount:]
@@ -532,15 +554,15 @@ func (k *Kong) decideSmall(key uint32, now, cost int64) bool {
 		// counts of 0, live or not.)
 		starts := k.now.starts[:len(counts)]
 		var held [6]uint32 // what each counter holds for now
+		var over int64     // negative once some counter has no room for cost
 		for i, c := range counts {
 			if last <= starts[i] {
 				c = 0
 			}
-			if int64(c)+cost > limits[i] {
-				ok = false
-			}
+			over |= limits[i] - int64(c) - cost
 			held[i] = c
 		}
+		ok = ok && over >= 0
 		if !ok && !k.redis {
 			return false // refused before any increment
 		}
@@ -559,12 +581,11 @@ func (k *Kong) decideSmall(key uint32, now, cost int64) bool {
 // live, and counts it as the policy does.
 func (k *Kong) countLive(counts []uint32, cost int64) bool {
 	limits := k.limits[:len(counts)]
-	ok := cost <= k.least
+	var over int64 // negative once some counter has no room for cost (exact while cost ≤ least, all that counts)
 	for i, c := range counts {
-		if int64(c)+cost > limits[i] {
-			ok = false
-		}
+		over |= limits[i] - int64(c) - cost
 	}
+	ok := cost <= k.least && over >= 0
 	if ok || k.redis {
 		for i, c := range counts {
 			counts[i] = saturating(c, cost)
