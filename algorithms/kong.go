@@ -156,8 +156,11 @@ func (m kongModel) Bound(p Policy, span time.Duration) (Bound, bool) {
 //
 // A request of cost c adds c to each counter and must fit every limit whole (Kong counts
 // one per request), so cost 1 is the product exactly. policy=redis with sync_rate > 0
-// decides on one node as policy=local does between syncs; its fleet form, counters synced
-// to Redis every sync_rate seconds, needs a placement that syncs and is not modelled.
+// decides on one node as policy=local does between syncs. In a fleet, policy=redis is
+// shared (KongShared): on the shared placement the nodes count in one store, one atomic
+// INCRBY+EXPIRE per period as the plugin's usage() sends it (store.Kong), and on the
+// global-sync placement to the store each node keeps every period's count and syncs its
+// delta every sync_rate (cluster/globalsync.go).
 //
 // Decisions: Remaining is the least of limit − count over the periods. RetryAfter of a
 // refused request is the time until every period that would still refuse it has started
@@ -181,8 +184,9 @@ type Kong struct {
 	// outside the 2³² seconds around the first one.
 	compact bool
 	small   []uint32 // per key: its compact record, stride words
-	based   bool     // secBase is set: some key has been counted
+	based   bool     // secBase is set: some key has been decided
 	secBase int64    // Unix seconds that a compact window end counts from
+	now     kongNow  // the windows of the latest compact decision
 }
 
 // kongSmall: while every period has a fixed length, a key's record is stride 32-bit
@@ -193,7 +197,7 @@ type Kong struct {
 // where the wide record takes 32: at a million keys the record is a memory read. A count
 // held at kongSaturated decides as the true one does, since every limit is below it: it
 // refuses any request, and leaves nothing remaining. secBase is set 2³¹ seconds before the
-// first window end counted, so ends within 68 years of it either way fit; an end that does
+// window end of the first compact decision, so ends within 68 years of it either way fit; an end that does
 // not turns the whole state wide for good, exactly (widen), as does nothing else.
 const kongSaturated = math.MaxUint32
 
@@ -309,7 +313,18 @@ func (k *Kong) Allow(key uint32, now int64, cost int64) Decision {
 
 // Admit decides as Allow does, without the decision's Remaining, RetryAfter and Reset.
 func (k *Kong) Admit(key uint32, now int64, cost int64) (bool, time.Duration) {
-	return k.decide(key, now, max(cost, 1)), 0
+	cost = max(cost, 1)
+	// decideSmall's commonest case, the shortest window of the key's latest request
+	// counted holding now, taken here without a call.
+	if !k.compact {
+		return k.decide(key, now, cost), 0
+	}
+	if base := int(key) * k.stride; base < len(k.small) && now >= k.now.from && now < k.now.to {
+		if rec := k.small[base : base+k.stride]; rec[kongEnd] >= k.now.end {
+			return k.countLive(rec[kongCount:], cost), 0
+		}
+	}
+	return k.decideSmall(key, now, cost), 0
 }
 
 // record is key's record (see kongRecord); a compact one is widened into buf.
@@ -383,7 +398,7 @@ func nsToMs(now int64) int64 {
 // that has ended starting over at cost.
 func (k *Kong) decide(key uint32, now, cost int64) bool {
 	if k.compact {
-		return k.decideSmall(key, nsToMs(now), cost)
+		return k.decideSmall(key, now, cost)
 	}
 	base := int(key) * k.stride
 	if base >= len(k.state) {
@@ -450,31 +465,128 @@ func (k *Kong) decideAnew(rec []int64, ms, cost int64) bool {
 	return ok
 }
 
-// decideSmall is decide on a compact record (see kongSmall).
-func (k *Kong) decideSmall(key uint32, ms, cost int64) bool {
+// kongNow is the shortest period's window that the latest compact decision fell in, with
+// every configured period's window start, in compact seconds (after secBase): a request
+// in the same window finds all its windows with two comparisons of nanoseconds, with no
+// division and no look at the calendar. Each period's window holds the shortest one's,
+// since the fixed lengths nest (a second lies in one minute, an hour, a day).
+type kongNow struct {
+	from, to int64    // the shortest period's window, [from, to) in Unix nanoseconds; from ≥ to while there is none
+	end      uint32   // its end in compact seconds, as kongSmall's word [0] holds it
+	starts   [6]int64 // per configured period, its window's start in compact seconds
+}
+
+// next moves k.now on to the shortest period's next window, now's, and reports whether it
+// could: now must lie in that window, whose end must fit the compact clock. A longer
+// period's window moves on only when the shorter one's start reaches its end, the lengths
+// nesting, so most moves compare one start per period and divide nothing.
+func (k *Kong) next(now int64) bool {
+	first := k.windows[0].seconds
+	step := first * int64(time.Second)
+	if k.now.from >= k.now.to || now < k.now.to || now-k.now.to >= step || k.now.to > math.MaxInt64-step ||
+		int64(k.now.end) > math.MaxUint32-first {
+		return false
+	}
+	start := int64(k.now.end)
+	for i := range k.limits {
+		if length := k.windows[i].seconds; start >= k.now.starts[i]+length {
+			k.now.starts[i] += length
+		}
+	}
+	k.now.from, k.now.to = k.now.to, k.now.to+step
+	k.now.end += uint32(first)
+	return true
+}
+
+// at makes k.now the windows of now and reports whether they fit the compact clock; if
+// not, k.now holds none.
+//
+//go:noinline
+func (k *Kong) at(now int64) bool {
+	k.now = kongNow{}
+	ms := nsToMs(now)
+	end := k.windows[0].endOf(ms) / 1000 // windows end on whole seconds
+	if !k.based {
+		k.secBase, k.based = end-1<<31, true
+	}
+	rel := end - k.secBase
+	if rel < 1 || rel > math.MaxUint32 {
+		return false
+	}
+	for i := range k.limits {
+		k.now.starts[i] = k.windows[i].startOf(ms)/1000 - k.secBase
+	}
+	k.now.end = uint32(rel)
+	k.now.from, k.now.to = nsOfMs(k.windows[0].start), nsOfMs(k.windows[0].end)
+	return true
+}
+
+// nsOfMs is ms Unix milliseconds in nanoseconds, held within the int64 range.
+func nsOfMs(ms int64) int64 {
+	const perMs = int64(time.Millisecond)
+	switch {
+	case ms > math.MaxInt64/perMs:
+		return math.MaxInt64
+	case ms < math.MinInt64/perMs:
+		return math.MinInt64
+	}
+	return ms * perMs
+}
+
+// decideSmall is decide on a compact record (see kongSmall) for a request at now, Unix
+// nanoseconds.
+func (k *Kong) decideSmall(key uint32, now, cost int64) bool {
 	base := int(key) * k.stride
 	if base >= len(k.small) {
 		k.growSmall(key)
 	}
 	rec := k.small[base : base+k.stride]
-	if rec[kongEnd] == 0 || ms >= (k.secBase+int64(rec[kongEnd]))*1000 {
-		return k.decideSmallAnew(base, rec, ms, cost)
+	if (now < k.now.from || now >= k.now.to) && !k.next(now) && !k.at(now) {
+		return k.decideSmallAnew(base, rec, nsToMs(now), cost)
 	}
-	// As decide's: every counter is live.
 	counts := rec[kongCount:]
 	limits := k.limits[:len(counts)]
 	ok := cost <= k.least
-	for i, c := range counts {
-		if int64(c)+cost > limits[i] {
-			ok = false
+	if last := int64(rec[kongEnd]); last < int64(k.now.end) {
+		// The latest request counted lies in an earlier shortest window than now's:
+		// period i's counter is live iff its window holds that window's last second
+		// too, that is iff last − 1 ≥ its start. (A key never counted, last 0, holds
+		// counts of 0, live or not.)
+		starts := k.now.starts[:len(counts)]
+		var held [6]uint32 // what each counter holds for now
+		var over int64     // negative once some counter has no room for cost
+		for i, c := range counts {
+			if last <= starts[i] {
+				c = 0
+			}
+			over |= limits[i] - int64(c) - cost
+			held[i] = c
 		}
-	}
-	switch {
-	case ok: // cost ≤ least: no count passes its limit, let alone kongSaturated
+		ok = ok && over >= 0
+		if !ok && !k.redis {
+			return false // refused before any increment
+		}
 		for i := range counts {
-			counts[i] += uint32(cost)
+			counts[i] = saturating(held[i], cost)
 		}
-	case k.redis:
+		rec[kongEnd] = k.now.end
+		return ok
+	}
+	// The shortest window of the latest request counted holds now (or a later one does,
+	// and now counts in it): every counter is live.
+	return k.countLive(counts, cost)
+}
+
+// countLive decides a request of cost on a compact record's counts, every one of them
+// live, and counts it as the policy does.
+func (k *Kong) countLive(counts []uint32, cost int64) bool {
+	limits := k.limits[:len(counts)]
+	var over int64 // negative once some counter has no room for cost (exact while cost ≤ least, all that counts)
+	for i, c := range counts {
+		over |= limits[i] - int64(c) - cost
+	}
+	ok := cost <= k.least && over >= 0
+	if ok || k.redis {
 		for i, c := range counts {
 			counts[i] = saturating(c, cost)
 		}
@@ -482,7 +594,9 @@ func (k *Kong) decideSmall(key uint32, ms, cost int64) bool {
 	return ok
 }
 
-// decideSmallAnew is decideAnew on a compact record, every period of a fixed length.
+// decideSmallAnew is decideAnew on a compact record, every period of a fixed length, for a
+// request whose windows k.now cannot hold (their end falls outside the compact clock):
+// counting it turns the records wide.
 func (k *Kong) decideSmallAnew(base int, rec []uint32, ms, cost int64) bool {
 	var live [6]bool
 	last := int64(unseen)
@@ -557,4 +671,45 @@ func (k *Kong) StateBytes() int64 {
 		return int64(len(k.small)) * int64(unsafe.Sizeof(uint32(0)))
 	}
 	return int64(len(k.state)) * int64(unsafe.Sizeof(int64(0)))
+}
+
+// KongPeriod is one configured period of a Kong spec, as a shared store counts it: the
+// counter of the period's current window, which every request adds its cost to.
+type KongPeriod struct {
+	// Name is the plugin's name of the period ("second" … "year"): it names the counter.
+	Name string
+	// Limit is the period's limit, in requests.
+	Limit int64
+	// TTL is the counter's time to live from its creation (expiration.lua): the
+	// period's length, or 30 days for a month and 365 for a year.
+	TTL time.Duration
+
+	windows kongWindows
+}
+
+// Window returns the UTC calendar window of the period that holds now (Unix
+// nanoseconds): its start and end, in Unix seconds.
+func (p KongPeriod) Window(now int64) (start, end int64) {
+	p.windows.find(nsToMs(now))
+	return p.windows.start / 1000, p.windows.end / 1000
+}
+
+// KongShared returns the periods of spec, shortest first, when it names Kong's
+// rate-limiting with policy=redis, the form whose counters a fleet's nodes share in one
+// store; ok is false for any other spec.
+func KongShared(spec string) (periods []KongPeriod, ok bool) {
+	s, err := Parse(spec)
+	if err != nil {
+		return nil, false
+	}
+	m, isKong := s.Model.(kongModel)
+	if !isKong || !m.redis {
+		return nil, false
+	}
+	for _, l := range m.limits {
+		per := kongPeriods[l.period]
+		periods = append(periods, KongPeriod{Name: per.name, Limit: l.limit, TTL: time.Duration(per.ttl) * time.Second,
+			windows: kongWindows{seconds: per.seconds, months: map[int]int{4: 1, 5: 12}[l.period]}})
+	}
+	return periods, true
 }

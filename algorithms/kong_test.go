@@ -2,6 +2,7 @@ package algorithms
 
 import (
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -138,5 +139,121 @@ func TestKongCountSaturates(t *testing.T) {
 	}
 	if lim := mustNew(t, "kong:second=4294967295").(*Kong); lim.compact || !lim.Allow(0, epoch, 4294967295).Allowed {
 		t.Errorf("second=4294967295: compact %v; want wide records that admit the whole limit", lim.compact)
+	}
+}
+
+// kongReference is the plugin as its source reads, with nothing made compact or fast: per
+// key and period, a counter per window start (Unix seconds, calendar-aligned in UTC) that
+// lives for the period's TTL from its creation. Time must not go backwards.
+type kongReference struct {
+	limits   map[string]int64 // per period name
+	redis    bool
+	counters map[kongRefKey]kongRefCounter
+}
+
+type kongRefKey struct {
+	key    uint32
+	period string
+	start  int64
+}
+
+type kongRefCounter struct{ count, expires int64 } // expires: Unix milliseconds
+
+func (r *kongReference) decide(key uint32, now, cost int64) bool {
+	ms := nsToMs(now)
+	t := time.UnixMilli(ms).UTC()
+	ok := true
+	var keys []kongRefKey
+	for _, p := range kongPeriods {
+		limit, on := r.limits[p.name]
+		if !on {
+			continue
+		}
+		var start time.Time
+		switch p.name {
+		case "month":
+			start = time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+		case "year":
+			start = time.Date(t.Year(), time.January, 1, 0, 0, 0, 0, time.UTC)
+		default:
+			start = t.Truncate(time.Duration(p.seconds) * time.Second)
+		}
+		k := kongRefKey{key, p.name, start.Unix()}
+		if c, live := r.counters[k]; live && ms >= c.expires {
+			delete(r.counters, k)
+		}
+		if r.counters[k].count+cost > limit {
+			ok = false
+		}
+		keys = append(keys, k)
+	}
+	if ok || r.redis {
+		for _, k := range keys {
+			c, live := r.counters[k]
+			if !live {
+				for _, p := range kongPeriods {
+					if p.name == k.period {
+						c.expires = ms + p.ttl*1000
+					}
+				}
+			}
+			c.count += cost
+			r.counters[k] = c
+		}
+	}
+	return ok
+}
+
+// TestKongDecidesAsReference: over many keys and times that fall on and just around the
+// edges of seconds, minutes, hours, days and months, the model (compact records where it
+// keeps them, through Admit and through Allow) decides as the plain reading of the plugin
+// does, request for request.
+func TestKongDecidesAsReference(t *testing.T) {
+	for _, spec := range []string{
+		"kong:second=3 minute=10 hour=40", "kong:second=3 minute=10 hour=40 policy=redis",
+		"kong:second=2", "kong:minute=4 day=30", "kong:second=5 minute=7 hour=9 day=11 policy=redis",
+		"kong:hour=6 month=20", "kong:minute=3 year=8 policy=redis",
+	} {
+		t.Run(spec, func(t *testing.T) {
+			ref := &kongReference{limits: map[string]int64{}, counters: map[kongRefKey]kongRefCounter{}}
+			for _, field := range strings.Fields(strings.TrimPrefix(spec, "kong:")) {
+				name, value, _ := strings.Cut(field, "=")
+				if name == "policy" {
+					ref.redis = value == "redis"
+					continue
+				}
+				limit, err := strconv.ParseInt(value, 10, 64)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ref.limits[name] = limit
+			}
+			admitting, allowing := mustNew(t, spec).(*Kong), mustNew(t, spec).(*Kong)
+			rng := rand.New(rand.NewPCG(5, 6))
+			now := time.Date(2026, 1, 31, 23, 59, 0, 0, time.UTC).UnixNano()
+			edges := []time.Duration{time.Second, time.Minute, time.Hour, 24 * time.Hour}
+			for i := range 60000 {
+				switch r := rng.IntN(100); {
+				case r < 3: // to just before, at or after the next edge of some period
+					edge := int64(edges[rng.IntN(len(edges))])
+					now = (now/edge+1)*edge + rng.Int64N(int64(3*time.Millisecond)) - int64(time.Millisecond)
+				case r < 4:
+					now += rng.Int64N(int64(40 * 24 * time.Hour))
+				default:
+					now += rng.Int64N(int64(30 * time.Millisecond))
+				}
+				key, cost := rng.Uint32N(300), int64(1)
+				if rng.IntN(20) == 0 {
+					cost = 1 + rng.Int64N(4)
+				}
+				want := ref.decide(key, now, cost)
+				if got, _ := admitting.Admit(key, now, cost); got != want {
+					t.Fatalf("request %d (key %d at %s, cost %d): Admit %v, reference %v", i, key, time.Unix(0, now).UTC().Format(time.RFC3339Nano), cost, got, want)
+				}
+				if got := allowing.Allow(key, now, cost).Allowed; got != want {
+					t.Fatalf("request %d (key %d at %s, cost %d): Allow %v, reference %v", i, key, time.Unix(0, now).UTC().Format(time.RFC3339Nano), cost, got, want)
+				}
+			}
+		})
 	}
 }

@@ -16,10 +16,13 @@ type designs struct {
 	// shadow decides every request the shared script decides on a store that never loses
 	// a write (no failover, no slot move, no eviction). Per key, what the fleet admitted
 	// beyond what the shadow admitted of the same requests are the fault's free passes.
-	shadow   *store.Limiter
-	admitted []shadowCount
-	oom      int64 // requests whose write the store refused for want of memory
-	decided  int64 // decisions, for the figures per decision
+	shadow *store.Limiter
+	// kongShadow is the shadow of Kong's counters (store.Kong), which the shared
+	// placement decides by in place of one script.
+	kongShadow *store.Kong
+	admitted   []shadowCount
+	oom        int64 // requests whose write the store refused for want of memory
+	decided    int64 // decisions, for the figures per decision
 }
 
 // DesignFigures are what the designs measured in a run.
@@ -107,6 +110,10 @@ func (f *Fleet) newShadow() error {
 		return nil
 	}
 	var err error
+	if f.script == nil && store.SharesKong(f.algorithm) {
+		f.kongShadow, err = store.NewKong(store.NewModel(), f.algorithm, c.Prefix)
+		return err
+	}
 	f.shadow, err = store.NewLimiter(store.NewModel(), f.algorithm, f.policy, c.Prefix)
 	return err
 }
@@ -114,13 +121,20 @@ func (f *Fleet) newShadow() error {
 // shadowCount is what the fleet and the shadow admitted of one key's requests.
 type shadowCount struct{ fleet, shadow int64 }
 
-// designsEnd counts t, and has the shadow decide it as well when the shared script did.
+// designsEnd counts t, and has the shadow decide it as well when the shared script (or
+// Kong's counters) did.
 func (f *Fleet) designsEnd(t *ticket) {
 	f.decided++
-	if f.shadow == nil || !t.ask {
+	var r store.Reply
+	var err error
+	switch {
+	case f.shadow != nil && t.ask:
+		r, err = f.shadow.Allow(f.names[t.key], t.at(), t.cost)
+	case f.kongShadow != nil && t.counted:
+		r, _, err = f.kongShadow.Allow(f.names[t.key], t.at(), t.cost)
+	default:
 		return
 	}
-	r, err := f.shadow.Allow(f.names[t.key], t.at(), t.cost)
 	if err != nil {
 		return
 	}

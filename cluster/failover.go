@@ -128,10 +128,11 @@ func (s *replicatedStore) Eval(sc *store.Script, keys []string, args ...int64) (
 }
 
 // wrote reports whether a script call that answered v wrote: every decision script writes
-// exactly when it admits (or grants), INCR always, the expiry when its key exists.
+// exactly when it admits (or grants), INCR and Kong's counter (which counts every
+// request) always, the expiry when its key exists.
 func wrote(sc *store.Script, v []int64) bool {
 	switch {
-	case sc == store.IncrScript:
+	case sc == store.IncrScript, sc == store.KongScript:
 		return true
 	case len(v) == 0:
 		return false

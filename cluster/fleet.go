@@ -239,6 +239,8 @@ type ticket struct {
 	d                  algorithms.Decision
 	// ask says the shared script decides: d comes from its reply.
 	ask bool
+	// counted says Kong's counters in the store decided d (shared.go).
+	counted bool
 }
 
 // begin takes the steps of a decision up to the shared script, which it leaves to the

@@ -23,7 +23,9 @@ func init() {
 		Store: func(c *Config) bool { return c.SyncTo == syncToStore },
 		Runs: func(c *Config, algs []string) []string {
 			if c.SyncTo == syncToStore {
-				return keep(algs, GlobalAlgorithms())
+				return slices.DeleteFunc(slices.Clone(algs), func(a string) bool {
+					return !slices.Contains(GlobalAlgorithms(), a) && !store.SharesKong(a)
+				})
 			}
 			return keep(algs, GubernatorAlgorithms)
 		},
@@ -74,7 +76,8 @@ func (g *globalSync) alone() string {
 // GlobalAlgorithms lists the algorithms the global-sync placement runs with the store
 // target: those with a store script whose state is window counts (one, or the current and
 // previous), to which a node can add the hits it admitted and which it can read back as
-// totals. With the owner target it runs Gubernator's (GubernatorAlgorithms).
+// totals, and Kong's specs with policy=redis (store.SharesKong; see globalSync). With the
+// owner target it runs Gubernator's (GubernatorAlgorithms).
 func GlobalAlgorithms() []string {
 	return algorithms.Select(func(k *algorithms.Kind) bool {
 		return k.Script != "" && (k.Form == algorithms.FormWindowCount || k.Form == algorithms.FormTwoWindowCounts)
@@ -137,6 +140,17 @@ const KongMinSync = 20 * time.Millisecond
 // A node cut off by a partition (Outage.Nodes) can neither send nor read: it keeps its
 // hits and goes on deciding from its last read and its own admissions — it enforces the
 // whole limit alone — until the partition ends.
+//
+// Kong (a kong:… spec with policy=redis, kong set) keeps one counter per configured
+// period and window, named by the period and the window's start, and a node's view holds
+// each period's count as it does a window's: a request passes only if every period's
+// count, with it, is within its limit, and an admitted one adds its cost to every
+// period's pending hits, as the plugin's handler reads each period's usage and, on
+// admission, increments every period (kong/plugins/rate-limiting/handler.lua and
+// policies/init.lua, 3.9.1). The over-admission above holds for each period on its own,
+// with L its limit. Sync 0 is Kong's sync_rate −1, in which the plugin's usage() INCRs
+// every period's counter: each request, admitted or refused, counts on every period at
+// once, one round trip per period, as on the shared placement (store.Kong).
 type globalSync struct {
 	rw      store.ReadWriter // the store's counters
 	sync    int64            // ns
@@ -147,6 +161,7 @@ type globalSync struct {
 	ttl     int64 // ms: the counters' TTL, for garbage collection only
 	prefix  string
 	sliding bool
+	kong    []kongCounter // Kong's periods, shortest first; nil for the window algorithms
 	views   map[viewKey]*view
 	applied map[string][]applied // per counter, the increments of the last interval
 	events  sim.Queue[event]
@@ -168,13 +183,26 @@ type view struct {
 	readAt   int64    // ns: the moment the target read base
 	baseIdx  int64    // the window index of base[1]; base[0] is the window before
 	base     [2]int64 // the totals read
+	kongIdx  []int64  // Kong: per period, the window (its start, Unix s) kongBase holds
+	kongBase []int64  // Kong: per period, the total read
 	sent     []hit    // hits sent, with the moment the target applies them
 	pending  []hit    // admitted, not yet sent
 	sendNext bool     // a send is scheduled
 	first    int64    // ns: the node's first request for the key
 }
 
-type hit struct{ idx, cost, at int64 }
+// hit is cost admitted in window idx (for Kong, of period, in kong's order), applied by
+// the target at at.
+type hit struct {
+	idx, cost, at int64
+	period        int
+}
+
+// kongCounter is one of Kong's periods as the global-sync nodes count it.
+type kongCounter struct {
+	algorithms.KongPeriod
+	ttl int64 // ms: its counters' TTL, the plugin's and the clocks' margin
+}
 
 type applied struct{ at, cost int64 }
 
@@ -195,7 +223,8 @@ type event struct {
 }
 
 func newGlobalSync(c Config, algorithm string, p algorithms.Policy, st store.Store) (*globalSync, error) {
-	if !slices.Contains(GlobalAlgorithms(), algorithm) {
+	periods, kong := algorithms.KongShared(algorithm)
+	if !kong && !slices.Contains(GlobalAlgorithms(), algorithm) {
 		return nil, fmt.Errorf("placement global-sync: no counter form of %q (want one of %s)", algorithm, strings.Join(GlobalAlgorithms(), ", "))
 	}
 	if err := store.CheckPolicy(p); err != nil {
@@ -205,7 +234,11 @@ func newGlobalSync(c Config, algorithm string, p algorithms.Policy, st store.Sto
 		sync: int64(c.Sync), nodes: c.Nodes, limit: p.Limit, window: p.Window.Microseconds(),
 		prefix: c.Prefix + "gs:", sliding: algorithms.FormOf(algorithm) == algorithms.FormTwoWindowCounts, views: map[viewKey]*view{}, applied: map[string][]applied{},
 	}
-	g.ttl = ceilDiv(int64(2*p.Window+2*c.Skew+c.Latency+c.PeerLatency), int64(time.Millisecond))
+	margin := 2*c.Skew + c.Latency + c.PeerLatency
+	g.ttl = ceilDiv(int64(2*p.Window+margin), int64(time.Millisecond))
+	for _, per := range periods {
+		g.kong = append(g.kong, kongCounter{per, ceilDiv(int64(per.TTL+margin), int64(time.Millisecond))})
+	}
 	rw, ok := st.(store.ReadWriter)
 	if !ok {
 		return nil, fmt.Errorf("placement global-sync: the store has no plain read and write commands")
@@ -217,6 +250,16 @@ func newGlobalSync(c Config, algorithm string, p algorithms.Policy, st store.Sto
 // counter names the store's counter of window idx for the client name.
 func (g *globalSync) counter(name string, idx int64) string {
 	return g.prefix + name + ":" + strconv.FormatInt(idx, 10)
+}
+
+// counterOf names the store's counter h is counted in for the client name, and its TTL
+// (ms).
+func (g *globalSync) counterOf(name string, h hit) (string, int64) {
+	if g.kong == nil {
+		return g.counter(name, h.idx), g.ttl
+	}
+	k := g.kong[h.period]
+	return g.prefix + name + ":kong:" + k.Name + ":" + strconv.FormatInt(h.idx, 10), k.ttl
 }
 
 // tick is the number of node's last tick at or before at (ns); tickAt its moment.
@@ -264,8 +307,8 @@ func (f *Fleet) advanceGlobal(now int64) error {
 				return err
 			}
 			for _, h := range e.hits {
-				c := g.counter(name, h.idx)
-				if _, err := g.rw.IncrExpire(c, h.cost, g.ttl); err != nil {
+				c, ttl := g.counterOf(name, h)
+				if _, err := g.rw.IncrExpire(c, h.cost, ttl); err != nil {
 					return err
 				}
 				g.applied[c] = append(g.applied[c], applied{e.at, h.cost})
@@ -312,6 +355,10 @@ func (f *Fleet) decideGlobal(t *ticket) {
 	g := f.place.(*globalSync)
 	if err := f.advanceGlobal(t.now); err != nil {
 		f.fail(err)
+		return
+	}
+	if g.kong != nil {
+		f.decideGlobalKong(t)
 		return
 	}
 	name := f.names[t.key]

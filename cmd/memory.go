@@ -70,8 +70,8 @@ key in-process beside Redis, a log scale, the Redis bars labelled measured or mo
 	f.Var(unitsValue{&o.limit}, "limit", "limit per window each client is held at")
 	f.Var(windowValue{&o.window}, "window", "window of the limit")
 	addAlgorithmsFlag(c, &o.algorithms, "algorithms to size (default: every one with a memory model)", func(k *algorithms.Kind) error {
-		if !slices.Contains(store.MemoryAlgorithms(), k.Name) {
-			return fmt.Errorf("no memory model of its keys in Redis (want one of %s)", strings.Join(store.MemoryAlgorithms(), ", "))
+		if !store.Sized(k) {
+			return fmt.Errorf("no memory model of its keys in Redis (want one of %s, or kong:… policy=redis)", strings.Join(store.MemoryAlgorithms(), ", "))
 		}
 		return nil
 	})

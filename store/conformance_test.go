@@ -67,6 +67,25 @@ const (
 // traceAlgorithms are what a random trace mixes: every script.
 var traceAlgorithms = append(append([]string{}, Algorithms()...), "lease", incrTTLWindow, incrTimestamped)
 
+// traceKong is Kong's shared counters in a random trace (see withKong), configured from
+// its policy by kongSpec.
+const traceKong = "kong"
+
+// withKong is trace with every seventh step, from the fourth, decided by Kong's counters.
+func withKong(trace []step) []step {
+	out := slices.Clone(trace)
+	for i := 3; i < len(out); i += 7 {
+		out[i].algorithm = traceKong
+	}
+	return out
+}
+
+// kongSpec is the Kong spec a trace under p runs: p's limit a second and three times it a
+// minute, on Redis.
+func kongSpec(p algorithms.Policy) string {
+	return fmt.Sprintf("kong:second=%d minute=%d policy=redis", p.Limit, 3*p.Limit)
+}
+
 type step struct {
 	algorithm string
 	key       string
@@ -146,6 +165,7 @@ type faceRun struct {
 	keep   time.Duration
 	lims   map[string]*Limiter
 	nx     map[string]*NonAtomic
+	kong   *Kong
 }
 
 func newFaceRun(st Store, p algorithms.Policy, prefix string, clock Clock, keep time.Duration) *faceRun {
@@ -193,6 +213,21 @@ func (f *faceRun) decide(t *testing.T, i int, s step) string {
 			t.Fatalf("%s step %d: %v", f.st.Name(), i, err)
 		}
 		return fmt.Sprintf("%s -> %v %d trips=%d crashed=%v", head, r.Allowed, r.Remaining, r.RoundTrips, r.Crashed)
+	}
+	if s.algorithm == traceKong {
+		if f.kong == nil {
+			var err error
+			if f.kong, err = NewKong(f.st, kongSpec(f.p), f.prefix); err != nil {
+				t.Fatal(err)
+			}
+			f.kong.SetClock(f.clock)
+			f.kong.SetKeep(f.keep)
+		}
+		r, trips, err := f.kong.Allow(s.key, s.at, s.cost)
+		if err != nil {
+			t.Fatalf("%s step %d: %v", f.st.Name(), i, err)
+		}
+		return fmt.Sprintf("%s -> %v %d retry=%s reset=%s trips=%d", head, r.Allowed, r.Remaining, r.RetryAfter, r.Reset, trips)
 	}
 	r, err := f.limiter(t, s.algorithm).Allow(s.key, s.at, s.cost)
 	if err != nil {
@@ -261,7 +296,7 @@ func newConformanceCase(seed uint64, n int) conformanceCase {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	p := randomPolicy(rng)
 	skew := randomSkew(rng, p)
-	return conformanceCase{p: p, skew: skew, trace: randomTrace(rng, p, n, skew)}
+	return conformanceCase{p: p, skew: skew, trace: withKong(randomTrace(rng, p, n, skew))}
 }
 
 func (c conformanceCase) String() string {
@@ -297,7 +332,8 @@ func TestScriptsMatchModel(t *testing.T) {
 
 				// The slowest key to go stale is an empty bucket: burst/limit windows to refill.
 				refill := time.Duration(c.p.EffectiveBurst()) * c.p.Window / time.Duration(c.p.Limit)
-				for _, later := range []int64{0, int64(refill + 3*c.p.Window + keep + time.Second)} {
+				// Kong's minute counter lives a minute from its creation (kongSpec).
+				for _, later := range []int64{0, int64(max(refill+3*c.p.Window, time.Minute) + keep + time.Second)} {
 					end := c.trace[len(c.trace)-1].at.Store + later
 					model.SetNow(end)
 					mini.SetNow(end)
@@ -528,7 +564,7 @@ func TestScriptsListed(t *testing.T) {
 			t.Errorf("%s: no rule for time stated at its top", s.Name)
 		}
 	}
-	want := []string{"fixed_window", "gcra", "lease", "nonatomic_expire", "nonatomic_incr", "sliding_log", "sliding_window", "token_bucket"}
+	want := []string{"fixed_window", "gcra", "kong", "lease", "nonatomic_expire", "nonatomic_incr", "sliding_log", "sliding_window", "token_bucket"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("scripts %v, want %v", names, want)
 	}

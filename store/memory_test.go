@@ -22,6 +22,21 @@ func TestModelUsedMemoryCalibration(t *testing.T) {
 	if d := float64(got-126440) / 126440; d < -0.01 || d > 0.01 {
 		t.Errorf("ModelUsedMemory(sliding-log, 1000) = %d; measured 126440", got)
 	}
+	// Kong's counters, measured with `rlsim memory --redis --load 100000` on the same server:
+	// MEMORY USAGE 416 and 104 B a client, used_memory +617 and +154.
+	for spec, want := range map[string][2]int64{
+		"kong:second=5 minute=100 hour=1000 day=5000 policy=redis": {416, 617},
+		"kong:minute=100 policy=redis":                             {104, 154},
+	} {
+		b, enc, err := ModelBytes(spec, 100)
+		used, uerr := ModelUsedMemory(spec, 100)
+		if err != nil || uerr != nil || b != want[0] || enc != "int" || used < want[1]-1 || used > want[1]+1 {
+			t.Errorf("%s: ModelBytes %d %s %v, ModelUsedMemory %d %v; measured %d and %d", spec, b, enc, err, used, uerr, want[0], want[1])
+		}
+	}
+	if _, _, err := ModelBytes("kong:minute=100", 100); err == nil {
+		t.Error("Kong's policy=local keeps no keys in Redis: it has no model")
+	}
 	if _, err := ModelUsedMemory("nope", 100); err == nil {
 		t.Error("an unknown algorithm has no model")
 	}

@@ -70,6 +70,9 @@ var (
 	GCRAScript          = newScript("gcra", gcraTwin)
 	SlidingLogScript    = newScript("sliding_log", slidingLogTwin)
 	LeaseScript         = newScript("lease", leaseTwin)
+	// KongScript is one period's counter of Kong's rate-limiting with policy=redis (see
+	// Kong): a decision calls it once per configured period.
+	KongScript = newScript("kong", kongTwin)
 	// IncrScript and ExpireScript are the two commands of the non-atomic pattern (see
 	// NonAtomic), with the expiry kept as a virtual timestamp in the counter's hash.
 	IncrScript   = newCommand("nonatomic_incr", incrTwin)
@@ -98,7 +101,7 @@ func ScriptNamed(name string) *Script {
 
 // Scripts lists every script by name, sorted.
 func Scripts() []*Script {
-	s := []*Script{FixedWindowScript, SlidingWindowScript, TokenBucketScript, GCRAScript, SlidingLogScript, LeaseScript, IncrScript, ExpireScript}
+	s := []*Script{FixedWindowScript, SlidingWindowScript, TokenBucketScript, GCRAScript, SlidingLogScript, LeaseScript, KongScript, IncrScript, ExpireScript}
 	sort.Slice(s, func(i, j int) bool { return s[i].Name < s[j].Name })
 	return s
 }
@@ -142,6 +145,23 @@ func fixedWindowTwin(ks *keyspace, keys []string, a []int64) []int64 {
 	count = ks.incrBy(keys[0], cost)
 	if count == cost {
 		ks.pexpire(keys[0], ttl(stale, now, keep))
+	}
+	return []int64{1, limit - count, 0, stale - now}
+}
+
+func kongTwin(ks *keyspace, keys []string, a []int64) []int64 {
+	now, limit, ttl, cost, keep := a[argNow], a[argLimit], a[argWindow], a[argCost], a[argKeep]
+	stale := (floorDiv(now, ttl) + 1) * ttl
+	count := ks.incrBy(keys[0], cost)
+	if count == cost {
+		ks.pexpire(keys[0], ceilDiv(ttl, 1000)+keep)
+	}
+	if count > limit {
+		retry := stale - now
+		if cost > limit {
+			retry = never
+		}
+		return []int64{0, limit - count, retry, stale - now}
 	}
 	return []int64{1, limit - count, 0, stale - now}
 }

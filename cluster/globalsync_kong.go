@@ -1,0 +1,161 @@
+package cluster
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"github.com/rlsim/rlsim/algorithms"
+)
+
+// decideGlobalKong takes t's decision under the global-sync placement for Kong's periods
+// (see globalSync): decideGlobal's steps, with one count per period.
+func (f *Fleet) decideGlobalKong(t *ticket) {
+	g := f.place.(*globalSync)
+	name := f.names[t.key]
+	idx, ends := make([]int64, len(g.kong)), make([]int64, len(g.kong))
+	for i, k := range g.kong {
+		idx[i], ends[i] = k.Window(t.nodeNow)
+	}
+	if g.sync == 0 {
+		f.decideKongNow(t, name, idx, ends)
+		return
+	}
+	g.seen(t.node, t.now)
+	vk := viewKey{t.node, t.key}
+	v := g.views[vk]
+	if v == nil {
+		v = &view{readTick: -1, first: t.now}
+		g.views[vk] = v
+	}
+	cut := f.cutOff(t.node, t.now)
+	t.inOutage = cut
+	// The read of the last tick whose reply has arrived, as decideGlobal's.
+	if n := g.tick(t.node, t.now-g.rtt); !cut && g.tickAt(t.node, n) >= v.first && (n != v.readTick || !slices.Equal(idx, v.kongIdx)) {
+		at := g.tickAt(t.node, n) + g.rtt/2
+		if err := g.rw.SetNow(t.now); err != nil {
+			f.fail(err)
+			return
+		}
+		counts, err := g.asOf(g.kongCounters(name, idx), at)
+		if err != nil {
+			f.fail(err)
+			return
+		}
+		v.readTick, v.readAt, v.kongIdx, v.kongBase = n, at, idx, counts
+		v.sent = slices.DeleteFunc(v.sent, func(h hit) bool { return h.at <= at })
+	}
+	usage := make([]int64, len(g.kong))
+	for i := range usage {
+		if v.readTick >= 0 && v.kongIdx[i] == idx[i] {
+			usage[i] = v.kongBase[i]
+		}
+		for _, h := range v.sent {
+			if h.period == i && h.idx == idx[i] && (v.readTick < 0 || h.at > v.readAt) {
+				usage[i] += h.cost
+			}
+		}
+		for _, h := range v.pending {
+			if h.period == i && h.idx == idx[i] {
+				usage[i] += h.cost
+			}
+		}
+	}
+	t.d = g.decideKong(t.nodeNow, usage, ends, t.cost, false)
+	if !v.sendNext {
+		v.sendNext = true
+		g.push(event{at: g.tickAt(t.node, g.tick(t.node, t.now)+1), kind: sendEvent, vk: vk})
+	}
+	if !t.d.Allowed {
+		return // the plugin undoes a refused request's delta: it counts nowhere
+	}
+	for i := range g.kong {
+		j := slices.IndexFunc(v.pending, func(h hit) bool { return h.period == i && h.idx == idx[i] })
+		if j < 0 {
+			v.pending = append(v.pending, hit{idx: idx[i], cost: t.cost, period: i})
+			continue
+		}
+		v.pending[j].cost += t.cost
+	}
+}
+
+// kongCounters names the store's counters of the windows idx (per period) for name.
+func (g *globalSync) kongCounters(name string, idx []int64) []string {
+	names := make([]string, len(idx))
+	for i := range idx {
+		names[i], _ = g.counterOf(name, hit{idx: idx[i], period: i})
+	}
+	return names
+}
+
+// decideKongNow is Kong's sync_rate −1: every period's counter read and the request
+// counted on each at once, admitted or refused, one round trip per period.
+func (f *Fleet) decideKongNow(t *ticket, name string, idx, ends []int64) {
+	g := f.place.(*globalSync)
+	if f.cutOff(t.node, t.now) {
+		t.inOutage = true
+		t.wait = f.cfg.StoreTimeout
+		_, o := f.outageFor(t.node, time.Duration(t.now-f.cfg.Epoch), f.ownLink())
+		t.d = f.failover(o, t.nd, t.key, t.nodeNow, t.cost, false)
+		return
+	}
+	if err := g.rw.SetNow(t.now); err != nil {
+		f.fail(err)
+		return
+	}
+	names := g.kongCounters(name, idx)
+	usage, err := g.rw.Get(names...)
+	if err != nil {
+		f.fail(err)
+		return
+	}
+	t.d = g.decideKong(t.nodeNow, usage, ends, t.cost, true)
+	for i, c := range names {
+		if _, err := g.rw.IncrExpire(c, t.cost, g.kong[i].ttl); err != nil {
+			f.fail(err)
+			return
+		}
+	}
+	t.trips = len(names)
+}
+
+// decideKong is the plugin's rule on each period's usage before the request, with the
+// windows' ends (Unix s): admitted only if every period has room for cost. refusedCounts
+// says a refused request is counted too (sync_rate −1). RetryAfter and Reset are as
+// algorithms.Kong's, to the µs: until every period that would refuse the same cost has a
+// new window, and until every period holding anything has.
+func (g *globalSync) decideKong(nodeNow int64, usage, ends []int64, cost int64, refusedCounts bool) algorithms.Decision {
+	d := algorithms.Decision{Allowed: true, Remaining: math.MaxInt64}
+	least := int64(math.MaxInt64)
+	for i, k := range g.kong {
+		least = min(least, k.Limit)
+		if usage[i]+cost > k.Limit {
+			d.Allowed = false
+		}
+	}
+	var retry, reset int64 // the latest window end, µs
+	for i, k := range g.kong {
+		after := usage[i]
+		if d.Allowed || refusedCounts {
+			after += cost
+		}
+		d.Remaining = min(d.Remaining, max(k.Limit-after, 0))
+		end := ends[i] * int64(time.Second/time.Microsecond)
+		if after > 0 {
+			reset = max(reset, end)
+			if after+cost > k.Limit {
+				retry = max(retry, end)
+			}
+		}
+	}
+	us := floorDiv(nodeNow, 1000)
+	d.Reset = time.Duration(max(reset-us, 0)) * time.Microsecond
+	switch {
+	case d.Allowed:
+	case cost > least:
+		d.RetryAfter = algorithms.Never
+	default:
+		d.RetryAfter = time.Duration(max(retry-us, 0)) * time.Microsecond
+	}
+	return d
+}
