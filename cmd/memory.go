@@ -17,6 +17,7 @@ import (
 	"github.com/rlsim/rlsim/render"
 	"github.com/rlsim/rlsim/render/chart"
 	"github.com/rlsim/rlsim/store"
+	"github.com/rlsim/rlsim/store/sizing"
 )
 
 type memoryOptions struct {
@@ -169,14 +170,14 @@ const memoryFolder = "memory"
 func memoryOutput(rep *store.MemoryReport, algorithms []string) output {
 	return output{
 		JSON: rep,
-		CSV:  tableCSV(rep.Tables()[0]), // one table per CSV stream: the per-algorithm one
+		CSV:  tableCSV(sizing.Tables(rep)[0]), // one table per CSV stream: the per-algorithm one
 		Human: func(w io.Writer, markdown bool) error {
-			if err := humanTables(rep.HumanTables()...)(w, markdown); err != nil {
+			if err := humanTables(sizing.HumanTables(rep)...)(w, markdown); err != nil {
 				return err
 			}
 			if !markdown && len(rep.Results) > 1 {
 				// The answer was above the encoding table: again, where the terminal stops.
-				_, err := io.WriteString(w, "\n"+rep.Recap())
+				_, err := io.WriteString(w, "\n"+sizing.Recap(rep))
 				return err
 			}
 			return nil

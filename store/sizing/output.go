@@ -1,4 +1,7 @@
-package store
+// Package sizing is the output model of `rlsim memory`: the tables and the recap of what
+// the store's keys of each algorithm take, in process and in Redis. It lives apart from
+// store so that the store, which decides, links nothing of the report that measures.
+package sizing
 
 import (
 	"fmt"
@@ -9,14 +12,15 @@ import (
 
 	"github.com/rlsim/rlsim/algorithms"
 	"github.com/rlsim/rlsim/report"
+	"github.com/rlsim/rlsim/store"
 )
 
 // Tables are the tables of `rlsim memory`, every column of each: the bytes per key of
 // every algorithm, in process and in Redis (the one --format csv writes), then the
 // sliding log's sorted set by limit. HumanTables is the form people read.
-func (rep *MemoryReport) Tables() []report.Table {
+func Tables(rep *store.MemoryReport) []report.Table {
 	main := report.Table{
-		Title: fmt.Sprintf("memory per key — %d keys, limit %d per %s, Redis: %s", rep.Keys, rep.Limit, rep.Window, rep.redisLabel()),
+		Title: fmt.Sprintf("memory per key — %d keys, limit %d per %s, Redis: %s", rep.Keys, rep.Limit, rep.Window, redisLabel(rep)),
 		Header: []string{"algorithm", "state\nB per key", "Redis\nB per key", "growth\nB per key", "Redis\nfigures", "encoding",
 			"state\ntotal", "Redis\ntotal", "vs two\ncounters"},
 		Names: []string{"algorithm", "state_bytes_per_key", "redis_bytes_per_key", "redis_used_memory_per_key", "redis_source", "redis_encoding",
@@ -26,7 +30,7 @@ func (rep *MemoryReport) Tables() []report.Table {
 	}
 	main.Notes = append(main.Notes, "state: the algorithm's in-process state; Redis: MEMORY USAGE of its keys; growth: used_memory's growth; "+
 		"totals for every key; vs two counters: Redis bytes over the two-counter window's")
-	var two, log MemoryRow
+	var two, log store.MemoryRow
 	var disturbed []string
 	for _, r := range rep.Results {
 		vs := "-"
@@ -68,7 +72,7 @@ func (rep *MemoryReport) Tables() []report.Table {
 			rep.SlidingLogVsTwoCounters, log.RedisBytesPerKey, two.RedisBytesPerKey, math.Log10(rep.SlidingLogVsTwoCounters), used, source))
 	}
 	enc := report.Table{
-		Title:  fmt.Sprintf("sliding-log sorted set by limit (zset-max-listpack-entries = %d) — Redis: %s", ZsetListpackEntries, rep.Redis),
+		Title:  fmt.Sprintf("sliding-log sorted set by limit (zset-max-listpack-entries = %d) — Redis: %s", store.ZsetListpackEntries, rep.Redis),
 		Header: []string{"limit", "encoding", "Redis\nB per key", "B per\nentry"},
 		Names:  []string{"limit", "encoding", "redis_bytes_per_key", "bytes_per_entry"},
 		Width:  report.DefaultWidth,
@@ -84,8 +88,8 @@ func (rep *MemoryReport) Tables() []report.Table {
 // HumanTables are Tables as people read them: the per-algorithm table leaves out the
 // Redis figures' source when every row shares it (the title says it), so that it keeps
 // to 100 columns with every figure of a row on one line. CSV keeps it.
-func (rep *MemoryReport) HumanTables() []report.Table {
-	tables := rep.Tables()
+func HumanTables(rep *store.MemoryReport) []report.Table {
+	tables := Tables(rep)
 	tables[0] = uniformSourceDropped(tables[0])
 	return tables
 }
@@ -118,8 +122,8 @@ func uniformSourceDropped(t report.Table) report.Table {
 
 // Recap is memory's answer in a line or two, wrapped to the default width: the least and
 // the most bytes per key, in process and in Redis, by algorithm. It needs a result.
-func (rep *MemoryReport) Recap() string {
-	span := func(v func(MemoryRow) float64) string {
+func Recap(rep *store.MemoryReport) string {
+	span := func(v func(store.MemoryRow) float64) string {
 		lo, hi := rep.Results[0], rep.Results[0]
 		for _, r := range rep.Results[1:] {
 			if v(r) < v(lo) {
@@ -132,14 +136,14 @@ func (rep *MemoryReport) Recap() string {
 		return fmt.Sprintf("from %.0f B (%s) to %.0f B (%s)", v(lo), lo.Algorithm, v(hi), hi.Algorithm)
 	}
 	line := fmt.Sprintf("Recap, per key at its limit: in process %s; in Redis %s.",
-		span(func(r MemoryRow) float64 { return r.StateBytesPerKey }),
-		span(func(r MemoryRow) float64 { return r.RedisBytesPerKey }))
+		span(func(r store.MemoryRow) float64 { return r.StateBytesPerKey }),
+		span(func(r store.MemoryRow) float64 { return r.RedisBytesPerKey }))
 	return strings.Join(report.Wrap(line, report.DefaultWidth, "  "), "\n") + "\n"
 }
 
 // redisLabel is where the Redis figures came from, with how many clients were loaded
 // when not every key was.
-func (rep *MemoryReport) redisLabel() string {
+func redisLabel(rep *store.MemoryReport) string {
 	if rep.Loaded > 0 && rep.Loaded < rep.Keys {
 		return fmt.Sprintf("%s (%d clients loaded per algorithm)", rep.Redis, rep.Loaded)
 	}
