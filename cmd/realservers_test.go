@@ -591,10 +591,11 @@ func TestModelsReproduceRealServers(t *testing.T) {
 		t.Skip("no real server (.ci/run starts nginx and HAProxy and sets RLSIM_NGINX_URL, RLSIM_NGINX_LOG, RLSIM_HAPROXY_URL and RLSIM_HAPROXY_LOG)")
 	}
 	t.Parallel()
-	if phase, ok := clockPhase(); ok {
+	if phase, ok := clockPhase(os.Getenv("RLSIM_NGINX_PID")); ok {
 		// A monotonic clock whose milliseconds begin far from the wall clock's puts more
 		// requests on a boundary (see replayLog): the figure explains their count.
-		t.Logf("monotonic − wall clock on this machine: %v modulo 1 ms", phase)
+		// .ci/run starts nginx with the two 1 µs apart (.ci/aligned-clock).
+		t.Logf("nginx's monotonic − wall clock: %v modulo 1 ms", phase)
 	}
 	// Every sending at once, so that the whole test takes as long as the longest.
 	var wg sync.WaitGroup
