@@ -33,7 +33,7 @@ func init() {
 	Register(Kind{
 		Name: KongName, Rank: 240,
 		Summary: "Kong rate-limiting: several fixed windows at once (second … year, calendar-aligned in UTC), every one of which must admit",
-		Params:  params, Configure: configureKong,
+		Params:  params, Configure: configureKong, Counters: "policy=redis",
 	})
 }
 
@@ -157,8 +157,8 @@ func (m kongModel) Bound(p Policy, span time.Duration) (Bound, bool) {
 // A request of cost c adds c to each counter and must fit every limit whole (Kong counts
 // one per request), so cost 1 is the product exactly. policy=redis with sync_rate > 0
 // decides on one node as policy=local does between syncs. In a fleet, policy=redis is
-// shared (KongShared): on the shared placement the nodes count in one store, one atomic
-// INCRBY+EXPIRE per period as the plugin's usage() sends it (store.Kong), and on the
+// shared (SharedCounters): on the shared placement the nodes count in one store, one atomic
+// INCRBY+EXPIRE per period as the plugin's usage() sends it (store.Counters), and on the
 // global-sync placement to the store each node keeps every period's count and syncs its
 // delta every sync_rate (cluster/globalsync.go).
 //
@@ -673,42 +673,17 @@ func (k *Kong) StateBytes() int64 {
 	return int64(len(k.state)) * int64(unsafe.Sizeof(int64(0)))
 }
 
-// KongPeriod is one configured period of a Kong spec, as a shared store counts it: the
-// counter of the period's current window, which every request adds its cost to.
-type KongPeriod struct {
-	// Name is the plugin's name of the period ("second" … "year"): it names the counter.
-	Name string
-	// Limit is the period's limit, in requests.
-	Limit int64
-	// TTL is the counter's time to live from its creation (expiration.lua): the
-	// period's length, or 30 days for a month and 365 for a year.
-	TTL time.Duration
-
-	windows kongWindows
-}
-
-// Window returns the UTC calendar window of the period that holds now (Unix
-// nanoseconds): its start and end, in Unix seconds.
-func (p KongPeriod) Window(now int64) (start, end int64) {
-	p.windows.find(nsToMs(now))
-	return p.windows.start / 1000, p.windows.end / 1000
-}
-
-// KongShared returns the periods of spec, shortest first, when it names Kong's
-// rate-limiting with policy=redis, the form whose counters a fleet's nodes share in one
-// store; ok is false for any other spec.
-func KongShared(spec string) (periods []KongPeriod, ok bool) {
-	s, err := Parse(spec)
-	if err != nil {
+// Counters returns the counters of the plugin's shared form when the spec has
+// policy=redis: one per configured period, shortest first, each the window its UTC
+// calendar period holds and the counter's TTL (expiration.lua).
+func (m kongModel) Counters() ([]Counter, bool) {
+	if !m.redis {
 		return nil, false
 	}
-	m, isKong := s.Model.(kongModel)
-	if !isKong || !m.redis {
-		return nil, false
-	}
+	var periods []Counter
 	for _, l := range m.limits {
 		per := kongPeriods[l.period]
-		periods = append(periods, KongPeriod{Name: per.name, Limit: l.limit, TTL: time.Duration(per.ttl) * time.Second,
+		periods = append(periods, Counter{Name: per.name, Limit: l.limit, TTL: time.Duration(per.ttl) * time.Second,
 			windows: kongWindows{seconds: per.seconds, months: map[int]int{4: 1, 5: 12}[l.period]}})
 	}
 	return periods, true

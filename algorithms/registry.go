@@ -53,6 +53,10 @@ type Kind struct {
 	// atomically on a shared store, and Tag the tag its keys carry; empty when the
 	// kind has no shared form. The store sizes a kind's keys in Redis by its Form.
 	Script, Tag string
+	// Counters, when set, says which of the kind's specs have a shared form of window
+	// counters in the store, every one of which must admit ("policy=redis"): their models
+	// implement CountedModel, and SharedCounters gives their counters.
+	Counters string
 }
 
 // Param is one parameter of a product's spec.

@@ -17,12 +17,12 @@ type designs struct {
 	// a write (no failover, no slot move, no eviction). Per key, what the fleet admitted
 	// beyond what the shadow admitted of the same requests are the fault's free passes.
 	shadow *store.Limiter
-	// kongShadow is the shadow of Kong's counters (store.Kong), which the shared
+	// counterShadow is the shadow of Kong's counters (store.Counters), which the shared
 	// placement decides by in place of one script.
-	kongShadow *store.Kong
-	admitted   []shadowCount
-	oom        int64 // requests whose write the store refused for want of memory
-	decided    int64 // decisions, for the figures per decision
+	counterShadow *store.Counters
+	admitted      []shadowCount
+	oom           int64 // requests whose write the store refused for want of memory
+	decided       int64 // decisions, for the figures per decision
 }
 
 // DesignFigures are what the designs measured in a run.
@@ -110,8 +110,8 @@ func (f *Fleet) newShadow() error {
 		return nil
 	}
 	var err error
-	if f.script == nil && store.SharesKong(f.algorithm) {
-		f.kongShadow, err = store.NewKong(store.NewModel(), f.algorithm, c.Prefix)
+	if f.script == nil && store.SharesCounters(f.algorithm) {
+		f.counterShadow, err = store.NewCounters(store.NewModel(), f.algorithm, c.Prefix)
 		return err
 	}
 	f.shadow, err = store.NewLimiter(store.NewModel(), f.algorithm, f.policy, c.Prefix)
@@ -130,8 +130,8 @@ func (f *Fleet) designsEnd(t *ticket) {
 	switch {
 	case f.shadow != nil && t.ask:
 		r, err = f.shadow.Allow(f.names[t.key], t.at(), t.cost)
-	case f.kongShadow != nil && t.counted:
-		r, _, err = f.kongShadow.Allow(f.names[t.key], t.at(), t.cost)
+	case f.counterShadow != nil && t.counted:
+		r, _, err = f.counterShadow.Allow(f.names[t.key], t.at(), t.cost)
 	default:
 		return
 	}

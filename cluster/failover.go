@@ -132,7 +132,7 @@ func (s *replicatedStore) Eval(sc *store.Script, keys []string, args ...int64) (
 // request) always, the expiry when its key exists.
 func wrote(sc *store.Script, v []int64) bool {
 	switch {
-	case sc == store.IncrScript, sc == store.KongScript:
+	case sc == store.IncrScript, sc == store.CounterScript:
 		return true
 	case len(v) == 0:
 		return false

@@ -24,7 +24,7 @@ func init() {
 		Runs: func(c *Config, algs []string) []string {
 			if c.SyncTo == syncToStore {
 				return slices.DeleteFunc(slices.Clone(algs), func(a string) bool {
-					return !slices.Contains(GlobalAlgorithms(), a) && !store.SharesKong(a)
+					return !slices.Contains(GlobalAlgorithms(), a) && !store.SharesCounters(a)
 				})
 			}
 			return keep(algs, GubernatorAlgorithms)
@@ -76,7 +76,7 @@ func (g *globalSync) alone() string {
 // GlobalAlgorithms lists the algorithms the global-sync placement runs with the store
 // target: those with a store script whose state is window counts (one, or the current and
 // previous), to which a node can add the hits it admitted and which it can read back as
-// totals, and Kong's specs with policy=redis (store.SharesKong; see globalSync). With the
+// totals, and Kong's specs with policy=redis (store.SharesCounters; see globalSync). With the
 // owner target it runs Gubernator's (GubernatorAlgorithms).
 func GlobalAlgorithms() []string {
 	return algorithms.Select(func(k *algorithms.Kind) bool {
@@ -150,7 +150,7 @@ const KongMinSync = 20 * time.Millisecond
 // policies/init.lua, 3.9.1). The over-admission above holds for each period on its own,
 // with L its limit. Sync 0 is Kong's sync_rate −1, in which the plugin's usage() INCRs
 // every period's counter: each request, admitted or refused, counts on every period at
-// once, one round trip per period, as on the shared placement (store.Kong).
+// once, one round trip per period, as on the shared placement (store.Counters).
 type globalSync struct {
 	rw      store.ReadWriter // the store's counters
 	sync    int64            // ns
@@ -161,7 +161,8 @@ type globalSync struct {
 	ttl     int64 // ms: the counters' TTL, for garbage collection only
 	prefix  string
 	sliding bool
-	kong    []kongCounter // Kong's periods, shortest first; nil for the window algorithms
+	windows []syncCounter // the window counters (Kong's periods), shortest first; nil for the window algorithms
+	tag     string        // the model's name, which its counters' names carry
 	views   map[viewKey]*view
 	applied map[string][]applied // per counter, the increments of the last interval
 	events  sim.Queue[event]
@@ -179,16 +180,16 @@ type viewKey struct {
 
 // view is one node's view of one key's global counts.
 type view struct {
-	readTick int64    // the tick of the read base holds (-1: none yet)
-	readAt   int64    // ns: the moment the target read base
-	baseIdx  int64    // the window index of base[1]; base[0] is the window before
-	base     [2]int64 // the totals read
-	kongIdx  []int64  // Kong: per period, the window (its start, Unix s) kongBase holds
-	kongBase []int64  // Kong: per period, the total read
-	sent     []hit    // hits sent, with the moment the target applies them
-	pending  []hit    // admitted, not yet sent
-	sendNext bool     // a send is scheduled
-	first    int64    // ns: the node's first request for the key
+	readTick    int64    // the tick of the read base holds (-1: none yet)
+	readAt      int64    // ns: the moment the target read base
+	baseIdx     int64    // the window index of base[1]; base[0] is the window before
+	base        [2]int64 // the totals read
+	counterIdx  []int64  // window counters: per counter, the window (its start, Unix s) counterBase holds
+	counterBase []int64  // window counters: per counter, the total read
+	sent        []hit    // hits sent, with the moment the target applies them
+	pending     []hit    // admitted, not yet sent
+	sendNext    bool     // a send is scheduled
+	first       int64    // ns: the node's first request for the key
 }
 
 // hit is cost admitted in window idx (for Kong, of period, in kong's order), applied by
@@ -198,9 +199,9 @@ type hit struct {
 	period        int
 }
 
-// kongCounter is one of Kong's periods as the global-sync nodes count it.
-type kongCounter struct {
-	algorithms.KongPeriod
+// syncCounter is one of Kong's periods as the global-sync nodes count it.
+type syncCounter struct {
+	algorithms.Counter
 	ttl int64 // ms: its counters' TTL, the plugin's and the clocks' margin
 }
 
@@ -223,8 +224,8 @@ type event struct {
 }
 
 func newGlobalSync(c Config, algorithm string, p algorithms.Policy, st store.Store) (*globalSync, error) {
-	periods, kong := algorithms.KongShared(algorithm)
-	if !kong && !slices.Contains(GlobalAlgorithms(), algorithm) {
+	periods, counted := algorithms.SharedCounters(algorithm)
+	if !counted && !slices.Contains(GlobalAlgorithms(), algorithm) {
 		return nil, fmt.Errorf("placement global-sync: no counter form of %q (want one of %s)", algorithm, strings.Join(GlobalAlgorithms(), ", "))
 	}
 	if err := store.CheckPolicy(p); err != nil {
@@ -237,7 +238,8 @@ func newGlobalSync(c Config, algorithm string, p algorithms.Policy, st store.Sto
 	margin := 2*c.Skew + c.Latency + c.PeerLatency
 	g.ttl = ceilDiv(int64(2*p.Window+margin), int64(time.Millisecond))
 	for _, per := range periods {
-		g.kong = append(g.kong, kongCounter{per, ceilDiv(int64(per.TTL+margin), int64(time.Millisecond))})
+		g.windows = append(g.windows, syncCounter{per, ceilDiv(int64(per.TTL+margin), int64(time.Millisecond))})
+		g.tag = algorithms.Lookup(algorithm).Name
 	}
 	rw, ok := st.(store.ReadWriter)
 	if !ok {
@@ -255,11 +257,11 @@ func (g *globalSync) counter(name string, idx int64) string {
 // counterOf names the store's counter h is counted in for the client name, and its TTL
 // (ms).
 func (g *globalSync) counterOf(name string, h hit) (string, int64) {
-	if g.kong == nil {
+	if g.windows == nil {
 		return g.counter(name, h.idx), g.ttl
 	}
-	k := g.kong[h.period]
-	return g.prefix + name + ":kong:" + k.Name + ":" + strconv.FormatInt(h.idx, 10), k.ttl
+	k := g.windows[h.period]
+	return g.prefix + name + ":" + g.tag + ":" + k.Name + ":" + strconv.FormatInt(h.idx, 10), k.ttl
 }
 
 // tick is the number of node's last tick at or before at (ns); tickAt its moment.
@@ -357,8 +359,8 @@ func (f *Fleet) decideGlobal(t *ticket) {
 		f.fail(err)
 		return
 	}
-	if g.kong != nil {
-		f.decideGlobalKong(t)
+	if g.windows != nil {
+		f.decideGlobalCounters(t)
 		return
 	}
 	name := f.names[t.key]

@@ -10,7 +10,7 @@ import (
 
 // The shared placement: every decision is one atomic script on the shared store, the
 // algorithm's own (store/lua), so the fleet decides as one limiter would. A Kong spec
-// with policy=redis decides as the plugin does on its Redis (store.Kong): one atomic call
+// with policy=redis decides as the plugin does on its Redis (store.Counters): one atomic call
 // per configured period, each a round trip, every period counting every request.
 func init() {
 	registerPlacement(PlacementKind{
@@ -25,10 +25,10 @@ func init() {
 }
 
 // shared decides by the algorithm's script, behind the node-local guard when guarded
-// (two-tier.go), or by Kong's counters when kong is set.
+// (two-tier.go), or by window counters (Kong's) when counters is set.
 type shared struct {
-	guarded bool
-	kong    *store.Kong
+	guarded  bool
+	counters *store.Counters
 }
 
 var (
@@ -37,9 +37,9 @@ var (
 )
 
 func newShared(f *Fleet, st store.Store, guarded bool) (placement, error) {
-	if !guarded && store.SharesKong(f.algorithm) {
-		k, err := store.NewKong(st, f.algorithm, f.cfg.Prefix)
-		return shared{kong: k}, err
+	if !guarded && store.SharesCounters(f.algorithm) {
+		k, err := store.NewCounters(st, f.algorithm, f.cfg.Prefix)
+		return shared{counters: k}, err
 	}
 	var err error
 	f.script, err = store.NewLimiter(st, f.algorithm, f.policy, f.cfg.Prefix)
@@ -47,9 +47,9 @@ func newShared(f *Fleet, st store.Store, guarded bool) (placement, error) {
 }
 
 func (p shared) setClock(clock store.Clock, keep time.Duration) {
-	if p.kong != nil {
-		p.kong.SetClock(clock)
-		p.kong.SetKeep(keep)
+	if p.counters != nil {
+		p.counters.SetClock(clock)
+		p.counters.SetKeep(keep)
 	}
 }
 
@@ -64,8 +64,8 @@ func (p shared) decide(f *Fleet, t *ticket, outage *Outage) {
 		t.d = f.failover(o, t.nd, t.key, t.nodeNow, t.cost, p.guarded)
 		return
 	}
-	if p.kong != nil {
-		r, trips, err := p.kong.Allow(f.names[t.key], t.at(), t.cost)
+	if p.counters != nil {
+		r, trips, err := p.counters.Allow(f.names[t.key], t.at(), t.cost)
 		t.trips, t.counted = trips, err == nil
 		t.d = f.storeReply(t, r, err)
 		return
@@ -89,6 +89,6 @@ func scriptAlgorithms(c *Config, algs []string) []string {
 func sharedAlgorithms(c *Config, algs []string) []string {
 	scripted := scriptAlgorithms(c, algs)
 	return slices.DeleteFunc(slices.Clone(algs), func(a string) bool {
-		return !slices.Contains(scripted, a) && (c.Eviction != nil || !store.SharesKong(a))
+		return !slices.Contains(scripted, a) && (c.Eviction != nil || !store.SharesCounters(a))
 	})
 }

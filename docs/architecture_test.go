@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rlsim/rlsim/algorithms"
 )
 
 // architecture.md's import list is what `go list` reports, its table names every package
@@ -133,6 +135,72 @@ func TestPlacementAndFaultNamesLiveInTheirFiles(t *testing.T) {
 	for _, a := range namesOutsideTheirFiles {
 		if !slices.Contains(found, a) {
 			t.Errorf("namesOutsideTheirFiles lists %q, which no longer names it: take it off the list", a)
+		}
+	}
+}
+
+// algorithmNamesOutside are the places of worstcase, store, cluster and report that name
+// an algorithm outside its own file: three placements are a mechanism that has its own
+// algorithms (Gubernator's token and leaky buckets, tokens leased from a bucket, the
+// fixed window's INCR-then-EXPIRE), the store's slot report counts the notes' two-key
+// script by its name, and the GCRA's script is named as its algorithm is.
+var algorithmNamesOutside = []string{
+	"cluster/gubernator.go algorithms.LeakyBucketName",
+	"cluster/gubernator.go algorithms.TokenBucketName",
+	"cluster/leased.go algorithms.TokenBucketName",
+	"cluster/nonatomic.go algorithms.FixedWindowName",
+	"store/scripts.go gcra",
+	"store/slots.go notes-sliding-window",
+}
+
+// An algorithm, and each product's model, is one file that registers itself: the
+// packages that place, size, bound and measure its decisions never name it, by a string
+// (a spec too, "kong:…") or by its name's constant (algorithms.KongName), but ask the
+// registry (its Form, Script, Counters) instead. The list above only shrinks.
+func TestAlgorithmNamesLiveInTheirFiles(t *testing.T) {
+	var kinds []string
+	for _, k := range algorithms.Kinds() {
+		kinds = append(kinds, k.Name)
+	}
+	names := func(lit string) []string {
+		var out []string
+		for _, k := range kinds {
+			if lit == k || strings.HasPrefix(lit, k+":") {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	var found []string
+	for _, dir := range []string{"worstcase", "store", "cluster", "report"} {
+		for path, lits := range stringLiterals(t, "../"+dir) {
+			for _, lit := range lits {
+				for _, k := range names(lit) {
+					found = append(found, path+" "+k)
+				}
+			}
+		}
+		for path, file := range parseDir(t, "../"+dir) {
+			ast.Inspect(file, func(n ast.Node) bool {
+				if sel, ok := n.(*ast.SelectorExpr); ok {
+					if pkg, ok := sel.X.(*ast.Ident); ok && pkg.Name == "algorithms" && strings.HasSuffix(sel.Sel.Name, "Name") && sel.Sel.Name != "Name" {
+						found = append(found, path+" algorithms."+sel.Sel.Name)
+					}
+				}
+				return true
+			})
+		}
+	}
+	slices.Sort(found)
+	found = slices.Compact(found)
+	for _, f := range found {
+		if !slices.Contains(algorithmNamesOutside, f) {
+			t.Errorf("%s: an algorithm named outside its own file; ask the registry (algorithms.Kind) instead", f)
+		}
+	}
+	for _, a := range algorithmNamesOutside {
+		if !slices.Contains(found, a) {
+			t.Errorf("algorithmNamesOutside lists %q, which no longer names it: take it off the list", a)
 		}
 	}
 }

@@ -165,7 +165,7 @@ type faceRun struct {
 	keep   time.Duration
 	lims   map[string]*Limiter
 	nx     map[string]*NonAtomic
-	kong   *Kong
+	kong   *Counters
 }
 
 func newFaceRun(st Store, p algorithms.Policy, prefix string, clock Clock, keep time.Duration) *faceRun {
@@ -217,7 +217,7 @@ func (f *faceRun) decide(t *testing.T, i int, s step) string {
 	if s.algorithm == traceKong {
 		if f.kong == nil {
 			var err error
-			if f.kong, err = NewKong(f.st, kongSpec(f.p), f.prefix); err != nil {
+			if f.kong, err = NewCounters(f.st, kongSpec(f.p), f.prefix); err != nil {
 				t.Fatal(err)
 			}
 			f.kong.SetClock(f.clock)
@@ -564,7 +564,7 @@ func TestScriptsListed(t *testing.T) {
 			t.Errorf("%s: no rule for time stated at its top", s.Name)
 		}
 	}
-	want := []string{"fixed_window", "gcra", "kong", "lease", "nonatomic_expire", "nonatomic_incr", "sliding_log", "sliding_window", "token_bucket"}
+	want := []string{"counter", "fixed_window", "gcra", "lease", "nonatomic_expire", "nonatomic_incr", "sliding_log", "sliding_window", "token_bucket"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("scripts %v, want %v", names, want)
 	}

@@ -23,9 +23,10 @@ func MemoryAlgorithms() []string {
 }
 
 // Sized reports whether rlsim memory sizes specs of kind k: the algorithms of
-// MemoryAlgorithms, and Kong, whose policy=redis counters it sizes (ModelBytes).
+// MemoryAlgorithms, and the kinds whose shared form is window counters (Kind.Counters:
+// Kong's policy=redis), whose counters it sizes (ModelBytes).
 func Sized(k *algorithms.Kind) bool {
-	return k.Name == algorithms.KongName || slices.Contains(MemoryAlgorithms(), k.Name)
+	return k.Counters != "" || slices.Contains(MemoryAlgorithms(), k.Name)
 }
 
 // meterOf names the algorithm whose script writes k's keys when rlsim memory measures
@@ -95,11 +96,11 @@ const ZsetListpackEntries = 128
 // The model goes by the form of an algorithm's state (algorithms.Kind.Form), not its name:
 // an algorithm whose keys are one of these forms is sized with no change here.
 //
-// Kong's shared counters (a kong:… spec with policy=redis) are one such string per period,
+// Window counters (Counters: a kong:… spec with policy=redis) are one such string per counter,
 // each StringCounterBytes of its name under the calibration's prefix (memoryPrefix).
 func ModelBytes(algorithm string, limit int64) (bytes int64, encoding string, err error) {
-	if kong, err := NewKong(NewModel(), algorithm, memoryPrefix); err == nil {
-		return kong.ClientBytes(ClientName(1), memoryNow), "int", nil
+	if c, err := NewCounters(NewModel(), algorithm, memoryPrefix); err == nil {
+		return c.ClientBytes(ClientName(1), memoryNow), "int", nil
 	}
 	k := algorithms.Lookup(algorithm)
 	if k == nil || meterOf(k) == "" {
@@ -143,7 +144,7 @@ func CounterBytes(nameLen int) int64 {
 
 // StringCounterBytes is the MEMORY USAGE, on Redis 7, of a string counter with a TTL (an
 // INCRBY's integer, int-encoded) under a name of nameLen bytes: the fixed window's key, and
-// each of Kong's counters (Kong.ClientBytes). It is CounterBytes less the hash's 16 bytes:
+// each window counter (Counters.ClientBytes). It is CounterBytes less the hash's 16 bytes:
 // 40 B (the object header and the table entry) plus the name's string rounded up to
 // jemalloc's size class. Calibration: redis-server 7.0.15 (Debian 12, jemalloc 5.3.0,
 // 64-bit): 72 B from 15 to 30 bytes of name, 88 B from 31 to 44, 104 B from 45 to 60
@@ -439,33 +440,33 @@ const memoryPrefix = "rlsim-memory:"
 
 var memoryNow = time.Date(2026, 1, 1, 10, 0, 30, 0, time.UTC).UnixNano()
 
-// meter writes one client's keys for LoadAndMeasure: a script's Limiter, or Kong's
+// meter writes one client's keys for LoadAndMeasure: a script's Limiter, or the window
 // counters.
 type meter interface {
 	Keys(key string, now int64) []string
 	Allow(key string, at At, cost int64) (Reply, error)
 }
 
-// kongMeter is Kong's counters as a meter.
-type kongMeter struct{ *Kong }
+// counterMeter is a spec's window counters as a meter.
+type counterMeter struct{ *Counters }
 
-func (k kongMeter) Allow(key string, at At, cost int64) (Reply, error) {
-	r, _, err := k.Kong.Allow(key, at, cost)
+func (k counterMeter) Allow(key string, at At, cost int64) (Reply, error) {
+	r, _, err := k.Counters.Allow(key, at, cost)
 	return r, err
 }
 
 // meterFor is the meter that writes algorithm's keys under prefix on r.
 func meterFor(r *Redis, algorithm string, p algorithms.Policy, prefix string) (meter, error) {
-	if algorithms.Lookup(algorithm) != nil && algorithms.Lookup(algorithm).Name == algorithms.KongName {
-		k, err := NewKong(r, algorithm, prefix)
+	if k := algorithms.Lookup(algorithm); k != nil && k.Counters != "" {
+		k, err := NewCounters(r, algorithm, prefix)
 		if err != nil {
 			return nil, fmt.Errorf("no memory model of %q's keys: %w", algorithm, err)
 		}
-		return kongMeter{k}, nil
+		return counterMeter{k}, nil
 	}
 	k := algorithms.Lookup(algorithm)
 	if k == nil || meterOf(k) == "" {
-		return nil, fmt.Errorf("no memory model of %q's keys (want one of %s, or a kong:… spec with policy=redis)", algorithm, strings.Join(MemoryAlgorithms(), ", "))
+		return nil, fmt.Errorf("no memory model of %q's keys (want one of %s, or a spec with window counters: %s)", algorithm, strings.Join(MemoryAlgorithms(), ", "), algorithms.CountersHint())
 	}
 	return NewLimiter(r, meterOf(k), p, prefix)
 }
@@ -487,8 +488,8 @@ func ModelUsedMemory(algorithm string, limit int64) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if kong, err := NewKong(NewModel(), algorithm, memoryPrefix); err == nil {
-		return b + 50*int64(kong.Periods()), nil // the fixed window's per counter
+	if c, err := NewCounters(NewModel(), algorithm, memoryPrefix); err == nil {
+		return b + 50*int64(c.Periods()), nil // the fixed window's per counter
 	}
 	switch algorithms.Lookup(algorithm).Form {
 	case algorithms.FormWindowCount:

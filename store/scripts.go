@@ -70,9 +70,9 @@ var (
 	GCRAScript          = newScript("gcra", gcraTwin)
 	SlidingLogScript    = newScript("sliding_log", slidingLogTwin)
 	LeaseScript         = newScript("lease", leaseTwin)
-	// KongScript is one period's counter of Kong's rate-limiting with policy=redis (see
-	// Kong): a decision calls it once per configured period.
-	KongScript = newScript("kong", kongTwin)
+	// CounterScript is one window counter of a shared form of several (see Counters:
+	// Kong's rate-limiting with policy=redis): a decision calls it once per counter.
+	CounterScript = newScript("counter", counterTwin)
 	// IncrScript and ExpireScript are the two commands of the non-atomic pattern (see
 	// NonAtomic), with the expiry kept as a virtual timestamp in the counter's hash.
 	IncrScript   = newCommand("nonatomic_incr", incrTwin)
@@ -101,7 +101,7 @@ func ScriptNamed(name string) *Script {
 
 // Scripts lists every script by name, sorted.
 func Scripts() []*Script {
-	s := []*Script{FixedWindowScript, SlidingWindowScript, TokenBucketScript, GCRAScript, SlidingLogScript, LeaseScript, KongScript, IncrScript, ExpireScript}
+	s := []*Script{FixedWindowScript, SlidingWindowScript, TokenBucketScript, GCRAScript, SlidingLogScript, LeaseScript, CounterScript, IncrScript, ExpireScript}
 	sort.Slice(s, func(i, j int) bool { return s[i].Name < s[j].Name })
 	return s
 }
@@ -149,7 +149,7 @@ func fixedWindowTwin(ks *keyspace, keys []string, a []int64) []int64 {
 	return []int64{1, limit - count, 0, stale - now}
 }
 
-func kongTwin(ks *keyspace, keys []string, a []int64) []int64 {
+func counterTwin(ks *keyspace, keys []string, a []int64) []int64 {
 	now, limit, ttl, cost, keep := a[argNow], a[argLimit], a[argWindow], a[argCost], a[argKeep]
 	stale := (floorDiv(now, ttl) + 1) * ttl
 	count := ks.incrBy(keys[0], cost)

@@ -1,8 +1,9 @@
--- rlsim Kong: one period's counter of Kong's rate-limiting plugin with policy=redis and
--- sync_rate -1, as kong/plugins/rate-limiting/policies/init.lua (3.9.1) runs it: the
--- plugin's usage() INCRs the counter of the period's window, EXPIREs it when that created
--- it, and reads the count before; every request is counted, admitted or not. The plugin
--- sends one such call per configured period and refuses when any period is over.
+-- rlsim counter: one of the window counters of a shared form of several, every one of
+-- which must admit (store/counters.go). Kong's rate-limiting plugin with policy=redis and
+-- sync_rate -1 runs it so, as kong/plugins/rate-limiting/policies/init.lua (3.9.1) does:
+-- the plugin's usage() INCRs the counter of the period's window, EXPIREs it when that
+-- created it, and reads the count before; every request is counted, admitted or not. The
+-- plugin sends one such call per configured period and refuses when any period is over.
 -- KEYS[1]  the counter of the period's window that holds now (its name carries the
 --          window's start, UTC-calendar-aligned, from the caller's clock)
 -- ARGV     1 now (µs; empty: the store's clock, read with TIME)  2 limit  3 the counter's

@@ -22,7 +22,7 @@ func TestKongDecidesAsOneNode(t *testing.T) {
 		"kong:minute=4 day=30 policy=redis", "kong:hour=6 month=20 policy=redis",
 	} {
 		t.Run(spec, func(t *testing.T) {
-			shared, err := NewKong(NewModel(), spec, "rl:")
+			shared, err := NewCounters(NewModel(), spec, "rl:")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,7 +80,7 @@ func TestKongDecidesAsOneNode(t *testing.T) {
 // a spec of any other policy has no shared form.
 func TestKongCountsEveryPeriod(t *testing.T) {
 	st := NewModel()
-	k, err := NewKong(st, "kong:second=2 minute=5 policy=redis", "rl:")
+	k, err := NewCounters(st, "kong:second=2 minute=5 policy=redis", "rl:")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,8 +105,8 @@ func TestKongCountsEveryPeriod(t *testing.T) {
 		t.Errorf("keys %v, want %s", named, want)
 	}
 	for _, spec := range []string{"kong:second=2", "kong:second=2 policy=local", "fixed-window", "kong:nonsense=1"} {
-		if _, err := NewKong(st, spec, "rl:"); err == nil || SharesKong(spec) {
-			t.Errorf("NewKong(%q) took it: want no shared form", spec)
+		if _, err := NewCounters(st, spec, "rl:"); err == nil || SharesCounters(spec) {
+			t.Errorf("NewCounters(%q) took it: want no shared form", spec)
 		}
 	}
 }
@@ -139,7 +139,7 @@ func TestStringCounterBytesOnRealRedis(t *testing.T) {
 		}
 		real.client.Del(ctx, name)
 	}
-	k, err := NewKong(real, "kong:second=5 minute=50 hour=500 day=5000 policy=redis", prefix)
+	k, err := NewCounters(real, "kong:second=5 minute=50 hour=500 day=5000 policy=redis", prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func TestKongRetryAfterIsExact(t *testing.T) {
 			trace = append(trace, req{now, 1 + rng.Int64N(2)})
 		}
 		decide := func(n int, at, cost int64) Reply {
-			k, err := NewKong(NewModel(), spec, "rl:")
+			k, err := NewCounters(NewModel(), spec, "rl:")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -227,7 +227,7 @@ func TestKongLoadAndMeasureOnRealRedis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, _ := NewKong(NewModel(), spec, prefix)
+	k, _ := NewCounters(NewModel(), spec, prefix)
 	if want := float64(k.ClientBytes(ClientName(0), memoryNow)); m.BytesPerKey != want || m.Clients != 50 || m.Encoding != "int" {
 		t.Errorf("measured %+v; want 50 clients of %.0f bytes, int-encoded", m, want)
 	}

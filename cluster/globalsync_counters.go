@@ -8,17 +8,17 @@ import (
 	"github.com/rlsim/rlsim/algorithms"
 )
 
-// decideGlobalKong takes t's decision under the global-sync placement for Kong's periods
+// decideGlobalCounters takes t's decision under the global-sync placement for Kong's periods
 // (see globalSync): decideGlobal's steps, with one count per period.
-func (f *Fleet) decideGlobalKong(t *ticket) {
+func (f *Fleet) decideGlobalCounters(t *ticket) {
 	g := f.place.(*globalSync)
 	name := f.names[t.key]
-	idx, ends := make([]int64, len(g.kong)), make([]int64, len(g.kong))
-	for i, k := range g.kong {
+	idx, ends := make([]int64, len(g.windows)), make([]int64, len(g.windows))
+	for i, k := range g.windows {
 		idx[i], ends[i] = k.Window(t.nodeNow)
 	}
 	if g.sync == 0 {
-		f.decideKongNow(t, name, idx, ends)
+		f.decideCountersNow(t, name, idx, ends)
 		return
 	}
 	g.seen(t.node, t.now)
@@ -31,24 +31,24 @@ func (f *Fleet) decideGlobalKong(t *ticket) {
 	cut := f.cutOff(t.node, t.now)
 	t.inOutage = cut
 	// The read of the last tick whose reply has arrived, as decideGlobal's.
-	if n := g.tick(t.node, t.now-g.rtt); !cut && g.tickAt(t.node, n) >= v.first && (n != v.readTick || !slices.Equal(idx, v.kongIdx)) {
+	if n := g.tick(t.node, t.now-g.rtt); !cut && g.tickAt(t.node, n) >= v.first && (n != v.readTick || !slices.Equal(idx, v.counterIdx)) {
 		at := g.tickAt(t.node, n) + g.rtt/2
 		if err := g.rw.SetNow(t.now); err != nil {
 			f.fail(err)
 			return
 		}
-		counts, err := g.asOf(g.kongCounters(name, idx), at)
+		counts, err := g.asOf(g.counterNames(name, idx), at)
 		if err != nil {
 			f.fail(err)
 			return
 		}
-		v.readTick, v.readAt, v.kongIdx, v.kongBase = n, at, idx, counts
+		v.readTick, v.readAt, v.counterIdx, v.counterBase = n, at, idx, counts
 		v.sent = slices.DeleteFunc(v.sent, func(h hit) bool { return h.at <= at })
 	}
-	usage := make([]int64, len(g.kong))
+	usage := make([]int64, len(g.windows))
 	for i := range usage {
-		if v.readTick >= 0 && v.kongIdx[i] == idx[i] {
-			usage[i] = v.kongBase[i]
+		if v.readTick >= 0 && v.counterIdx[i] == idx[i] {
+			usage[i] = v.counterBase[i]
 		}
 		for _, h := range v.sent {
 			if h.period == i && h.idx == idx[i] && (v.readTick < 0 || h.at > v.readAt) {
@@ -61,7 +61,7 @@ func (f *Fleet) decideGlobalKong(t *ticket) {
 			}
 		}
 	}
-	t.d = g.decideKong(t.nodeNow, usage, ends, t.cost, false)
+	t.d = g.decideCounters(t.nodeNow, usage, ends, t.cost, false)
 	if !v.sendNext {
 		v.sendNext = true
 		g.push(event{at: g.tickAt(t.node, g.tick(t.node, t.now)+1), kind: sendEvent, vk: vk})
@@ -69,7 +69,7 @@ func (f *Fleet) decideGlobalKong(t *ticket) {
 	if !t.d.Allowed {
 		return // the plugin undoes a refused request's delta: it counts nowhere
 	}
-	for i := range g.kong {
+	for i := range g.windows {
 		j := slices.IndexFunc(v.pending, func(h hit) bool { return h.period == i && h.idx == idx[i] })
 		if j < 0 {
 			v.pending = append(v.pending, hit{idx: idx[i], cost: t.cost, period: i})
@@ -79,8 +79,8 @@ func (f *Fleet) decideGlobalKong(t *ticket) {
 	}
 }
 
-// kongCounters names the store's counters of the windows idx (per period) for name.
-func (g *globalSync) kongCounters(name string, idx []int64) []string {
+// counterNames names the store's counters of the windows idx (per period) for name.
+func (g *globalSync) counterNames(name string, idx []int64) []string {
 	names := make([]string, len(idx))
 	for i := range idx {
 		names[i], _ = g.counterOf(name, hit{idx: idx[i], period: i})
@@ -88,9 +88,9 @@ func (g *globalSync) kongCounters(name string, idx []int64) []string {
 	return names
 }
 
-// decideKongNow is Kong's sync_rate −1: every period's counter read and the request
+// decideCountersNow is Kong's sync_rate −1: every period's counter read and the request
 // counted on each at once, admitted or refused, one round trip per period.
-func (f *Fleet) decideKongNow(t *ticket, name string, idx, ends []int64) {
+func (f *Fleet) decideCountersNow(t *ticket, name string, idx, ends []int64) {
 	g := f.place.(*globalSync)
 	if f.cutOff(t.node, t.now) {
 		t.inOutage = true
@@ -103,15 +103,15 @@ func (f *Fleet) decideKongNow(t *ticket, name string, idx, ends []int64) {
 		f.fail(err)
 		return
 	}
-	names := g.kongCounters(name, idx)
+	names := g.counterNames(name, idx)
 	usage, err := g.rw.Get(names...)
 	if err != nil {
 		f.fail(err)
 		return
 	}
-	t.d = g.decideKong(t.nodeNow, usage, ends, t.cost, true)
+	t.d = g.decideCounters(t.nodeNow, usage, ends, t.cost, true)
 	for i, c := range names {
-		if _, err := g.rw.IncrExpire(c, t.cost, g.kong[i].ttl); err != nil {
+		if _, err := g.rw.IncrExpire(c, t.cost, g.windows[i].ttl); err != nil {
 			f.fail(err)
 			return
 		}
@@ -119,22 +119,22 @@ func (f *Fleet) decideKongNow(t *ticket, name string, idx, ends []int64) {
 	t.trips = len(names)
 }
 
-// decideKong is the plugin's rule on each period's usage before the request, with the
+// decideCounters is the plugin's rule on each period's usage before the request, with the
 // windows' ends (Unix s): admitted only if every period has room for cost. refusedCounts
 // says a refused request is counted too (sync_rate −1). RetryAfter and Reset are as
 // algorithms.Kong's, to the µs: until every period that would refuse the same cost has a
 // new window, and until every period holding anything has.
-func (g *globalSync) decideKong(nodeNow int64, usage, ends []int64, cost int64, refusedCounts bool) algorithms.Decision {
+func (g *globalSync) decideCounters(nodeNow int64, usage, ends []int64, cost int64, refusedCounts bool) algorithms.Decision {
 	d := algorithms.Decision{Allowed: true, Remaining: math.MaxInt64}
 	least := int64(math.MaxInt64)
-	for i, k := range g.kong {
+	for i, k := range g.windows {
 		least = min(least, k.Limit)
 		if usage[i]+cost > k.Limit {
 			d.Allowed = false
 		}
 	}
 	var retry, reset int64 // the latest window end, µs
-	for i, k := range g.kong {
+	for i, k := range g.windows {
 		after := usage[i]
 		if d.Allowed || refusedCounts {
 			after += cost
