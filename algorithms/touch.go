@@ -1,5 +1,7 @@
 package algorithms
 
+import "unsafe"
+
 // Toucher is implemented by limiters whose per-key state is a table of every key, so that
 // with many keys each decision begins with a cache miss. Touch reads the state of keys,
 // the keys of the requests about to be decided, in one loop whose reads do not depend on
@@ -23,65 +25,36 @@ var (
 // limiter is decided by one goroutine at a time, so each keeps its own.
 type touched struct{ sum int64 }
 
-// Touch reads the window index of each key (see Toucher).
-func (f *FixedWindow) Touch(keys []uint32) {
+// touchStates reads the first byte of the state of each of keys held in state, the line
+// a decision of that key reads first, and returns what it read.
+func touchStates[T any](state []T, keys []uint32) int64 {
 	var sum int64
-	state := f.state
 	for _, k := range keys {
 		if int(k) < len(state) {
-			sum += state[k].index
+			sum += int64(*(*byte)(unsafe.Pointer(&state[k])))
 		}
 	}
-	f.touched.sum += sum
+	return sum
 }
 
-// Touch reads the window index of each key (see Toucher).
-func (s *SlidingWindow) Touch(keys []uint32) {
-	var sum int64
-	state := s.state
-	for _, k := range keys {
-		if int(k) < len(state) {
-			sum += state[k].index
-		}
-	}
-	s.touched.sum += sum
-}
+// Touch reads the window of each key (see Toucher).
+func (f *FixedWindow) Touch(keys []uint32) { f.touched.sum += touchStates(f.state, keys) }
+
+// Touch reads the windows of each key (see Toucher).
+func (s *SlidingWindow) Touch(keys []uint32) { s.touched.sum += touchStates(s.state, keys) }
 
 // Touch reads the bucket of each key (see Toucher).
-func (b *TokenBucket) Touch(keys []uint32) {
-	var sum int64
-	state := b.state
-	for _, k := range keys {
-		if int(k) < len(state) {
-			sum += state[k].last
-		}
-	}
-	b.touched.sum += sum
-}
+func (b *TokenBucket) Touch(keys []uint32) { b.touched.sum += touchStates(b.state, keys) }
 
 // Touch reads the theoretical arrival time of each key (see Toucher).
-func (g *GCRA) Touch(keys []uint32) {
-	var sum int64
-	tat := g.tat
-	for _, k := range keys {
-		if int(k) < len(tat) {
-			sum += tat[k].ns
-		}
-	}
-	g.touched.sum += sum
-}
+func (g *GCRA) Touch(keys []uint32) { g.touched.sum += touchStates(g.tat, keys) }
 
 // Touch reads each key's log and then, in a second loop, the entries of its ring that a
 // decision reads: the oldest, which may leave the window, and the newest, which the
 // request is stamped after (see Toucher).
 func (s *SlidingLog) Touch(keys []uint32) {
-	var sum int64
 	logs := s.logs
-	for _, k := range keys {
-		if int(k) < len(logs) {
-			sum += int64(logs[k].n)
-		}
-	}
+	sum := touchStates(logs, keys)
 	for _, k := range keys {
 		if int(k) >= len(logs) {
 			continue

@@ -352,6 +352,29 @@ func (g *globalSync) asOf(names []string, at int64) ([]int64, error) {
 	return counts, nil
 }
 
+// globalView returns t's node's view of t's key, made at the node's first request for it,
+// and whether the node is cut off from the target now (t.inOutage), for decideGlobal and
+// decideGlobalCounters alike.
+func (f *Fleet) globalView(g *globalSync, t *ticket) (*view, bool) {
+	g.seen(t.node, t.now)
+	vk := viewKey{t.node, t.key}
+	v := g.views[vk]
+	if v == nil {
+		v = &view{readTick: -1, first: t.now}
+		g.views[vk] = v
+	}
+	t.inOutage = f.cutOff(t.node, t.now)
+	return v, t.inOutage
+}
+
+// sendAtNextTick has t's node send v's hits at its next tick, unless it already will.
+func (g *globalSync) sendAtNextTick(t *ticket, v *view) {
+	if !v.sendNext {
+		v.sendNext = true
+		g.push(event{at: g.tickAt(t.node, g.tick(t.node, t.now)+1), kind: sendEvent, vk: viewKey{t.node, t.key}})
+	}
+}
+
 // decideGlobal takes t's decision under the global-sync placement.
 func (f *Fleet) decideGlobal(t *ticket) {
 	g := f.place.(*globalSync)
@@ -370,15 +393,7 @@ func (f *Fleet) decideGlobal(t *ticket) {
 		f.decideGlobalNow(t, name, us, idx)
 		return
 	}
-	g.seen(t.node, t.now)
-	vk := viewKey{t.node, t.key}
-	v := g.views[vk]
-	if v == nil {
-		v = &view{readTick: -1, first: t.now}
-		g.views[vk] = v
-	}
-	cut := f.cutOff(t.node, t.now)
-	t.inOutage = cut
+	v, cut := f.globalView(g, t)
 	// The read of the last tick whose reply has arrived, and that came after the node's
 	// first request (it has no view before).
 	if n := g.tick(t.node, t.now-g.rtt); !cut && g.tickAt(t.node, n) >= v.first && (n != v.readTick || idx != v.baseIdx) {
@@ -420,10 +435,7 @@ func (f *Fleet) decideGlobal(t *ticket) {
 	t.d = g.decideCounts(us, idx, count(idx-1), count(idx), t.cost)
 	// Every request has the node send at its next tick (a refused one adds nothing to
 	// the counts, as Kong undoes its delta).
-	if !v.sendNext {
-		v.sendNext = true
-		g.push(event{at: g.tickAt(t.node, g.tick(t.node, t.now)+1), kind: sendEvent, vk: vk})
-	}
+	g.sendAtNextTick(t, v)
 	if !t.d.Allowed {
 		return
 	}

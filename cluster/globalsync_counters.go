@@ -21,15 +21,7 @@ func (f *Fleet) decideGlobalCounters(t *ticket) {
 		f.decideCountersNow(t, name, idx, ends)
 		return
 	}
-	g.seen(t.node, t.now)
-	vk := viewKey{t.node, t.key}
-	v := g.views[vk]
-	if v == nil {
-		v = &view{readTick: -1, first: t.now}
-		g.views[vk] = v
-	}
-	cut := f.cutOff(t.node, t.now)
-	t.inOutage = cut
+	v, cut := f.globalView(g, t)
 	// The read of the last tick whose reply has arrived, as decideGlobal's.
 	if n := g.tick(t.node, t.now-g.rtt); !cut && g.tickAt(t.node, n) >= v.first && (n != v.readTick || !slices.Equal(idx, v.counterIdx)) {
 		at := g.tickAt(t.node, n) + g.rtt/2
@@ -62,10 +54,7 @@ func (f *Fleet) decideGlobalCounters(t *ticket) {
 		}
 	}
 	t.d = g.decideCounters(t.nodeNow, usage, ends, t.cost, false)
-	if !v.sendNext {
-		v.sendNext = true
-		g.push(event{at: g.tickAt(t.node, g.tick(t.node, t.now)+1), kind: sendEvent, vk: vk})
-	}
+	g.sendAtNextTick(t, v)
 	if !t.d.Allowed {
 		return // the plugin undoes a refused request's delta: it counts nowhere
 	}

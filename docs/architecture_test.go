@@ -125,16 +125,25 @@ func TestPlacementAndFaultNamesLiveInTheirFiles(t *testing.T) {
 	}
 	scan(placements, "cluster", "run", "scenario", "sweep", "report", "render", "claims", "cmd", "internal/pool")
 	scan(faults, "scenario", "run", "sweep", "claims", "cmd")
+	checkAllowList(t, found, namesOutsideTheirFiles, "namesOutsideTheirFiles",
+		"a placement or fault named outside its own file; ask the registry (cluster.PlacementOf, a fault's type) instead")
+}
+
+// checkAllowList fails on each place of found that the allow-list named list does not
+// hold (with why), and on each entry of the list found no longer holds, so that the list
+// only shrinks.
+func checkAllowList(t *testing.T, found, list []string, name, why string) {
+	t.Helper()
 	slices.Sort(found)
 	found = slices.Compact(found)
 	for _, f := range found {
-		if !slices.Contains(namesOutsideTheirFiles, f) {
-			t.Errorf("%s: a placement or fault named outside its own file; ask the registry (cluster.PlacementOf, a fault's type) instead", f)
+		if !slices.Contains(list, f) {
+			t.Errorf("%s: %s", f, why)
 		}
 	}
-	for _, a := range namesOutsideTheirFiles {
+	for _, a := range list {
 		if !slices.Contains(found, a) {
-			t.Errorf("namesOutsideTheirFiles lists %q, which no longer names it: take it off the list", a)
+			t.Errorf("%s lists %q, which no longer names it: take it off the list", name, a)
 		}
 	}
 }
@@ -191,18 +200,8 @@ func TestAlgorithmNamesLiveInTheirFiles(t *testing.T) {
 			})
 		}
 	}
-	slices.Sort(found)
-	found = slices.Compact(found)
-	for _, f := range found {
-		if !slices.Contains(algorithmNamesOutside, f) {
-			t.Errorf("%s: an algorithm named outside its own file; ask the registry (algorithms.Kind) instead", f)
-		}
-	}
-	for _, a := range algorithmNamesOutside {
-		if !slices.Contains(found, a) {
-			t.Errorf("algorithmNamesOutside lists %q, which no longer names it: take it off the list", a)
-		}
-	}
+	checkAllowList(t, found, algorithmNamesOutside, "algorithmNamesOutside",
+		"an algorithm named outside its own file; ask the registry (algorithms.Kind) instead")
 }
 
 // registered maps each name registered in dir by calls of register (a composite literal
