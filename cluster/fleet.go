@@ -215,7 +215,8 @@ func (f *Fleet) outageAt(elapsed time.Duration) (int, *Outage) {
 
 // Allow decides a request for key at now (ns since the Unix epoch, virtual).
 func (f *Fleet) Allow(key uint32, now int64, cost int64) algorithms.Decision {
-	t := f.begin(key, now, cost)
+	var t ticket
+	f.begin(&t, key, now, cost)
 	if t.ask {
 		r, err := f.script.Allow(f.names[key], t.at(), t.cost)
 		t.d = f.storeReply(&t, r, err)
@@ -243,9 +244,11 @@ type ticket struct {
 	counted bool
 }
 
-// begin takes the steps of a decision up to the shared script, which it leaves to the
-// caller when t.ask is set; the other placements' store calls are made here.
-func (f *Fleet) begin(key uint32, now int64, cost int64) ticket {
+// begin takes the steps of a decision up to the shared script into t, and leaves the
+// script to the caller when t.ask is set; the other placements' store calls are made
+// here. t is the caller's (in a batch, the held decision's own): a ticket made here would
+// go to the heap, one a decision, since the placement's decide takes its address.
+func (f *Fleet) begin(t *ticket, key uint32, now int64, cost int64) {
 	cost = max(cost, 1)
 	if int(key) >= len(f.names) {
 		f.SetName(key, fmt.Sprintf("key-%d", key))
@@ -262,16 +265,15 @@ func (f *Fleet) begin(key uint32, now int64, cost int64) ticket {
 	if outage != nil && !f.kind.Isolated && f.alerted <= oi {
 		f.raise(oi, outage)
 	}
-	t := ticket{key: key, node: ni, nd: nd, now: now, nodeNow: nodeNow, cost: cost, inOutage: outage != nil && f.cfg.UsesStore()}
+	*t = ticket{key: key, node: ni, nd: nd, now: now, nodeNow: nodeNow, cost: cost, inOutage: outage != nil && f.cfg.UsesStore()}
 
 	if f.err != nil {
 		// The store failed outside a scripted outage: the run is over, and every later
 		// call would wait out its own timeout. Refuse without asking.
 		t.d = f.blind()
-		return t
+		return
 	}
-	f.place.decide(f, &t, outage)
-	return t
+	f.place.decide(f, t, outage)
 }
 
 // fromStore is the decision a store reply carries, or, when the store failed, a refusal

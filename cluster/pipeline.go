@@ -26,13 +26,14 @@ func (f *Fleet) Defer(key uint32, now, cost int64) {
 		f.held = append(f.held, held{d: f.Allow(key, now, cost), decided: true})
 		return
 	}
-	t := f.begin(key, now, cost)
-	h := held{t: t, call: -1}
-	if t.ask {
+	// The ticket is made in place: nothing begin calls holds or adds decisions.
+	f.held = append(f.held, held{call: -1})
+	h := &f.held[len(f.held)-1]
+	f.begin(&h.t, key, now, cost)
+	if h.t.ask {
 		h.call = len(f.calls)
-		f.calls = append(f.calls, f.script.Call(f.names[key], t.at(), t.cost))
+		f.calls = append(f.calls, f.script.Call(f.names[key], h.t.at(), h.t.cost))
 	}
-	f.held = append(f.held, h)
 }
 
 // Held is the number of decisions Defer holds.

@@ -64,8 +64,10 @@ type heldRequest struct {
 // store while it makes the next. One batch on its way (its replies awaited as soon as the
 // next is made) left the server idle whenever the run waited for a core on a busy
 // machine; with several, the server has the batches after the one the run waits for to
-// work through (docs/performance.md, "Many keys").
-const PipelineDepth = 3
+// work through. Eight batches of 256 are about 15 ms of a loopback Redis's work: three
+// (6 ms) still let it run dry when the run was held up, in whole fleet runs on an idle
+// 2-core machine (docs/performance.md, "Many keys").
+const PipelineDepth = 8
 
 // runFleetPipelined is runOneWith for a fleet whose store calls can be batched (see
 // cluster.Fleet.Pipelines). Open-loop traffic does not depend on decisions, so the run

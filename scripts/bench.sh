@@ -10,6 +10,8 @@
 #   RLSIM_REDIS_URL=redis://HOST:PORT/DB ...   pipelined script decisions on that server
 #                                              against redis-benchmark's EVALSHA -P 100
 #   REDIS_ONLY=1 RLSIM_REDIS_URL=...           those alone
+#   FLEET_ONLY=1 RLSIM_REDIS_URL=...           whole runs of the fleets of scripts/fleets on
+#                                              that server against redis-benchmark of their shape
 #   REPLAY_ONLY=1 scripts/bench.sh [ROUNDS]    the replays of generated logs alone
 #   REPLAY_LINES="2000000 20000000"            the sizes of those logs (lines)
 #   BASE_MAX_LINES=0 BASE_MEMORY=1             the base build replays every size, with --memory
@@ -39,7 +41,7 @@ ratio() {
   paste <(values "$1" "$2" "$4") <(values "$1" "$3" "$4") | awk 'NF == 2 && $2 > 0 {print $1 / $2}' | median
 }
 
-if [[ -z ${REDIS_ONLY:-} && -z ${REPLAY_ONLY:-} && -z ${TUNE_ONLY:-} ]]; then # (not indented: the benchmarks and whole runs)
+if [[ -z ${REDIS_ONLY:-} && -z ${REPLAY_ONLY:-} && -z ${TUNE_ONLY:-} && -z ${FLEET_ONLY:-} ]]; then # (not indented: the benchmarks and whole runs)
 # Benchmarks, in alternation.
 for pkg in algorithms sim report run backoff; do
   go test -c -o "$tmp/$pkg.test" "./$pkg"
@@ -147,7 +149,7 @@ fi # REDIS_ONLY, REPLAY_ONLY, TUNE_ONLY
 # through the six algorithms keyed on the address, alternated in each round with a bare
 # Go line reader of the same file (genlog -count) as the peer; and, once, a replay of a
 # one-line log, the process's own memory with next to no state.
-if [[ -z ${REDIS_ONLY:-} && -z ${TUNE_ONLY:-} ]]; then
+if [[ -z ${REDIS_ONLY:-} && -z ${TUNE_ONLY:-} && -z ${FLEET_ONLY:-} ]]; then
   go build -o "$tmp/rlsim" .
   go build -o "$tmp/genlog" ./scripts/genlog
   replay_builds=(rlsim)
@@ -213,7 +215,7 @@ fi
 # lines — the default three algorithms × the keys ip, route and user × the default windows,
 # limits and bursts, with the recommendation re-checked by a replay — whole-process, beside
 # the peer: one replay of the same log through the same three algorithms at one policy.
-if [[ -z ${REDIS_ONLY:-} && -z ${REPLAY_ONLY:-} ]]; then
+if [[ -z ${REDIS_ONLY:-} && -z ${REPLAY_ONLY:-} && -z ${FLEET_ONLY:-} ]]; then
   go build -o "$tmp/rlsim" .
   go build -o "$tmp/genlog" ./scripts/genlog
   n=${TUNE_LINES:-2000000}
@@ -246,7 +248,7 @@ fi
 # A user's Lua script on the embedded miniredis (--lua): decisions/s and CPU per decision
 # over 10 and 100000 keys, beside the floor of a script that only returns 1 (miniredis's
 # cost of any call), ROUNDS times in alternation.
-if [[ -z ${REPLAY_ONLY:-} && -z ${REDIS_ONLY:-} && -z ${TUNE_ONLY:-} ]]; then
+if [[ -z ${REPLAY_ONLY:-} && -z ${REDIS_ONLY:-} && -z ${TUNE_ONLY:-} && -z ${FLEET_ONLY:-} ]]; then
   go test -c -o "$tmp/external.test" ./external
   : > "$tmp/lua"
   for _ in $(seq "$rounds"); do
@@ -269,7 +271,7 @@ fi
 # Each benchmark runs on its own, the server's CPU time (INFO cpu) read before and after and
 # the client's by /usr/bin/time, so that every line also says how busy the server was and
 # what each decision cost either side.
-if [[ -n ${RLSIM_REDIS_URL:-} && -z ${TUNE_ONLY:-} ]] && command -v redis-benchmark > /dev/null; then
+if [[ -n ${RLSIM_REDIS_URL:-} && -z ${TUNE_ONLY:-} && -z ${FLEET_ONLY:-} ]] && command -v redis-benchmark > /dev/null; then
   hostport=${RLSIM_REDIS_URL#redis://}
   hostport=${hostport%%/*}
   host=${hostport%:*}
@@ -303,6 +305,7 @@ if [[ -n ${RLSIM_REDIS_URL:-} && -z ${TUNE_ONLY:-} ]] && command -v redis-benchm
     variants+=("PipelineManyKeys/^keys=140000\$/^batch=1024\$/^lanes=$lanes\$")
     variants+=("PipelineManyKeys/^keys=140000\$/^away=3\$/^lanes=$lanes\$")
     variants+=("PipelineManyKeys/^keys=140000\$/^away=3\$/^batch=1024\$/^lanes=$lanes\$")
+    variants+=("PipelineManyKeys/^keys=140000\$/^away=8\$/^lanes=$lanes\$")
   done
   # peer NAME KEYS: redis-benchmark sending the same script call for KEYS clients drawn at
   # random (the two-counter window of 100/min, its seven arguments), its line appended.
@@ -360,8 +363,86 @@ if [[ -n ${RLSIM_REDIS_URL:-} && -z ${TUNE_ONLY:-} ]] && command -v redis-benchm
   for lanes in 4 1; do
     line "batch 256 on $lanes connection(s), 140000 keys" "PipelineManyKeys/keys=140000/lanes=$lanes" RedisBenchmarkEVALSHAManyKeys
     line "batch 1024 on $lanes connection(s), 140000 keys" "PipelineManyKeys/keys=140000/batch=1024/lanes=$lanes" RedisBenchmarkEVALSHAManyKeys
-    line "  batch 256, 3 on their way (as a run sends them)" "PipelineManyKeys/keys=140000/away=3/lanes=$lanes" RedisBenchmarkEVALSHAManyKeys
+    line "  batch 256, 3 on their way (as runs sent them before)" "PipelineManyKeys/keys=140000/away=3/lanes=$lanes" RedisBenchmarkEVALSHAManyKeys
     line "  batch 1024, 3 on their way" "PipelineManyKeys/keys=140000/away=3/batch=1024/lanes=$lanes" RedisBenchmarkEVALSHAManyKeys
+    line "  batch 256, 8 on their way (as a run sends them)" "PipelineManyKeys/keys=140000/away=8/lanes=$lanes" RedisBenchmarkEVALSHAManyKeys
+  done
+fi
+
+# Whole fleet runs on a real server (rlsim run FLEET --redis URL, its store line's decisions
+# per second) against redis-benchmark sending the same script call at the same shape: the
+# same keys' names and lengths (under "bench-…" where the fleet's are under "fleet-…", of the
+# same length) and arguments, and keys drawn as the fleet's are — fleet-140k-uniform draws its
+# 150 000 requests' users at random among 140 000, as -r 140000 does; fleet-140k gives every
+# request an address of its own, so its peer makes a key with every call (-r 1000000000).
+# The uniform fleet is also set against the peer of the benchmarks above (34-byte keys).
+# Each fleet run sits between two runs of each of its peers (peer, fleet, peer: the machine's
+# speed drifts within seconds), its ratio to a peer is to the mean of the two, and a figure
+# is the median of the rounds'. With BASE, each round runs the base build's fleets first.
+if [[ -n ${FLEET_ONLY:-} ]]; then
+  [[ -n ${RLSIM_REDIS_URL:-} ]] || { echo "FLEET_ONLY needs RLSIM_REDIS_URL" >&2; exit 2; }
+  command -v redis-benchmark > /dev/null || { echo "FLEET_ONLY needs redis-benchmark" >&2; exit 2; }
+  hostport=${RLSIM_REDIS_URL#redis://}
+  db=${hostport#*/}
+  [[ $db == "$hostport" || -z $db ]] && db=0
+  hostport=${hostport%%/*}
+  host=${hostport%:*}
+  port=${hostport##*:}
+  cli() { redis-cli -h "$host" -p "$port" -n "$db" "$@"; }
+  go build -o "$tmp/rlsim" .
+  sha=$(cli SCRIPT LOAD "$(cat store/lua/sliding_window.lua)")
+  now=$(($(date -d 2026-01-01T10:00:00Z +%s) * 1000000 + 10))
+  win=$((now / 60000000))
+  # fpeer NAME R INNER [PREFIX]: redis-benchmark -r R, the fleet's call with keys of INNER (in
+  # braces; PREFIX before them, by default the fleet's own of the same length), its decisions
+  # per second appended to $tmp/fleet under "$b:peer-NAME"; its keys deleted after it.
+  fpeer() {
+    local pre="${4:-rlsim:bench-${1#fleet-}:0:sliding-window:}{$3}:sw:"
+    redis-benchmark -h "$host" -p "$port" --dbnum "$db" -P 100 -n 150000 -r "$2" -q --csv \
+      EVALSHA "$sha" 2 "$pre$((win - 1))" "$pre$win" "$now" 100 60000000 100 1 3600000 106 |
+      awk -F'","' -v name="$1" -v b="$b" 'NR > 1 {gsub(/"/, "", $2); print b ":peer-" name, $2}' >> "$tmp/fleet"
+    cli --scan --pattern "${4:-rlsim:bench-${1#fleet-}:}*" | xargs -r -n 1000 redis-cli -h "$host" -p "$port" -n "$db" UNLINK > /dev/null
+  }
+  fleet_builds=(rlsim)
+  if [[ -n ${BASE:-} ]]; then
+    mkdir -p "$tmp/base"
+    git archive "$BASE" | tar -x -C "$tmp/base"
+    (cd "$tmp/base" && go build -o "$tmp/rlsim-base" .)
+    fleet_builds=(rlsim-base rlsim)
+  fi
+  # frun BUILD FLEET: one whole run, its decisions per second appended to $tmp/fleet.
+  frun() {
+    "$tmp/$1" run "scripts/fleets/$2.yaml" --redis "$RLSIM_REDIS_URL" --format json 2>&1 > /dev/null |
+      awk -v name="$1:$2" '/store:/ {for (i = 1; i < NF; i++) if ($(i + 1) == "decisions/s;" || $(i + 1) == "decisions/s") print name, $i}' >> "$tmp/fleet"
+  }
+  : > "$tmp/fleet"
+  for _ in $(seq "$rounds"); do
+    for b in "${fleet_builds[@]}"; do
+      fpeer short 140000 '__rand_int__' 'rlsim-bench:rb:'
+      fpeer fleet-140k-uniform 140000 'u-__rand_int__'
+      frun "$b" fleet-140k-uniform
+      fpeer fleet-140k-uniform 140000 'u-__rand_int__'
+      fpeer short 140000 '__rand_int__' 'rlsim-bench:rb:'
+      fpeer fleet-140k 1000000000 '2001:db8:bad:1:f9ea:8:__rand_int__'
+      frun "$b" fleet-140k
+      fpeer fleet-140k 1000000000 '2001:db8:bad:1:f9ea:8:__rand_int__'
+    done
+  done
+  # against PEER RUN [NOTE]: RUN's median decisions per second, its peer's (the mean of the
+  # runs either side of each), and the median of the rounds' ratios.
+  against() {
+    paste <(awk -v n="$1" '$1 == n {if (++i % 2) b = $2; else print (b + $2) / 2}' "$tmp/fleet") \
+      <(awk -v n="$2" '$1 == n {print $2}' "$tmp/fleet") > "$tmp/pairs"
+    printf '  %-30s %7.0f/s against the peer'"'"'s %7.0f/s: %5.2fx (rounds: %s)%s\n' "$2" \
+      "$(cut -f2 "$tmp/pairs" | median)" "$(cut -f1 "$tmp/pairs" | median)" \
+      "$(awk '$1 > 0 {print $2 / $1}' "$tmp/pairs" | median)" "$(awk '$1 > 0 {printf "%s%.2f", (NR > 1 ? " " : ""), $2 / $1}' "$tmp/pairs")" "${3:-}"
+  }
+  echo
+  echo "whole fleet runs against redis-benchmark of their shape ($rounds rounds, medians):"
+  for b in "${fleet_builds[@]}"; do
+    against "$b:peer-fleet-140k-uniform" "$b:fleet-140k-uniform"
+    against "$b:peer-short" "$b:fleet-140k-uniform" ", the peer's keys of 34 bytes"
+    against "$b:peer-fleet-140k" "$b:fleet-140k" ", the peer making a key with every call"
   done
 fi
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"

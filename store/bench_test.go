@@ -210,11 +210,12 @@ func BenchmarkPipelineOneWindow(b *testing.B) {
 // drawn at random among 140000, as redis-benchmark draws __rand_int__, so both create
 // about as many keys and look them up in as large a keyspace; batches of 256, and of 1024
 // ("batch=1024"), four times as many calls on their way; one batch on its way while the
-// next is made, and three ("away=3"), as a pipelined run keeps them (run.PipelineDepth).
+// next is made, three ("away=3", the depth runs kept before) and eight ("away=8"), as a
+// pipelined run keeps them (run.PipelineDepth).
 func BenchmarkPipelineManyKeys(b *testing.B) {
 	url := os.Getenv("RLSIM_REDIS_URL")
 	for _, lanes := range []int{1, DefaultLanes} {
-		for _, away := range []int{1, 3} {
+		for _, away := range []int{1, 3, 8} {
 			name := ""
 			if away > 1 {
 				name = fmt.Sprintf("away=%d/", away)
