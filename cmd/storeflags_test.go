@@ -77,15 +77,17 @@ func stallingProxy(t *testing.T, target string, after int64) string {
 }
 
 // pausingProxy forwards connections to target and, once its clients have sent it after
-// bytes, holds what they send for pause, once, as a server starved of CPU does, then
-// forwards again: slow, not dead.
+// bytes, holds what they send on every connection for pause, once, as a server starved of
+// CPU does, then forwards again: slow, not dead. Holding only the connection that crossed
+// the mark left a run's other connections answered while it had batches for them to
+// carry, eight batches on their way, so the store was never silent for long.
 func pausingProxy(t *testing.T, target string, after int64, pause time.Duration) string {
 	t.Helper()
 	ln := testnet.Listen(t)
 	var mu sync.Mutex
 	var conns []net.Conn
 	var sent int64
-	paused := false
+	var until time.Time // the pause's end; zero: not paused yet
 	t.Cleanup(func() {
 		ln.Close()
 		mu.Lock()
@@ -116,11 +118,13 @@ func pausingProxy(t *testing.T, target string, after int64, pause time.Duration)
 					if n > 0 {
 						mu.Lock()
 						sent += int64(n)
-						wait := sent > after && !paused
-						paused = paused || wait
+						if sent > after && until.IsZero() {
+							until = time.Now().Add(pause)
+						}
+						wait := time.Until(until)
 						mu.Unlock()
-						if wait {
-							time.Sleep(pause)
+						if wait > 0 {
+							time.Sleep(wait)
 						}
 						if _, err := up.Write(buf[:n]); err != nil {
 							return
