@@ -468,18 +468,29 @@ func (g *globalSync) exchanges() int64 {
 	return n
 }
 
-// decideGlobalNow decides from the store's totals and counts the hit at once: sync 0.
-func (f *Fleet) decideGlobalNow(t *ticket, name string, us, idx int64) {
-	g := f.place.(*globalSync)
+// reachGlobal is the first step of a decision of sync 0, which reads and counts at the
+// store at once: a node cut off from the store decides t by its outage's policy, and one
+// that reaches it moves the store's clock to t's. ok says the decision goes on at g.
+func (f *Fleet) reachGlobal(t *ticket) (g *globalSync, ok bool) {
+	g = f.place.(*globalSync)
 	if f.cutOff(t.node, t.now) {
 		t.inOutage = true
 		t.wait = f.cfg.StoreTimeout
 		_, o := f.outageFor(t.node, time.Duration(t.now-f.cfg.Epoch), f.ownLink())
 		t.d = f.failover(o, t.nd, t.key, t.nodeNow, t.cost, false)
-		return
+		return nil, false
 	}
 	if err := g.rw.SetNow(t.now); err != nil {
 		f.fail(err)
+		return nil, false
+	}
+	return g, true
+}
+
+// decideGlobalNow decides from the store's totals and counts the hit at once: sync 0.
+func (f *Fleet) decideGlobalNow(t *ticket, name string, us, idx int64) {
+	g, ok := f.reachGlobal(t)
+	if !ok {
 		return
 	}
 	counts, err := g.rw.Get(g.counter(name, idx-1), g.counter(name, idx))

@@ -80,16 +80,8 @@ func (g *globalSync) counterNames(name string, idx []int64) []string {
 // decideCountersNow is Kong's sync_rate −1: every period's counter read and the request
 // counted on each at once, admitted or refused, one round trip per period.
 func (f *Fleet) decideCountersNow(t *ticket, name string, idx, ends []int64) {
-	g := f.place.(*globalSync)
-	if f.cutOff(t.node, t.now) {
-		t.inOutage = true
-		t.wait = f.cfg.StoreTimeout
-		_, o := f.outageFor(t.node, time.Duration(t.now-f.cfg.Epoch), f.ownLink())
-		t.d = f.failover(o, t.nd, t.key, t.nodeNow, t.cost, false)
-		return
-	}
-	if err := g.rw.SetNow(t.now); err != nil {
-		f.fail(err)
+	g, ok := f.reachGlobal(t)
+	if !ok {
 		return
 	}
 	names := g.counterNames(name, idx)
